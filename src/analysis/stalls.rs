@@ -1,0 +1,206 @@
+//! Stall shares, hot instruction classes and the bottleneck label.
+
+use crate::model::Profile;
+use crate::ncu::{SourceListing, StallReason};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Where a stall breakdown came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallSource {
+    /// `smsp__pcsamp_warps_issue_stalled_*` of the raw page.
+    Sampling,
+    /// The per-instruction samples of the source page, summed.
+    SourcePage,
+    /// `smsp__average_warps_issue_stalled_*_per_issue_active.ratio`, normalised.
+    PerIssueRatios,
+}
+
+/// The share of warp samples per reason; shares add up to 1 (`selected` included).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StallBreakdown {
+    pub source: StallSource,
+    /// Indexed by [`StallReason::index`].
+    pub shares: Vec<f64>,
+    /// Number of samples behind the shares (PC sampling only).
+    pub samples: Option<u64>,
+}
+
+impl StallBreakdown {
+    pub fn from_profile(p: &Profile) -> Option<StallBreakdown> {
+        from_sampling(p)
+            .or_else(|| p.source.as_ref().and_then(from_source))
+            .or_else(|| from_ratios(p))
+    }
+
+    pub fn share(&self, r: StallReason) -> f64 {
+        self.shares[r.index()]
+    }
+
+    /// Reasons by share, largest first, leaving out those with no samples.
+    pub fn ranked(&self) -> Vec<(StallReason, f64)> {
+        let mut v: Vec<_> = StallReason::ALL
+            .iter()
+            .map(|&r| (r, self.share(r)))
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+
+    /// The largest stall reason; `selected` (the warp issued) never counts.
+    pub fn dominant(&self) -> Option<StallReason> {
+        self.ranked()
+            .into_iter()
+            .find(|(r, _)| r.is_stall())
+            .map(|(r, _)| r)
+    }
+
+    fn from_counts(source: StallSource, counts: &[f64], samples: Option<u64>) -> Option<Self> {
+        let total: f64 = counts.iter().sum();
+        if total <= 0.0 {
+            return None;
+        }
+        Some(StallBreakdown {
+            source,
+            shares: counts.iter().map(|c| c / total).collect(),
+            samples,
+        })
+    }
+}
+
+fn from_sampling(p: &Profile) -> Option<StallBreakdown> {
+    let mut counts = vec![0.0; StallReason::COUNT];
+    let mut any = false;
+    for &r in StallReason::ALL {
+        let name = format!("smsp__pcsamp_warps_issue_stalled_{}", r.metric_name());
+        if let Some(v) = p.raw_value(&name) {
+            counts[r.index()] = v;
+            any = true;
+        }
+    }
+    let samples = p.raw_value("smsp__pcsamp_sample_count").map(|v| v as u64);
+    if any {
+        StallBreakdown::from_counts(StallSource::Sampling, &counts, samples)
+    } else {
+        None
+    }
+}
+
+fn from_source(s: &SourceListing) -> Option<StallBreakdown> {
+    let mut counts = vec![0.0; StallReason::COUNT];
+    for line in &s.lines {
+        for (c, &n) in counts.iter_mut().zip(line.stalls.iter()) {
+            *c += n as f64;
+        }
+    }
+    StallBreakdown::from_counts(StallSource::SourcePage, &counts, Some(s.total_samples()))
+}
+
+fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
+    let mut counts = vec![0.0; StallReason::COUNT];
+    let mut any = false;
+    for &r in StallReason::ALL {
+        if r.ratio_name().is_empty() {
+            continue;
+        }
+        let name = format!(
+            "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio",
+            r.ratio_name()
+        );
+        if let Some(v) = p.raw_value(&name) {
+            counts[r.index()] = v;
+            any = true;
+        }
+    }
+    if any {
+        StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, None)
+    } else {
+        None
+    }
+}
+
+/// One SASS instruction class of a source page with its samples.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpcodeStat {
+    pub opcode: String,
+    /// Stall samples: all samples minus `selected` (the warp issued).
+    pub stall_samples: u64,
+    /// All samples, `selected` included.
+    pub samples: u64,
+    /// Instructions of this class in the listing.
+    pub instructions: usize,
+    /// Reasons by samples, largest first (no zero entries).
+    pub reasons: Vec<(StallReason, u64)>,
+}
+
+/// Aggregates a source page by instruction class, hottest (by stall samples) first.
+pub fn hot_ops(s: &SourceListing) -> Vec<OpcodeStat> {
+    let mut by_op: HashMap<&str, (u64, usize, Vec<u64>)> = HashMap::new();
+    for line in &s.lines {
+        let e = by_op
+            .entry(&line.opcode)
+            .or_insert_with(|| (0, 0, vec![0; StallReason::COUNT]));
+        e.0 += line.samples;
+        e.1 += 1;
+        for (c, &n) in e.2.iter_mut().zip(line.stalls.iter()) {
+            *c += n as u64;
+        }
+    }
+    let mut out: Vec<OpcodeStat> = by_op
+        .into_iter()
+        .map(|(op, (samples, instructions, counts))| {
+            let selected = counts[StallReason::Selected.index()];
+            let mut reasons: Vec<(StallReason, u64)> = StallReason::ALL
+                .iter()
+                .map(|&r| (r, counts[r.index()]))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            OpcodeStat {
+                opcode: op.to_string(),
+                stall_samples: samples.saturating_sub(selected),
+                samples,
+                instructions,
+                reasons,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.stall_samples
+            .cmp(&a.stall_samples)
+            .then_with(|| a.opcode.cmp(&b.opcode))
+    });
+    out
+}
+
+/// Where a version's warps wait most: the dominant stall reason at the hottest
+/// instruction class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bottleneck {
+    pub reason: StallReason,
+    /// The hottest instruction class; `None` without a source page.
+    pub opcode: Option<String>,
+}
+
+impl Bottleneck {
+    pub fn find(stalls: &StallBreakdown, hot: &[OpcodeStat]) -> Option<Bottleneck> {
+        let reason = stalls.dominant()?;
+        let opcode = hot
+            .first()
+            .filter(|o| o.stall_samples > 0)
+            .map(|o| o.opcode.clone());
+        Some(Bottleneck { reason, opcode })
+    }
+}
+
+impl fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.opcode {
+            Some(op) => write!(f, "{} @ {}", self.reason, op),
+            None => write!(f, "{}", self.reason),
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The command line: every subcommand, its arguments and its help.
+
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// stallscope: see where a kernel's bottleneck was at each step of its optimization,
+/// and where it moved next.
+///
+/// With no arguments it opens the explorer on the bundled profiles (./profiles when it
+/// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
+/// a ladder in the order given.
+#[derive(Debug, Parser)]
+#[command(name = "stallscope", version, about, long_about)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// ncu CSV exports (raw, details, source …; .csv or .csv.gz) to open as a ladder.
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct Common {
+    /// Folder of ladders [default: ./profiles if present, else the built-in copy].
+    #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+
+    /// Read every file given even when some fail; list the failures at the end.
+    #[arg(long, global = true)]
+    pub keep_going: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
+    Open {
+        /// The folder to open.
+        dir: PathBuf,
+    },
+    /// Print the ladder timeline: versions as columns, metrics as rows, the trail on top.
+    Report {
+        /// Exports, ladder folders or profiles folders [default: the bundled profiles].
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value = "table")]
+        format: Format,
+        /// Only this ladder (its folder name).
+        #[arg(long)]
+        ladder: Option<String>,
+    },
+    /// Print the metric deltas between two versions (ids of one ladder) or two files.
+    Compare {
+        /// A version id (`v1`, or `LADDER:v1`) or an export file.
+        a: String,
+        /// A version id or an export file.
+        b: String,
+        /// The ladder holding both versions [default: the first one that does].
+        #[arg(long)]
+        ladder: Option<String>,
+        #[arg(long, short, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Add ncu exports to a ladder under the profiles folder, as one version.
+    Import {
+        /// The exports of one report (raw, details, source pages).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The version they belong to (e.g. v07).
+        #[arg(long = "version", value_name = "ID")]
+        version_id: String,
+        /// The ladder folder to add to [default: the only ladder, or `imported`].
+        #[arg(long)]
+        ladder: Option<String>,
+        /// The version's title [default: the kernel's short name].
+        #[arg(long)]
+        title: Option<String>,
+        /// Which kernel of the exports, where they hold several (part of its name).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Mark the version as a baseline (a reference beside the ladder).
+        #[arg(long)]
+        baseline: bool,
+        /// Replace the version's existing exports.
+        #[arg(long)]
+        force: bool,
+    },
+}

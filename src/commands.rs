@@ -1,0 +1,289 @@
+//! What each subcommand does: resolve its inputs to ladders, then hand them to the
+//! report, the comparison, the importer or the explorer.
+
+use crate::analysis::{self, compare};
+use crate::cli::{Cli, Command, Common};
+use crate::import;
+use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::report::{self, Analysed, CompareInput, Format};
+use anyhow::{Context, Result, anyhow, bail};
+use std::path::{Path, PathBuf};
+
+/// Runs the command line; `Ok(false)` means it finished but some inputs failed.
+pub fn run(cli: Cli) -> Result<bool> {
+    let common = cli.common.clone();
+    match cli.command {
+        None => {
+            let mut report = load_report(&common);
+            let ladders = if cli.files.is_empty() {
+                default_ladders(&common, &mut report)?
+            } else {
+                resolve_paths(&cli.files, &mut report)?
+            };
+            explore(ladders, &report)
+        }
+        Some(Command::Open { dir }) => {
+            let mut report = load_report(&common);
+            let ladders = resolve_paths(&[dir], &mut report)?;
+            explore(ladders, &report)
+        }
+        Some(Command::Report {
+            paths,
+            format,
+            ladder,
+        }) => {
+            let mut report = load_report(&common);
+            let mut ladders = if paths.is_empty() {
+                default_ladders(&common, &mut report)?
+            } else {
+                resolve_paths(&paths, &mut report)?
+            };
+            if let Some(name) = ladder {
+                ladders.retain(|l| l.name == name);
+                if ladders.is_empty() {
+                    bail!("no ladder named {name:?}");
+                }
+            }
+            print_report(&ladders, format);
+            Ok(finish(&report))
+        }
+        Some(Command::Compare {
+            a,
+            b,
+            ladder,
+            format,
+        }) => compare_command(&common, &a, &b, ladder.as_deref(), format),
+        Some(Command::Import {
+            files,
+            version_id,
+            ladder,
+            title,
+            kernel,
+            baseline,
+            force,
+        }) => {
+            let profiles = writable_profiles(&common);
+            let done = import::import(&import::Request {
+                profiles: &profiles,
+                ladder: ladder.as_deref(),
+                version: &version_id,
+                title: title.as_deref(),
+                kernel: kernel.as_deref(),
+                baseline,
+                files: &files,
+                force,
+            })?;
+            eprintln!("{done}");
+            Ok(true)
+        }
+    }
+}
+
+fn load_report(common: &Common) -> LoadReport {
+    LoadReport {
+        keep_going: common.keep_going,
+        failures: Vec::new(),
+    }
+}
+
+/// Lists what `--keep-going` let pass; false when anything failed.
+fn finish(report: &LoadReport) -> bool {
+    for f in &report.failures {
+        eprintln!("failed: {f}");
+    }
+    if !report.failures.is_empty() {
+        eprintln!("{} file(s) could not be read", report.failures.len());
+    }
+    report.failures.is_empty()
+}
+
+fn print_report(ladders: &[Ladder], format: Format) {
+    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    print!("{}", report::exporter(format).timeline(&analysed));
+}
+
+/// Until the explorer runs in this terminal, the timeline is printed.
+fn explore(ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
+    print_report(&ladders, Format::Table);
+    Ok(finish(report))
+}
+
+/// Where ladders are read from when no path is given.
+pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
+    if let Some(dir) = &common.profiles {
+        return (Store::Disk, dir.clone());
+    }
+    let local = PathBuf::from("profiles");
+    if local.join(".").is_dir() && has_ladders(&local) {
+        (Store::Disk, local)
+    } else {
+        (Store::Embedded, Store::Embedded.default_profiles())
+    }
+}
+
+fn has_ladders(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .any(|e| e.path().join(manifest::FILE_NAME).is_file())
+        })
+        .unwrap_or(false)
+}
+
+/// Where import, run and profile write.
+pub fn writable_profiles(common: &Common) -> PathBuf {
+    common
+        .profiles
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("profiles"))
+}
+
+pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<Ladder>> {
+    let (store, dir) = default_profiles(common);
+    model::load_ladders(&store, &dir, report)
+}
+
+/// Turns command-line paths into ladders: export files (one loose ladder, in the order
+/// given), ladder folders, profiles folders, or folders of exports.
+pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<Ladder>> {
+    let mut ladders = Vec::new();
+    let mut loose: Vec<PathBuf> = Vec::new();
+    let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
+        if !loose.is_empty() {
+            ladders.push(model::load_files(loose, report)?);
+            loose.clear();
+        }
+        Ok::<_, anyhow::Error>(())
+    };
+    for p in paths {
+        if p.is_dir() {
+            flush(&mut loose, &mut ladders, report)?;
+            if p.join(manifest::FILE_NAME).is_file() {
+                ladders.push(model::load_ladder(&Store::Disk, p, report)?);
+            } else if has_ladders(p) {
+                ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
+            } else {
+                let files = export_files(p)?;
+                ladders.push(model::load_files(&files, report)?);
+            }
+        } else if p.exists() {
+            loose.push(p.clone());
+        } else {
+            let e = crate::ncu::ParseError::file(p, "no such file or folder");
+            if report.keep_going {
+                report.failures.push(e);
+            } else {
+                return Err(e.into());
+            }
+        }
+    }
+    flush(&mut loose, &mut ladders, report)?;
+    if ladders.is_empty() {
+        bail!("nothing to show: none of the paths given could be read");
+    }
+    Ok(ladders)
+}
+
+/// The CSV exports of a folder, by name.
+fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".csv") || name.ends_with(".csv.gz")
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!(
+            "{} holds no ladder ({}) and no .csv or .csv.gz exports",
+            dir.display(),
+            manifest::FILE_NAME
+        );
+    }
+    Ok(files)
+}
+
+fn compare_command(
+    common: &Common,
+    a: &str,
+    b: &str,
+    ladder: Option<&str>,
+    format: Format,
+) -> Result<bool> {
+    let mut report = load_report(common);
+    let (pa, pb) = (Path::new(a), Path::new(b));
+    let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {
+        let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
+        let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
+        (la, 0, lb, 0)
+    } else {
+        let ladders = default_ladders(common, &mut report)?;
+        let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
+        (l.clone(), ia, l.clone(), ib)
+    };
+    let an_a = analysis::analyse(&ladder_a, &ladder_a.versions[ia]);
+    let an_b = analysis::analyse(&ladder_b, &ladder_b.versions[ib]);
+    let comparison = compare(&an_a, &an_b);
+    let name = |l: &Ladder, i: usize| {
+        let v = &l.versions[i];
+        if l.name == "files" {
+            format!("{} ({})", v.title, l.title)
+        } else {
+            format!("{} {}", v.id, v.title)
+        }
+    };
+    let input = CompareInput {
+        a_name: name(&ladder_a, ia),
+        b_name: name(&ladder_b, ib),
+        comparison: &comparison,
+    };
+    print!("{}", report::exporter(format).compare(&input));
+    Ok(finish(&report))
+}
+
+/// Finds two versions in one ladder: `--ladder`, a `LADDER:ID` prefix, or the first
+/// ladder holding both.
+fn find_pair<'a>(
+    ladders: &'a [Ladder],
+    a: &str,
+    b: &str,
+    ladder: Option<&str>,
+) -> Result<(&'a Ladder, usize, usize)> {
+    fn split(s: &str) -> (Option<&str>, &str) {
+        match s.split_once(':') {
+            Some((l, v)) => (Some(l), v),
+            None => (None, s),
+        }
+    }
+    let ((la, va), (lb, vb)) = (split(a), split(b));
+    let wanted = ladder.or(la).or(lb);
+    for l in ladders {
+        if wanted.is_some_and(|w| w != l.name) {
+            continue;
+        }
+        if let (Some(ia), Some(ib)) = (l.version_index(va), l.version_index(vb)) {
+            return Ok((l, ia, ib));
+        }
+    }
+    let known: Vec<String> = ladders
+        .iter()
+        .map(|l| {
+            format!(
+                "{}: {}",
+                l.name,
+                l.versions
+                    .iter()
+                    .map(|v| v.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        })
+        .collect();
+    Err(anyhow!(
+        "no ladder holds both {a:?} and {b:?} (and neither is a file); versions: {}",
+        known.join("; ")
+    ))
+}

@@ -1,0 +1,237 @@
+//! Adding exports to a ladder on disk: each file is checked, compressed and written
+//! through a temporary file and a rename, and the manifest is updated the same way.
+//! Existing exports are never replaced without `force`.
+
+use crate::model::{
+    self,
+    manifest::{self, Manifest, VersionEntry},
+    short_kernel_name,
+};
+use crate::ncu;
+use anyhow::{Context, Result, bail};
+use flate2::{Compression, write::GzEncoder};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Request<'a> {
+    pub profiles: &'a Path,
+    pub ladder: Option<&'a str>,
+    pub version: &'a str,
+    pub title: Option<&'a str>,
+    pub kernel: Option<&'a str>,
+    pub baseline: bool,
+    pub files: &'a [PathBuf],
+    pub force: bool,
+}
+
+/// What an import did, for the user.
+pub struct Imported {
+    pub dir: PathBuf,
+    pub files: Vec<(String, ncu::PageKind)>,
+    pub kernel: String,
+}
+
+impl std::fmt::Display for Imported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: Vec<&str> = self.files.iter().map(|(_, k)| k.name()).collect();
+        write!(
+            f,
+            "imported {} file(s) into {} ({}; kernel {})",
+            self.files.len(),
+            self.dir.display(),
+            kinds.join(", "),
+            self.kernel
+        )
+    }
+}
+
+pub fn import(req: &Request) -> Result<Imported> {
+    if req.version.is_empty()
+        || !req
+            .version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || req.version.starts_with('.')
+    {
+        bail!(
+            "version id {:?} must be letters, digits, '-', '_' or '.' (it names a folder)",
+            req.version
+        );
+    }
+    // Read everything first: nothing is written unless every file is an ncu export.
+    let mut exports = Vec::new();
+    for f in req.files {
+        exports.push(ncu::read_file(f)?);
+    }
+    let profiles = model::merge_exports(exports.clone());
+    let profile = match req.kernel {
+        Some(k) => profiles
+            .iter()
+            .find(|p| p.kernel.contains(k))
+            .with_context(|| format!("no kernel matching {k:?} in the files given"))?,
+        None => profiles.first().context("the files hold no kernel")?,
+    };
+    let kernel = short_kernel_name(&profile.kernel);
+    if req.kernel.is_none() && profiles.len() > 1 {
+        let names: Vec<String> = profiles
+            .iter()
+            .map(|p| short_kernel_name(&p.kernel))
+            .collect();
+        eprintln!(
+            "note: the files hold {} launches ({}); the version shows the first. Pick one with --kernel.",
+            profiles.len(),
+            names.join(", ")
+        );
+    }
+
+    let ladder_dir = ladder_dir(req.profiles, req.ladder)?;
+    let manifest_path = ladder_dir.join(manifest::FILE_NAME);
+    let mut m = if manifest_path.is_file() {
+        let text = std::fs::read_to_string(&manifest_path)
+            .with_context(|| format!("cannot read {}", manifest_path.display()))?;
+        Manifest::parse(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", manifest_path.display(), e.message()))?
+    } else {
+        Manifest {
+            title: ladder_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            ..Manifest::default()
+        }
+    };
+
+    let version_dir = ladder_dir.join(req.version);
+    let mut names = Vec::new();
+    for f in req.files {
+        let name = f
+            .file_name()
+            .with_context(|| format!("{} has no file name", f.display()))?
+            .to_string_lossy()
+            .into_owned();
+        let name = if name.ends_with(".gz") {
+            name
+        } else {
+            format!("{name}.gz")
+        };
+        if names.contains(&name) {
+            bail!("two files given are both named {name}: rename one");
+        }
+        names.push(name);
+    }
+    let existing = m.versions.iter().find(|v| v.id == req.version);
+    if !req.force {
+        if let Some(v) = existing.filter(|v| !v.files.is_empty()) {
+            bail!(
+                "version {} of {} already has exports ({}); use --force to replace them",
+                req.version,
+                ladder_dir.display(),
+                v.files.join(", ")
+            );
+        }
+        if let Some(n) = names.iter().find(|n| version_dir.join(n).exists()) {
+            bail!(
+                "{} already exists; use --force to replace it",
+                version_dir.join(n).display()
+            );
+        }
+    }
+
+    std::fs::create_dir_all(&version_dir)
+        .with_context(|| format!("cannot create {}", version_dir.display()))?;
+    for (f, name) in req.files.iter().zip(&names) {
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let data = if bytes.starts_with(&[0x1f, 0x8b]) {
+            bytes
+        } else {
+            let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+            gz.write_all(&bytes)?;
+            gz.finish()?
+        };
+        write_atomically(&version_dir.join(name), &data)?;
+    }
+
+    let files: Vec<String> = names
+        .iter()
+        .map(|n| format!("{}/{n}", req.version))
+        .collect();
+    let entry = VersionEntry {
+        id: req.version.to_string(),
+        title: req
+            .title
+            .map(str::to_string)
+            .or_else(|| existing.map(|v| v.title.clone()))
+            .unwrap_or_else(|| kernel.clone()),
+        files,
+        kernel: req
+            .kernel
+            .map(str::to_string)
+            .or_else(|| Some(kernel.clone())),
+        baseline: req.baseline || existing.is_some_and(|v| v.baseline),
+        ..existing.cloned().unwrap_or_default()
+    };
+    match m.version_mut(req.version) {
+        Some(v) => *v = entry,
+        None => m.versions.push(entry),
+    }
+    write_atomically(&manifest_path, m.to_toml().as_bytes())?;
+
+    Ok(Imported {
+        dir: version_dir,
+        files: names
+            .into_iter()
+            .zip(profile.pages.iter().map(|(k, _)| *k))
+            .collect(),
+        kernel,
+    })
+}
+
+/// The ladder folder an import goes to: the one named, else the only one, else `imported`.
+fn ladder_dir(profiles: &Path, name: Option<&str>) -> Result<PathBuf> {
+    if let Some(n) = name {
+        if n.is_empty() || n.contains(['/', '\\']) || n.starts_with('.') {
+            bail!("ladder name {n:?} must be a plain folder name");
+        }
+        return Ok(profiles.join(n));
+    }
+    let ladders: Vec<PathBuf> = match std::fs::read_dir(profiles) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join(manifest::FILE_NAME).is_file())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    match ladders.len() {
+        0 => Ok(profiles.join("imported")),
+        1 => Ok(ladders.into_iter().next().expect("one")),
+        _ => {
+            let mut names: Vec<String> = ladders
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            names.sort();
+            bail!(
+                "{} holds several ladders ({}): name one with --ladder",
+                profiles.display(),
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// Writes a file so that readers see the old or the new content, never a part.
+pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(data)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}

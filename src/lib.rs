@@ -1,0 +1,14 @@
+//! stallscope: launch every version of a kernel ladder, import Nsight Compute exports of
+//! each, and show where the bottleneck was at each step and where it moved next.
+//!
+//! Data flows one way: [`ncu`] parses exports → [`model`] holds ladders, versions,
+//! profiles and runs → [`analysis`] derives stall shares, bottlenecks and the trail →
+//! [`report`] prints them.
+
+pub mod analysis;
+pub mod cli;
+pub mod commands;
+pub mod import;
+pub mod model;
+pub mod ncu;
+pub mod report;

@@ -1,0 +1,263 @@
+//! Ladders and versions, loaded from a ladder folder (manifest plus exports) or from
+//! loose export files given in order.
+
+use super::manifest::{self, Manifest};
+use super::runs::{self, RunFile, RunResult, Shape};
+use super::store::{Store, normalize};
+use super::{Profile, merge_exports, short_kernel_name};
+use crate::ncu::{self, ParseError};
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// An ordered list of versions of one kernel, plus baselines, solving one problem.
+#[derive(Debug, Clone)]
+pub struct Ladder {
+    /// The folder name (`sgemm-toy`), or `files` for loose exports.
+    pub name: String,
+    pub title: String,
+    pub problem: Option<String>,
+    /// FLOP of one launch, where known.
+    pub flops: Option<f64>,
+    pub peak_tflops: Option<f64>,
+    pub reference_shape: Option<Shape>,
+    pub versions: Vec<Version>,
+    /// Where the ladder was read from (None for loose files).
+    pub dir: Option<PathBuf>,
+    pub store: Store,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Version {
+    pub id: String,
+    pub title: String,
+    pub technique: Option<String>,
+    pub baseline: bool,
+    pub notes: Option<String>,
+    /// The kernel source: its path and text.
+    pub source: Option<(PathBuf, String)>,
+    pub profile: Option<Profile>,
+    pub runs: Vec<RunResult>,
+    pub flops: Option<f64>,
+}
+
+impl Ladder {
+    pub fn version(&self, id: &str) -> Option<&Version> {
+        self.versions.iter().find(|v| v.id == id)
+    }
+
+    pub fn version_index(&self, id: &str) -> Option<usize> {
+        self.versions.iter().position(|v| v.id == id)
+    }
+
+    /// FLOP of one launch of a version.
+    pub fn flops_of(&self, v: &Version) -> Option<f64> {
+        v.flops.or(self.flops)
+    }
+
+    /// The run result the timeline shows for a version: at the reference shape,
+    /// non-causal, where the ladder names one; otherwise the latest.
+    pub fn reference_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
+        match self.reference_shape {
+            Some(shape) => v.runs.iter().rev().find(|r| r.shape == shape && !r.causal),
+            None => v.runs.last(),
+        }
+    }
+}
+
+/// How loading treats unreadable exports: fail at the first (the default), or with
+/// `--keep-going` collect them here and load the rest.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    pub keep_going: bool,
+    pub failures: Vec<ParseError>,
+}
+
+impl LoadReport {
+    pub fn keep_going() -> LoadReport {
+        LoadReport {
+            keep_going: true,
+            failures: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, e: ParseError) -> Result<()> {
+        if self.keep_going {
+            self.failures.push(e);
+            Ok(())
+        } else {
+            Err(e.into())
+        }
+    }
+}
+
+/// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`).
+pub fn load_ladders(
+    store: &Store,
+    profiles: &Path,
+    report: &mut LoadReport,
+) -> Result<Vec<Ladder>> {
+    let mut out = Vec::new();
+    for dir in store.subdirs(profiles)? {
+        if store.exists(&dir.join(manifest::FILE_NAME)) {
+            out.push(load_ladder(store, &dir, report)?);
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "no ladders in {}: a ladder is a folder holding {}",
+            store.describe(profiles),
+            manifest::FILE_NAME
+        );
+    }
+    Ok(out)
+}
+
+/// Loads one ladder folder. With a report that collects failures (`--keep-going`), a
+/// version whose exports cannot be read loads without its profile.
+pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
+    let manifest_path = dir.join(manifest::FILE_NAME);
+    let text = store.read_text(&manifest_path)?;
+    let m = Manifest::parse(&text)
+        .map_err(|e| anyhow!("{}: {}", store.describe(&manifest_path), e.message()))?;
+    let reference_shape = m
+        .reference_shape
+        .as_deref()
+        .map(str::parse::<Shape>)
+        .transpose()
+        .map_err(|e| anyhow!("{}: {e}", store.describe(&manifest_path)))?;
+
+    let runs_path = dir.join(runs::FILE_NAME);
+    let run_file: RunFile = if store.exists(&runs_path) {
+        serde_json::from_str(&store.read_text(&runs_path)?)
+            .with_context(|| format!("{} is not a run file", store.describe(&runs_path)))?
+    } else {
+        RunFile::default()
+    };
+
+    // Versions often share one report: parse each set of files once.
+    let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
+    let mut versions = Vec::with_capacity(m.versions.len());
+    for entry in &m.versions {
+        let at = |rel: &str| normalize(&dir.join(rel));
+        let profile = if entry.files.is_empty() {
+            None
+        } else {
+            if !parsed.contains_key(&entry.files) {
+                let mut exports = Vec::new();
+                for f in &entry.files {
+                    let path = at(f);
+                    let bytes = store.read(&path)?;
+                    match ncu::parse_bytes(&path, &bytes) {
+                        Ok(e) => exports.push(e),
+                        Err(e) => report.record(e)?,
+                    }
+                }
+                parsed.insert(entry.files.clone(), merge_exports(exports));
+            }
+            pick_profile(&parsed[&entry.files], entry.kernel.as_deref())
+                .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
+        };
+        let notes = entry
+            .notes
+            .as_deref()
+            .map(|n| store.read_text(&at(n)))
+            .transpose()?;
+        let source = entry
+            .source
+            .as_deref()
+            .map(|s| Ok::<_, anyhow::Error>((at(s), store.read_text(&at(s))?)))
+            .transpose()?;
+        versions.push(Version {
+            id: entry.id.clone(),
+            title: entry.title.clone(),
+            technique: entry.technique.clone(),
+            baseline: entry.baseline,
+            notes,
+            source,
+            profile,
+            runs: run_file
+                .runs
+                .iter()
+                .filter(|r| r.version == entry.id)
+                .cloned()
+                .collect(),
+            flops: entry.flops,
+        });
+    }
+    Ok(Ladder {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        title: m.title,
+        problem: m.problem,
+        flops: m.flops,
+        peak_tflops: m.peak_tflops,
+        reference_shape,
+        versions,
+        dir: Some(dir.to_path_buf()),
+        store: store.clone(),
+    })
+}
+
+/// The profile a version means: the one whose kernel name contains `kernel`, else the
+/// only or first one.
+fn pick_profile(profiles: &[Profile], kernel: Option<&str>) -> Result<Option<Profile>> {
+    match kernel {
+        None => Ok(profiles.first().cloned()),
+        Some(k) => match profiles.iter().find(|p| p.kernel.contains(k)) {
+            Some(p) => Ok(Some(p.clone())),
+            None if profiles.is_empty() => Ok(None),
+            None => Err(anyhow!(
+                "no kernel matching {k:?} in its exports (they hold {})",
+                profiles
+                    .iter()
+                    .map(|p| short_kernel_name(&p.kernel))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
+    }
+}
+
+/// A ladder from loose export files: one version per kernel launch, in the order given
+/// (pages of one report merged).
+pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> {
+    let mut exports = Vec::new();
+    for path in paths {
+        match ncu::read_file(path) {
+            Ok(e) => exports.push(e),
+            Err(e) => report.record(e)?,
+        }
+    }
+    if exports.is_empty() {
+        bail!("none of the files given could be read");
+    }
+    let profiles = merge_exports(exports);
+    let versions = profiles
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| Version {
+            id: format!("{}", i + 1),
+            title: short_kernel_name(&p.kernel),
+            profile: Some(p),
+            ..Version::default()
+        })
+        .collect();
+    Ok(Ladder {
+        name: "files".into(),
+        title: if paths.len() == 1 {
+            paths[0].display().to_string()
+        } else {
+            format!("{} files", paths.len())
+        },
+        problem: None,
+        flops: None,
+        peak_tflops: None,
+        reference_shape: None,
+        versions,
+        dir: None,
+        store: Store::Disk,
+    })
+}

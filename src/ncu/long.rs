@@ -1,0 +1,194 @@
+//! The long layout: one row per metric per kernel. Used by the details page (with rule
+//! rows, whose section is an identifier and whose metric columns are empty), by
+//! `--metrics` output, and by the summary page (Minimum / Maximum / Average).
+
+use super::input::CsvText;
+use super::value::{Unit, Value, parse_cell};
+use super::{
+    Columns, DetailMetric, KernelRecord, LaunchInfo, Page, ParseError, RuleFinding, csv_error,
+    length_error, non_empty, parse_id, reader,
+};
+use std::collections::HashMap;
+use std::path::Path;
+
+struct Layout {
+    id: Option<usize>,
+    process: Option<usize>,
+    kernel: usize,
+    block: Option<usize>,
+    grid: Option<usize>,
+    device: Option<usize>,
+    cc: Option<usize>,
+    invocations: Option<usize>,
+    section: usize,
+    name: usize,
+    unit: usize,
+    /// Details: "Metric Value". Summary: "Average".
+    value: usize,
+    min: Option<usize>,
+    max: Option<usize>,
+    rule: Option<[usize; 5]>,
+    width: usize,
+}
+
+impl Layout {
+    fn new(path: &Path, cols: &Columns, summary: bool) -> Result<Layout, ParseError> {
+        let need = |name: &str| {
+            cols.find(name).ok_or_else(|| {
+                ParseError::at(path, 1, format!("the header lacks the column {name:?}"))
+            })
+        };
+        let rule = match (
+            cols.find("Rule Name"),
+            cols.find("Rule Type"),
+            cols.find("Rule Description"),
+            cols.find("Estimated Speedup Type"),
+            cols.find("Estimated Speedup"),
+        ) {
+            (Some(a), Some(b), Some(c), Some(d), Some(e)) => Some([a, b, c, d, e]),
+            (Some(a), Some(b), Some(c), _, _) => Some([a, b, c, usize::MAX, usize::MAX]),
+            _ => None,
+        };
+        Ok(Layout {
+            id: cols.find("ID"),
+            process: cols.find("Process ID"),
+            kernel: need("Kernel Name")?,
+            block: cols.find("Block Size"),
+            grid: cols.find("Grid Size"),
+            device: cols.find("Device"),
+            cc: cols.find("CC"),
+            invocations: cols.find("Invocations"),
+            section: need("Section Name")?,
+            name: need("Metric Name")?,
+            unit: need("Metric Unit")?,
+            value: need(if summary { "Average" } else { "Metric Value" })?,
+            min: cols.find("Minimum"),
+            max: cols.find("Maximum"),
+            rule,
+            width: cols.len(),
+        })
+    }
+
+    /// The fields a metric row must have: everything up to its value.
+    fn metric_width(&self) -> usize {
+        [self.section, self.name, self.unit, self.value, self.kernel]
+            .into_iter()
+            .chain(self.min)
+            .chain(self.max)
+            .max()
+            .unwrap_or(0)
+            + 1
+    }
+}
+
+pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelRecord>, ParseError> {
+    let mut rows = reader(&csv.text).into_records();
+    let header = match rows.next() {
+        Some(h) => h.map_err(|e| csv_error(path, csv, e))?,
+        None => return Ok(Vec::new()),
+    };
+    let layout = Layout::new(path, &Columns::new(&header), summary)?;
+    let metric_width = layout.metric_width();
+
+    let mut records: Vec<KernelRecord> = Vec::new();
+    let mut by_key: HashMap<(Option<u64>, String, Option<String>), usize> = HashMap::new();
+    let mut units: HashMap<String, Unit> = HashMap::new();
+
+    for row in rows {
+        let row = row.map_err(|e| csv_error(path, csv, e))?;
+        let line = csv.file_line(row.position().map_or(0, |p| p.line()));
+        if row.len() == 1 && row[0].trim().is_empty() {
+            continue;
+        }
+        if row.len() > layout.width {
+            return Err(length_error(path, line, row.len(), layout.width, "details"));
+        }
+        let get = |i: Option<usize>| i.and_then(|i| row.get(i));
+        let is_rule = layout
+            .rule
+            .is_some_and(|r| row.get(r[0]).is_some_and(|c| !c.trim().is_empty()));
+        if !is_rule && row.len() < metric_width {
+            return Err(length_error(path, line, row.len(), metric_width, "details"));
+        }
+
+        let kernel = row.get(layout.kernel).unwrap_or_default().to_string();
+        let launch_id = parse_id(get(layout.id));
+        // Summary pages have no launch ID: kernels are told apart by their configuration.
+        let config = if layout.id.is_none() {
+            Some(format!(
+                "{}|{}",
+                get(layout.block).unwrap_or_default(),
+                get(layout.grid).unwrap_or_default()
+            ))
+        } else {
+            None
+        };
+        let key = (launch_id, kernel.clone(), config);
+        let index = *by_key.entry(key).or_insert_with(|| {
+            records.push(KernelRecord {
+                kernel,
+                launch_id,
+                process_id: parse_id(get(layout.process)),
+                launch: LaunchInfo {
+                    block: non_empty(get(layout.block)),
+                    grid: non_empty(get(layout.grid)),
+                    device: non_empty(get(layout.device)),
+                    cc: non_empty(get(layout.cc)),
+                    invocations: parse_id(get(layout.invocations)),
+                },
+                page: Page::Metrics {
+                    metrics: Vec::new(),
+                    rules: Vec::new(),
+                },
+                line,
+            });
+            records.len() - 1
+        });
+        let Page::Metrics { metrics, rules } = &mut records[index].page else {
+            unreachable!("long-layout records are built as Page::Metrics")
+        };
+
+        if is_rule {
+            let r = layout.rule.expect("checked above");
+            let cell = |i: usize| row.get(i).map(str::trim).unwrap_or_default();
+            let speedup = match super::value::parse_plain(cell(r[4])) {
+                Ok(v) => v.num(),
+                Err(e) => return Err(ParseError::at(path, line, e.to_string())),
+            };
+            rules.push(RuleFinding {
+                section: cell(layout.section).to_string(),
+                rule: cell(r[0]).to_string(),
+                kind: cell(r[1]).to_string(),
+                description: cell(r[2]).to_string(),
+                speedup_type: non_empty(row.get(r[3])),
+                speedup_pct: speedup,
+            });
+            continue;
+        }
+
+        let unit_text = row.get(layout.unit).unwrap_or_default().trim();
+        let unit = units
+            .entry(unit_text.to_string())
+            .or_insert_with(|| Unit::parse(unit_text));
+        let read = |i: usize| {
+            parse_cell(row.get(i).unwrap_or_default(), unit)
+                .map_err(|e| ParseError::at(path, line, e.to_string()))
+        };
+        let value = read(layout.value)?;
+        let range = match (layout.min, layout.max) {
+            (Some(lo), Some(hi)) => match (read(lo)?, read(hi)?) {
+                (Value::Num(a), Value::Num(b)) => Some((a, b)),
+                _ => None,
+            },
+            _ => None,
+        };
+        metrics.push(DetailMetric {
+            section: row.get(layout.section).unwrap_or_default().trim().into(),
+            name: row.get(layout.name).unwrap_or_default().trim().into(),
+            unit: unit.base.clone(),
+            value,
+            range,
+        });
+    }
+    Ok(records)
+}

@@ -1,0 +1,316 @@
+//! Reading Nsight Compute CSV exports: the details, raw, source, summary and `--metrics`
+//! pages, plain or gzip-compressed, with or without a live run's output in front. The
+//! kind of page is found from the content, never from the file name.
+
+mod input;
+mod long;
+mod raw;
+mod source;
+pub mod stall;
+pub mod value;
+
+pub use raw::{RawColumn, RawMetrics, RawSchema};
+pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
+pub use stall::StallReason;
+pub use value::{Unit, Value};
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Which page of an ncu report a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageKind {
+    /// `--page details`: one row per metric per kernel, rule rows too.
+    Details,
+    /// `--metrics a,b,c`: the details layout with raw metric names.
+    Metrics,
+    /// `--page raw`: metric names, units, then one row per launch.
+    Raw,
+    /// `--page source --print-source sass` (or `cuda,sass`).
+    Source,
+    /// `--print-summary per-kernel`: Minimum / Maximum / Average.
+    Summary,
+}
+
+impl PageKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PageKind::Details => "details",
+            PageKind::Metrics => "metrics",
+            PageKind::Raw => "raw",
+            PageKind::Source => "source",
+            PageKind::Summary => "summary",
+        }
+    }
+}
+
+/// One parsed file.
+#[derive(Debug, Clone)]
+pub struct Export {
+    pub path: PathBuf,
+    pub kind: PageKind,
+    pub records: Vec<KernelRecord>,
+}
+
+/// What one page says about one kernel launch.
+#[derive(Debug, Clone)]
+pub struct KernelRecord {
+    pub kernel: String,
+    /// ncu's launch ID ("ID" column); the source and summary pages have none.
+    pub launch_id: Option<u64>,
+    pub process_id: Option<u64>,
+    pub launch: LaunchInfo,
+    pub page: Page,
+    /// The file line where this kernel's rows start.
+    pub line: u64,
+}
+
+/// The launch configuration columns some pages carry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LaunchInfo {
+    pub block: Option<String>,
+    pub grid: Option<String>,
+    pub device: Option<String>,
+    pub cc: Option<String>,
+    pub invocations: Option<u64>,
+}
+
+impl LaunchInfo {
+    /// Fills what `self` lacks from `other`.
+    pub fn merge(&mut self, other: &LaunchInfo) {
+        fn fill<T: Clone>(a: &mut Option<T>, b: &Option<T>) {
+            if a.is_none() {
+                a.clone_from(b);
+            }
+        }
+        fill(&mut self.block, &other.block);
+        fill(&mut self.grid, &other.grid);
+        fill(&mut self.device, &other.device);
+        fill(&mut self.cc, &other.cc);
+        fill(&mut self.invocations, &other.invocations);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Page {
+    /// The long layout: details, `--metrics` and summary pages.
+    Metrics {
+        metrics: Vec<DetailMetric>,
+        rules: Vec<RuleFinding>,
+    },
+    Raw(RawMetrics),
+    Source(SourceListing),
+}
+
+/// One metric of the long layout, its value in the internal unit.
+#[derive(Debug, Clone, Serialize)]
+pub struct DetailMetric {
+    pub section: Box<str>,
+    pub name: Box<str>,
+    pub unit: Box<str>,
+    pub value: Value,
+    /// Summary pages: minimum and maximum over the invocations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<(f64, f64)>,
+}
+
+/// A rule's finding from the details page.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleFinding {
+    /// The section identifier (`SpeedOfLight`, `LaunchStats` …).
+    pub section: String,
+    pub rule: String,
+    /// OPT, WRN, INF …
+    pub kind: String,
+    pub description: String,
+    pub speedup_type: Option<String>,
+    /// Estimated speedup in percent.
+    pub speedup_pct: Option<f64>,
+}
+
+/// A file that could not be read, with the line where it went wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ParseError {
+    pub path: PathBuf,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl ParseError {
+    pub fn file(path: &Path, message: impl Into<String>) -> ParseError {
+        ParseError {
+            path: path.to_path_buf(),
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn at(path: &Path, line: u64, message: impl Into<String>) -> ParseError {
+        ParseError {
+            path: path.to_path_buf(),
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads and parses one export from disk.
+pub fn read_file(path: &Path) -> Result<Export, ParseError> {
+    let bytes = std::fs::read(path).map_err(|e| ParseError::file(path, e.to_string()))?;
+    parse_bytes(path, &bytes)
+}
+
+/// Parses one export from its bytes; `path` names it in errors.
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Export, ParseError> {
+    let bytes = input::decompress(path, bytes)?;
+    let csv = input::csv_text(path, &bytes)?;
+    let first_line = csv.text.lines().next().unwrap_or_default();
+    let kind = detect(first_line).ok_or_else(|| {
+        ParseError::at(
+            path,
+            csv.file_line(1),
+            "not an ncu CSV export: the header matches no page ncu writes (details, raw, source, summary, --metrics)",
+        )
+    })?;
+    let records = match kind {
+        PageKind::Details | PageKind::Metrics | PageKind::Summary => {
+            long::parse(path, &csv, kind == PageKind::Summary)?
+        }
+        PageKind::Raw => raw::parse(path, &csv)?,
+        PageKind::Source => source::parse(path, &csv)?,
+    };
+    if records.is_empty() {
+        return Err(ParseError::file(
+            path,
+            format!("the {} page holds no kernel launches", kind.name()),
+        ));
+    }
+    let kind = match kind {
+        PageKind::Details if records.iter().all(is_metrics_output) => PageKind::Metrics,
+        k => k,
+    };
+    Ok(Export {
+        path: path.to_path_buf(),
+        kind,
+        records,
+    })
+}
+
+fn is_metrics_output(r: &KernelRecord) -> bool {
+    match &r.page {
+        Page::Metrics { metrics, .. } => metrics
+            .iter()
+            .all(|m| &*m.section == "Command line profiler metrics"),
+        _ => false,
+    }
+}
+
+/// Finds the page kind from the first CSV line.
+fn detect(header: &str) -> Option<PageKind> {
+    let cols: Vec<String> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(header.as_bytes())
+        .records()
+        .next()?
+        .ok()?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let has = |name: &str| cols.iter().any(|c| c == name);
+    match cols.first().map(String::as_str) {
+        Some("Kernel Name") | Some("File Path") => Some(PageKind::Source),
+        Some("ID") if has("Metric Name") && has("Metric Value") => Some(PageKind::Details),
+        Some("ID") if has("Kernel Name") => Some(PageKind::Raw),
+        Some("Process ID") if has("Metric Name") && has("Average") => Some(PageKind::Summary),
+        _ => None,
+    }
+}
+
+/// Column positions by name, for pages whose columns vary between ncu versions.
+pub(crate) struct Columns<'h> {
+    names: Vec<&'h str>,
+}
+
+impl<'h> Columns<'h> {
+    pub fn new(header: &'h csv::StringRecord) -> Self {
+        Columns {
+            names: header.iter().collect(),
+        }
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| *n == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// Reads an integer identity column ("ID", "Process ID").
+pub(crate) fn parse_id(cell: Option<&str>) -> Option<u64> {
+    cell.and_then(|c| value::parse_plain(c).ok()?.num())
+        .map(|v| v as u64)
+}
+
+pub(crate) fn non_empty(cell: Option<&str>) -> Option<String> {
+    cell.map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+}
+
+/// A CSV reader over already-extracted text: flexible rows (lengths are checked by the
+/// page parsers, which know what each page allows).
+pub(crate) fn reader(text: &str) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+}
+
+pub(crate) fn csv_error(path: &Path, csv: &input::CsvText, e: csv::Error) -> ParseError {
+    let line = e.position().map(|p| csv.file_line(p.line()));
+    ParseError {
+        path: path.to_path_buf(),
+        line,
+        message: format!("malformed CSV: {}", e.kind_message()),
+    }
+}
+
+trait CsvErrorKind {
+    fn kind_message(&self) -> String;
+}
+
+impl CsvErrorKind for csv::Error {
+    fn kind_message(&self) -> String {
+        match self.kind() {
+            csv::ErrorKind::Utf8 { .. } => "invalid UTF-8".to_string(),
+            csv::ErrorKind::Io(e) => e.to_string(),
+            _ => self.to_string(),
+        }
+    }
+}
+
+pub(crate) fn length_error(
+    path: &Path,
+    line: u64,
+    got: usize,
+    want: usize,
+    what: &str,
+) -> ParseError {
+    let how = if got < want {
+        "is shorter than"
+    } else {
+        "is longer than"
+    };
+    ParseError::at(
+        path,
+        line,
+        format!(
+            "row {how} its header ({got} fields, the {what} header has {want}); the file may be truncated or edited"
+        ),
+    )
+}

@@ -1,0 +1,207 @@
+//! The raw page: a row of metric names, a row of units, then one row per kernel launch.
+//! The column list is shared by all launches of a file, so a file of many launches
+//! stores its ~2,200 names once.
+
+use super::input::CsvText;
+use super::value::{Unit, Value, parse_cell};
+use super::{
+    KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, non_empty, parse_id,
+    reader,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The identity columns that stand before the metrics.
+const IDENTITY: &[&str] = &[
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+];
+
+#[derive(Debug)]
+pub struct RawColumn {
+    /// As written, prefix included (`TPC.TriageCompute.sm__…`).
+    pub name: Box<str>,
+    /// The metric without a collection prefix (`sm__…`).
+    pub metric: Box<str>,
+    pub unit: Unit,
+}
+
+/// The metric columns of one raw page.
+#[derive(Debug)]
+pub struct RawSchema {
+    pub columns: Vec<RawColumn>,
+    /// Metric name (prefix stripped) → columns, unprefixed first.
+    index: HashMap<Box<str>, Vec<usize>>,
+}
+
+impl RawSchema {
+    fn new(columns: Vec<RawColumn>) -> RawSchema {
+        let mut index: HashMap<Box<str>, Vec<usize>> = HashMap::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            let slot = index.entry(c.metric.clone()).or_default();
+            if c.name == c.metric {
+                slot.insert(0, i);
+            } else {
+                slot.push(i);
+            }
+        }
+        RawSchema { columns, index }
+    }
+
+    pub fn find(&self, metric: &str) -> &[usize] {
+        self.index.get(metric).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// One launch's row of the raw page.
+#[derive(Debug, Clone)]
+pub struct RawMetrics {
+    pub schema: Arc<RawSchema>,
+    pub values: Vec<Value>,
+}
+
+impl RawMetrics {
+    /// The value of a metric, matched by name without its collection prefix; among
+    /// several columns of that name, the first that holds a value.
+    pub fn get(&self, metric: &str) -> Option<&Value> {
+        let cols = self.schema.find(metric);
+        cols.iter()
+            .map(|&i| &self.values[i])
+            .find(|v| v.num().is_some())
+            .or_else(|| {
+                cols.iter()
+                    .map(|&i| &self.values[i])
+                    .find(|v| !v.is_empty())
+            })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&RawColumn, &Value)> {
+        self.schema.columns.iter().zip(&self.values)
+    }
+}
+
+/// The metric id inside a column name: from the first dot-separated part holding `__`.
+fn strip_prefix(name: &str) -> &str {
+    let mut start = 0;
+    for part in name.split('.') {
+        if part.contains("__") {
+            return &name[start..];
+        }
+        start += part.len() + 1;
+    }
+    name
+}
+
+pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
+    let mut rdr = reader(&csv.text);
+    let mut names = csv::StringRecord::new();
+    let mut units = csv::StringRecord::new();
+    let read = |rdr: &mut csv::Reader<&[u8]>, rec: &mut csv::StringRecord| {
+        rdr.read_record(rec).map_err(|e| csv_error(path, csv, e))
+    };
+    if !read(&mut rdr, &mut names)? {
+        return Ok(Vec::new());
+    }
+    if !read(&mut rdr, &mut units)? {
+        return Err(ParseError::file(
+            path,
+            "the raw page ends after its header: the row of units is missing",
+        ));
+    }
+    let width = names.len();
+    let unit_line = csv.file_line(units.position().map_or(2, |p| p.line()));
+    if units.len() != width {
+        return Err(length_error(path, unit_line, units.len(), width, "raw"));
+    }
+
+    let pos = |n: &str| names.iter().position(|c| c == n);
+    let (id, process, kernel, block, grid, device, cc) = (
+        pos("ID"),
+        pos("Process ID"),
+        pos("Kernel Name"),
+        pos("Block Size"),
+        pos("Grid Size"),
+        pos("Device"),
+        pos("CC"),
+    );
+    let kernel = kernel
+        .ok_or_else(|| ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\""))?;
+    let metric_cols: Vec<usize> = (0..width)
+        .filter(|&i| !IDENTITY.contains(&&names[i]))
+        .collect();
+    let schema = Arc::new(RawSchema::new(
+        metric_cols
+            .iter()
+            .map(|&i| RawColumn {
+                name: names[i].into(),
+                metric: strip_prefix(&names[i]).into(),
+                unit: Unit::parse(&units[i]),
+            })
+            .collect(),
+    ));
+
+    let mut records = Vec::new();
+    let mut row = csv::StringRecord::new();
+    while read(&mut rdr, &mut row)? {
+        let line = csv.file_line(row.position().map_or(0, |p| p.line()));
+        if row.len() == 1 && row[0].trim().is_empty() {
+            continue;
+        }
+        if row.len() != width {
+            return Err(length_error(path, line, row.len(), width, "raw"));
+        }
+        let mut values = Vec::with_capacity(metric_cols.len());
+        for (col, &i) in schema.columns.iter().zip(&metric_cols) {
+            let v = parse_cell(&row[i], &col.unit)
+                .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
+            values.push(v);
+        }
+        let get = |i: Option<usize>| i.map(|i| &row[i]);
+        records.push(KernelRecord {
+            kernel: row[kernel].to_string(),
+            launch_id: parse_id(get(id)),
+            process_id: parse_id(get(process)),
+            launch: LaunchInfo {
+                block: non_empty(get(block)),
+                grid: non_empty(get(grid)),
+                device: non_empty(get(device)),
+                cc: non_empty(get(cc)),
+                invocations: None,
+            },
+            page: Page::Raw(RawMetrics {
+                schema: schema.clone(),
+                values,
+            }),
+            line,
+        });
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_prefix;
+
+    #[test]
+    fn prefixes_are_stripped() {
+        assert_eq!(
+            strip_prefix("TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct"),
+            "sm__pipe_tensor_cycles_active_realtime.avg.pct"
+        );
+        assert_eq!(
+            strip_prefix("gpu__time_duration.sum"),
+            "gpu__time_duration.sum"
+        );
+        assert_eq!(strip_prefix("derived_tempMetric0"), "derived_tempMetric0");
+    }
+}

@@ -1,0 +1,286 @@
+//! The source page (`--page source --print-source sass`, or `cuda,sass`): per kernel a
+//! marker line, a header (which differs between kernels) and one row per SASS
+//! instruction with its warp-stall samples. ncu may print a kernel's block twice.
+
+use super::input::CsvText;
+use super::stall::StallReason;
+use super::value::parse_plain;
+use super::{KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, reader};
+use serde::Serialize;
+use std::path::Path;
+
+/// The SASS listing of one kernel with its samples.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceListing {
+    pub lines: Vec<SassLine>,
+    /// With `--print-source cuda,sass`: the CUDA lines the instructions belong to.
+    pub cuda_lines: Vec<CudaLine>,
+    pub file: Option<String>,
+}
+
+impl SourceListing {
+    /// All stall samples of the listing.
+    pub fn total_samples(&self) -> u64 {
+        self.lines.iter().map(|l| l.samples).sum()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SassLine {
+    pub address: u64,
+    /// The instruction as printed, predicate included, without surrounding spaces.
+    pub text: Box<str>,
+    /// The opcode class: no predicate, no modifiers (`LDG`, `HMMA`, `BAR` …).
+    pub opcode: Box<str>,
+    /// "Warp Stall Sampling (All Samples)".
+    pub samples: u64,
+    /// "Warp Stall Sampling (Not-issued Samples)".
+    pub samples_not_issued: u64,
+    pub executed: Option<u64>,
+    /// Samples per reason, indexed by [`StallReason::index`].
+    pub stalls: Box<[u32]>,
+    pub cuda_line: Option<u32>,
+}
+
+impl SassLine {
+    pub fn stall(&self, r: StallReason) -> u32 {
+        self.stalls[r.index()]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CudaLine {
+    pub line: u32,
+    pub text: String,
+    pub samples: u64,
+}
+
+/// The opcode of a SASS instruction without predicate and modifiers:
+/// `@!P0 BRA 0x90` → `BRA`, `LDG.E.128 R4, desc[UR4][R2.64]` → `LDG`.
+pub fn opcode_class(sass: &str) -> &str {
+    let mut s = sass.trim_start();
+    if s.starts_with('@') {
+        s = s.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+        s = s.trim_start();
+    }
+    let token = s
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .next()
+        .unwrap_or("");
+    token.split('.').next().unwrap_or("")
+}
+
+/// Where the interesting columns of one block's header are.
+struct Header {
+    width: usize,
+    address: usize,
+    sass: usize,
+    line_no: Option<usize>,
+    cuda_text: Option<usize>,
+    samples: Option<usize>,
+    not_issued: Option<usize>,
+    executed: Option<usize>,
+    stalls: Vec<(usize, StallReason)>,
+}
+
+impl Header {
+    fn new(path: &Path, line: u64, row: &csv::StringRecord) -> Result<Header, ParseError> {
+        let names: Vec<&str> = row.iter().collect();
+        let find = |n: &str| names.iter().position(|c| *c == n);
+        let address = find("Address").ok_or_else(|| {
+            ParseError::at(path, line, "the source block's header lacks \"Address\"")
+        })?;
+        // "Source" may stand twice (cuda,sass): the SASS is the one after "Address".
+        let sass = names
+            .iter()
+            .enumerate()
+            .skip(address + 1)
+            .find(|(_, n)| **n == "Source")
+            .map(|(i, _)| i)
+            .or_else(|| find("Source"))
+            .ok_or_else(|| {
+                ParseError::at(path, line, "the source block's header lacks \"Source\"")
+            })?;
+        let line_no = find("Line No");
+        let cuda_text = line_no.and_then(|_| find("Source").filter(|&i| i < address));
+        let stalls = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.starts_with("stall_") && !n.ends_with("(Not Issued)"))
+            .filter_map(|(i, n)| StallReason::from_name(n).map(|r| (i, r)))
+            .collect();
+        Ok(Header {
+            width: names.len(),
+            address,
+            sass,
+            line_no,
+            cuda_text,
+            samples: find("Warp Stall Sampling (All Samples)"),
+            not_issued: find("Warp Stall Sampling (Not-issued Samples)"),
+            executed: find("Instructions Executed"),
+            stalls,
+        })
+    }
+}
+
+/// A block being read.
+struct Block {
+    kernel: String,
+    line: u64,
+    header: Option<Header>,
+    listing: SourceListing,
+    current_cuda_line: Option<u32>,
+}
+
+pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut file: Option<String> = None;
+    for row in reader(&csv.text).into_records() {
+        let row = row.map_err(|e| csv_error(path, csv, e))?;
+        let line = csv.file_line(row.position().map_or(0, |p| p.line()));
+        let first = row.get(0).unwrap_or_default();
+        let marker_value = || row.get(1).unwrap_or_default().to_string();
+        match first {
+            "" if row.len() == 1 => continue,
+            "File Path" if row.len() <= 3 => {
+                file = Some(marker_value());
+                continue;
+            }
+            "Kernel Name" | "Function Name" if row.len() <= 3 => {
+                blocks.push(Block {
+                    kernel: marker_value(),
+                    line,
+                    header: None,
+                    listing: SourceListing {
+                        lines: Vec::new(),
+                        cuda_lines: Vec::new(),
+                        file: file.clone(),
+                    },
+                    current_cuda_line: None,
+                });
+                continue;
+            }
+            _ => {}
+        }
+        let Some(block) = blocks.last_mut() else {
+            return Err(ParseError::at(
+                path,
+                line,
+                "source page row before any \"Kernel Name\" line",
+            ));
+        };
+        let Some(header) = &block.header else {
+            block.header = Some(Header::new(path, line, &row)?);
+            continue;
+        };
+        if row.len() != header.width {
+            return Err(length_error(path, line, row.len(), header.width, "source"));
+        }
+        let count = |i: Option<usize>| -> Result<Option<u64>, ParseError> {
+            match i {
+                None => Ok(None),
+                Some(i) => parse_plain(&row[i])
+                    .map(|v| v.num().map(|n| n as u64))
+                    .map_err(|e| ParseError::at(path, line, e.to_string())),
+            }
+        };
+        let address = row[header.address].trim();
+        if let (Some(ln), true) = (header.line_no, address == "-" || address.is_empty()) {
+            // A CUDA source line of a cuda,sass listing.
+            let number = row[ln].trim().parse::<u32>().ok();
+            block.current_cuda_line = number;
+            if let Some(number) = number {
+                block.listing.cuda_lines.push(CudaLine {
+                    line: number,
+                    text: header
+                        .cuda_text
+                        .map(|i| row[i].to_string())
+                        .unwrap_or_default(),
+                    samples: count(header.samples)?.unwrap_or(0),
+                });
+            }
+            continue;
+        }
+        let address = parse_address(address).ok_or_else(|| {
+            ParseError::at(
+                path,
+                line,
+                format!("{address:?} is not an instruction address"),
+            )
+        })?;
+        let text = row[header.sass].trim();
+        let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
+        for &(i, reason) in &header.stalls {
+            stalls[reason.index()] = count(Some(i))?.unwrap_or(0) as u32;
+        }
+        block.listing.lines.push(SassLine {
+            address,
+            opcode: opcode_class(text).into(),
+            text: text.into(),
+            samples: count(header.samples)?.unwrap_or(0),
+            samples_not_issued: count(header.not_issued)?.unwrap_or(0),
+            executed: count(header.executed)?,
+            stalls,
+            cuda_line: block.current_cuda_line,
+        });
+    }
+
+    let mut records: Vec<KernelRecord> = Vec::new();
+    for block in blocks {
+        if block.header.is_none() {
+            return Err(ParseError::at(
+                path,
+                block.line,
+                format!(
+                    "the source block of {} ends before its header",
+                    block.kernel
+                ),
+            ));
+        }
+        // ncu may print the same kernel's block twice: keep one.
+        let repeat = records.iter().any(|r| {
+            r.kernel == block.kernel && matches!(&r.page, Page::Source(l) if *l == block.listing)
+        });
+        if repeat {
+            continue;
+        }
+        records.push(KernelRecord {
+            kernel: block.kernel,
+            launch_id: None,
+            process_id: None,
+            launch: LaunchInfo::default(),
+            page: Page::Source(block.listing),
+            line: block.line,
+        });
+    }
+    Ok(records)
+}
+
+fn parse_address(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::opcode_class;
+
+    #[test]
+    fn opcode_classes() {
+        assert_eq!(opcode_class("      LDC R1, c[0x0][0x28]"), "LDC");
+        assert_eq!(opcode_class("@!P0 BRA 0x7fa82f7a0c40"), "BRA");
+        assert_eq!(opcode_class("@UP0 LDG.E.128 R4, desc[UR4][R2.64]"), "LDG");
+        assert_eq!(
+            opcode_class("HGMMA.64x128x16.F32 R24, gdesc[UR4], RZ, !UPT ;"),
+            "HGMMA"
+        );
+        assert_eq!(opcode_class("WARPGROUP.ARRIVE ;"), "WARPGROUP");
+        assert_eq!(opcode_class("EXIT;"), "EXIT");
+        assert_eq!(
+            opcode_class("SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x10], R2"),
+            "SYNCS"
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! Cell values of ncu CSV exports: numbers with thousands separators, metric-instance
+//! suffixes, non-numeric text, and the conversion of ncu's auto-scaled units to one
+//! internal unit per dimension (time in ns, sizes in bytes, frequencies in Hz, rates per
+//! second).
+
+use serde::Serialize;
+use std::borrow::Cow;
+
+/// One cell, already converted to the internal unit of its column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// No value: an empty cell. A metric that is absent or empty is unknown, never zero.
+    Empty,
+    Num(f64),
+    /// Non-numeric content kept as written (`PolicySpread`, `-`, `all`, `nan`, `no data`).
+    Text(Box<str>),
+}
+
+impl Value {
+    pub fn num(&self) -> Option<f64> {
+        match self {
+            Value::Num(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Value::Empty)
+    }
+
+    fn scaled(self, factor: f64) -> Value {
+        match self {
+            Value::Num(v) if factor != 1.0 => Value::Num(v * factor),
+            other => other,
+        }
+    }
+}
+
+/// Why a cell that looks numeric could not be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberError {
+    pub cell: String,
+}
+
+impl std::fmt::Display for NumberError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "number {:?} is not in ncu's format (1,234.5): was the export made with a locale that swaps '.' and ','?",
+            self.cell
+        )
+    }
+}
+
+/// Parses one cell as written by ncu, in the unit of its column (see [`Unit`]).
+pub fn parse_cell(cell: &str, unit: &Unit) -> Result<Value, NumberError> {
+    Ok(parse_plain(cell)?.scaled(unit.factor))
+}
+
+/// Parses one cell without unit conversion.
+pub fn parse_plain(cell: &str) -> Result<Value, NumberError> {
+    let s = cell.trim();
+    if s.is_empty() {
+        return Ok(Value::Empty);
+    }
+    // `--print-metric-instances values`: "4,096 (0; 0; …)". The aggregate comes first;
+    // a cell holding only the instance list has no aggregate.
+    let head = match s.find(" (") {
+        Some(i) if s.ends_with(')') => &s[..i],
+        _ => s,
+    };
+    if head.starts_with('(') && s.contains(';') {
+        return Ok(Value::Text(s.into()));
+    }
+    match parse_number(head) {
+        Some(v) => Ok(Value::Num(v)),
+        None if looks_numeric(head) => Err(NumberError {
+            cell: s.to_string(),
+        }),
+        None => Ok(Value::Text(s.into())),
+    }
+}
+
+/// A cell made only of digits, signs, dots and commas that failed the grammar: a number
+/// in a format ncu does not write in the C locale.
+fn looks_numeric(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter().any(u8::is_ascii_digit)
+        && b.iter()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b',' | b'-' | b'+'))
+}
+
+/// ncu's number grammar: optional sign, digits with optional `,` thousands groups of
+/// three, optional fraction, optional exponent.
+fn parse_number(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let first = *b.first()?;
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return None;
+    }
+    if !s.contains(',') {
+        // Reject things Rust accepts but ncu never writes as numbers ("inf", "nan" have
+        // no leading digit so they never reach here; "1e5" is fine).
+        if b.iter().all(|c| c.is_ascii_digit() || b".-+eE".contains(c)) {
+            return s.parse().ok();
+        }
+        return None;
+    }
+    // With thousands separators: validate the groups, then parse without them.
+    let (int_part, rest) = match s.find('.') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    let digits = int_part.trim_start_matches(['-', '+']);
+    let mut groups = digits.split(',');
+    let lead = groups.next()?;
+    if lead.is_empty() || lead.len() > 3 || !lead.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    for g in groups {
+        if g.len() != 3 || !g.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+    }
+    if rest.contains(',') {
+        return None;
+    }
+    let mut buf = String::with_capacity(s.len());
+    buf.extend(s.chars().filter(|&c| c != ','));
+    buf.parse().ok()
+}
+
+/// A column's unit: the factor from the file's unit to the internal one, and the name
+/// of the internal unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub factor: f64,
+    pub base: Box<str>,
+}
+
+impl Unit {
+    pub fn none() -> Unit {
+        Unit {
+            factor: 1.0,
+            base: "".into(),
+        }
+    }
+
+    /// Reads a unit as ncu writes it (`us`, `Kbyte/block`, `Gbyte/s`, `sector/ns`,
+    /// `%/Kbyte`, `Ghz`, `inst/cycle` …).
+    pub fn parse(unit: &str) -> Unit {
+        let unit = unit.trim();
+        let (num, den) = match unit.split_once('/') {
+            Some((n, d)) => (n, Some(d)),
+            None => (unit, None),
+        };
+        let (nf, nb) = scale_term(num, false);
+        let (df, db) = match den {
+            Some(d) => scale_term(d, true),
+            None => (1.0, Cow::Borrowed("")),
+        };
+        let base = match den {
+            Some(_) => format!("{nb}/{db}"),
+            None => nb.into_owned(),
+        };
+        Unit {
+            factor: nf / df,
+            base: base.into(),
+        }
+    }
+}
+
+/// Scales one side of a unit. Time goes to ns in a numerator and to s in a denominator
+/// (rates per second); sizes go to bytes, frequencies to Hz. ncu's prefixes are decimal.
+fn scale_term(term: &str, denominator: bool) -> (f64, Cow<'_, str>) {
+    let time = |ns_per: f64| {
+        if denominator {
+            (ns_per / 1e9, Cow::Borrowed("s"))
+        } else {
+            (ns_per, Cow::Borrowed("ns"))
+        }
+    };
+    match term {
+        "ns" | "nsecond" => time(1.0),
+        "us" | "usecond" => time(1e3),
+        "ms" | "msecond" => time(1e6),
+        "s" | "second" => time(1e9),
+        _ => {
+            for (base, out) in [("byte", "byte"), ("hz", "Hz"), ("Hz", "Hz")] {
+                if let Some(prefix) = term.strip_suffix(base)
+                    && let Some(f) = prefix_factor(prefix)
+                {
+                    return (f, Cow::Borrowed(out));
+                }
+            }
+            (1.0, Cow::Borrowed(term))
+        }
+    }
+}
+
+fn prefix_factor(prefix: &str) -> Option<f64> {
+    Some(match prefix {
+        "" => 1.0,
+        "K" | "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> f64 {
+        parse_plain(s).unwrap().num().unwrap()
+    }
+
+    #[test]
+    fn numbers_with_separators_and_instances() {
+        assert_eq!(n("193,757"), 193757.0);
+        assert_eq!(n("5,297,086.66"), 5297086.66);
+        assert_eq!(n("-1,024"), -1024.0);
+        assert_eq!(n("0.35"), 0.35);
+        assert_eq!(n("4,096 (0; 0; 1)"), 4096.0);
+        assert_eq!(n("1.5e+06"), 1.5e6);
+    }
+
+    #[test]
+    fn text_stays_text() {
+        for t in [
+            "PolicySpread",
+            "-",
+            "all (all)",
+            "nan",
+            "no data",
+            "(32, 32, 1)",
+            "(0; 0; 0)",
+        ] {
+            assert!(
+                matches!(parse_plain(t).unwrap(), Value::Text(_)),
+                "{t} should be text"
+            );
+        }
+        assert_eq!(parse_plain("  ").unwrap(), Value::Empty);
+    }
+
+    #[test]
+    fn swapped_locale_is_an_error() {
+        for bad in ["3,20", "1.234,56", "1.234.567", "12,34,567"] {
+            assert!(parse_plain(bad).is_err(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn units_convert_to_one_internal_unit() {
+        let u = Unit::parse("us");
+        assert_eq!((u.factor, &*u.base), (1e3, "ns"));
+        let u = Unit::parse("Kbyte/block");
+        assert_eq!((u.factor, &*u.base), (1e3, "byte/block"));
+        let u = Unit::parse("Gbyte/s");
+        assert_eq!((u.factor, &*u.base), (1e9, "byte/s"));
+        let u = Unit::parse("sector/us");
+        assert_eq!((u.factor, &*u.base), (1e6, "sector/s"));
+        let u = Unit::parse("Ghz");
+        assert_eq!((u.factor, &*u.base), (1e9, "Hz"));
+        let u = Unit::parse("%/Kbyte");
+        assert!((u.factor - 1e-3).abs() < 1e-15);
+        assert_eq!(&*u.base, "%/byte");
+        let u = Unit::parse("inst/cycle");
+        assert_eq!((u.factor, &*u.base), (1.0, "inst/cycle"));
+        // ms in raw pages and ns in base-unit pages give the same internal value.
+        let a = parse_cell("2.743968", &Unit::parse("ms"))
+            .unwrap()
+            .num()
+            .unwrap();
+        let b = parse_cell("2,743,968", &Unit::parse("ns"))
+            .unwrap()
+            .num()
+            .unwrap();
+        assert!((a - b).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,113 @@
+//! How values read as text: one place for units and precision.
+
+use crate::analysis::Kind;
+
+/// Shown for a value that is unknown (absent from the export), never "0".
+pub const UNKNOWN: &str = "—";
+
+pub fn value(kind: Kind, v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return UNKNOWN.to_string();
+    };
+    match kind {
+        Kind::Time => micros(v / 1e3),
+        Kind::Tflops => format!("{v:.1}"),
+        Kind::Percent => format!("{v:.1}"),
+        Kind::Count => thousands(v),
+        Kind::Bytes => bytes(v),
+    }
+}
+
+/// A value with its unit ("61.02 µs", "62.0 %").
+pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
+    match v {
+        None => UNKNOWN.to_string(),
+        Some(_) if kind.unit().is_empty() => value(kind, v),
+        Some(_) => format!("{} {}", value(kind, v), kind.unit()),
+    }
+}
+
+/// Microseconds with about four significant digits.
+pub fn micros(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{us:.0}")
+    } else if us >= 100.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
+pub fn share(s: Option<f64>) -> String {
+    match s {
+        Some(s) => format!("{:.1}", s * 100.0),
+        None => UNKNOWN.to_string(),
+    }
+}
+
+pub fn thousands(v: f64) -> String {
+    if v.fract() != 0.0 && v.abs() < 1000.0 {
+        return format!("{v:.2}");
+    }
+    let n = v.round() as i128;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn bytes(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1} MB", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} KB", v / 1e3)
+    } else {
+        format!("{v:.0} B")
+    }
+}
+
+/// A delta between two values of one metric, in the metric's unit or as a factor.
+pub fn delta(kind: Kind, a: Option<f64>, b: Option<f64>) -> String {
+    let (Some(a), Some(b)) = (a, b) else {
+        return UNKNOWN.to_string();
+    };
+    let d = b - a;
+    let sign = if d >= 0.0 { "+" } else { "-" };
+    let abs = match kind {
+        Kind::Percent => format!("{:.1} pt", d.abs()),
+        _ => with_unit(kind, Some(d.abs())),
+    };
+    if a != 0.0 && kind != Kind::Percent {
+        format!("{sign}{abs} ({:.2}×)", b / a)
+    } else {
+        format!("{sign}{abs}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(value(Kind::Time, Some(61_024.0)), "61.02");
+        assert_eq!(value(Kind::Time, Some(2_743_968.0)), "2744");
+        assert_eq!(value(Kind::Count, Some(1_230_241_792.0)), "1,230,241,792");
+        assert_eq!(value(Kind::Count, Some(-1234.0)), "-1,234");
+        assert_eq!(value(Kind::Percent, None), "—");
+        assert_eq!(bytes(66_560.0), "66.6 KB");
+        assert_eq!(
+            delta(Kind::Time, Some(2000.0), Some(1000.0)),
+            "-1.00 µs (0.50×)"
+        );
+        assert_eq!(delta(Kind::Percent, Some(10.0), Some(12.5)), "+2.5 pt");
+    }
+}
