@@ -36,6 +36,15 @@ impl Kind {
             Kind::Bytes => "B",
         }
     }
+
+    /// The change below which two values count as the same.
+    pub fn tolerance(self) -> f64 {
+        match self {
+            // Half a percentage point.
+            Kind::Percent => 0.5,
+            _ => 0.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,7 +11,7 @@ use serde::Serialize;
 pub enum Verdict {
     Better,
     Worse,
-    /// Within 1% of each other.
+    /// Within 1% of each other (or within the metric's absolute tolerance).
     Same,
     /// Changed, and the metric has no better direction.
     Changed,
@@ -20,12 +20,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn judge(a: Option<f64>, b: Option<f64>, better: Better) -> Verdict {
+    /// Judges a change from `a` to `b`; changes under `tolerance` (absolute, in the
+    /// metric's unit) or under 1% count as the same.
+    pub fn judge(a: Option<f64>, b: Option<f64>, better: Better, tolerance: f64) -> Verdict {
         let (Some(a), Some(b)) = (a, b) else {
             return Verdict::Unknown;
         };
         let scale = a.abs().max(b.abs());
-        if scale == 0.0 || (b - a).abs() / scale < 0.01 {
+        if scale == 0.0 || (b - a).abs() <= tolerance || (b - a).abs() / scale < 0.01 {
             return Verdict::Same;
         }
         match (better, b > a) {
@@ -80,7 +82,7 @@ pub fn compare(a: &VersionAnalysis, b: &VersionAnalysis) -> Comparison {
                 id: d.id,
                 a: x,
                 b: y,
-                verdict: Verdict::judge(x, y, d.better),
+                verdict: Verdict::judge(x, y, d.better, d.kind.tolerance()),
             }
         })
         .collect();
@@ -98,7 +100,8 @@ pub fn compare(a: &VersionAnalysis, b: &VersionAnalysis) -> Comparison {
                 reason: r,
                 a: share(a, r),
                 b: share(b, r),
-                verdict: Verdict::judge(share(a, r), share(b, r), better),
+                // Shares are 0..1: half a percentage point is noise.
+                verdict: Verdict::judge(share(a, r), share(b, r), better, 0.005),
             }
         })
         .collect();
@@ -117,23 +120,27 @@ mod tests {
     #[test]
     fn verdicts_follow_direction() {
         assert_eq!(
-            Verdict::judge(Some(2.0), Some(1.0), Better::Lower),
+            Verdict::judge(Some(2.0), Some(1.0), Better::Lower, 0.0),
             Verdict::Better
         );
         assert_eq!(
-            Verdict::judge(Some(2.0), Some(1.0), Better::Higher),
+            Verdict::judge(Some(2.0), Some(1.0), Better::Higher, 0.0),
             Verdict::Worse
         );
         assert_eq!(
-            Verdict::judge(Some(100.0), Some(100.5), Better::Higher),
+            Verdict::judge(Some(100.0), Some(100.5), Better::Higher, 0.0),
             Verdict::Same
         );
         assert_eq!(
-            Verdict::judge(Some(1.0), Some(3.0), Better::Neutral),
+            Verdict::judge(Some(1.0), Some(3.0), Better::Neutral, 0.0),
             Verdict::Changed
         );
         assert_eq!(
-            Verdict::judge(None, Some(3.0), Better::Higher),
+            Verdict::judge(Some(0.009), Some(0.014), Better::Higher, 0.5),
+            Verdict::Same
+        );
+        assert_eq!(
+            Verdict::judge(None, Some(3.0), Better::Higher, 0.0),
             Verdict::Unknown
         );
     }

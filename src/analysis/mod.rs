@@ -7,7 +7,7 @@ mod stalls;
 
 pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
-pub use stalls::{Bottleneck, OpcodeStat, StallBreakdown, StallSource};
+pub use stalls::{Bottleneck, OpcodeStat, StallBreakdown, StallSource, hot_ops};
 
 use crate::model::{Ladder, Profile, Version};
 use catalogue::Src;

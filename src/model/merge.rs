@@ -1,7 +1,8 @@
 //! Merging pages exported from one report into one profile per kernel launch.
 //!
-//! Pages given together describe the same launches: a launch is matched on its launch ID,
-//! kernel name and process; the source page carries only the kernel name, so it goes to
+//! Pages given together describe the same launches: a launch is matched on its launch ID
+//! and kernel name (not the process: pages may come from separate ncu runs of the same
+//! program); the source page carries only the kernel name, so it goes to
 //! the first profile of that name that has no source page yet. A profile takes one page
 //! of each kind: a second raw page of the same launch ID starts a new profile (two
 //! reports of the same kernel, e.g. two versions, each launched once).
@@ -41,9 +42,7 @@ fn accepts(p: &Profile, kind: PageKind, r: &KernelRecord) -> bool {
         }
         other => !p.has_page(other),
     };
-    free && same_kernel(&p.kernel, &r.kernel)
-        && same(p.launch_id, r.launch_id)
-        && same(p.process_id, r.process_id)
+    free && same_kernel(&p.kernel, &r.kernel) && same(p.launch_id, r.launch_id)
 }
 
 fn add(p: &mut Profile, kind: PageKind, path: &std::path::Path, r: KernelRecord) {

@@ -108,7 +108,14 @@ pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelReco
             .rule
             .is_some_and(|r| row.get(r[0]).is_some_and(|c| !c.trim().is_empty()));
         if !is_rule && row.len() < metric_width {
-            return Err(length_error(path, line, row.len(), metric_width, "details"));
+            return Err(ParseError::at(
+                path,
+                line,
+                format!(
+                    "row is too short ({} fields; a metric row needs {metric_width}): the file may be truncated or edited",
+                    row.len()
+                ),
+            ));
         }
 
         let kernel = row.get(layout.kernel).unwrap_or_default().to_string();

@@ -7,6 +7,7 @@ use super::stall::StallReason;
 use super::value::parse_plain;
 use super::{KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, reader};
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::Path;
 
 /// The SASS listing of one kernel with its samples.
@@ -130,6 +131,9 @@ struct Block {
     header: Option<Header>,
     listing: SourceListing,
     current_cuda_line: Option<u32>,
+    /// Addresses already listed: ncu may list a function's instructions again after a
+    /// "..." row; the first listing is kept.
+    seen: HashSet<u64>,
 }
 
 pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
@@ -157,6 +161,7 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
                         file: file.clone(),
                     },
                     current_cuda_line: None,
+                    seen: HashSet::new(),
                 });
                 continue;
             }
@@ -185,6 +190,9 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
             }
         };
         let address = row[header.address].trim();
+        if address == "..." {
+            continue;
+        }
         if let (Some(ln), true) = (header.line_no, address == "-" || address.is_empty()) {
             // A CUDA source line of a cuda,sass listing.
             let number = row[ln].trim().parse::<u32>().ok();
@@ -208,6 +216,9 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
                 format!("{address:?} is not an instruction address"),
             )
         })?;
+        if !block.seen.insert(address) {
+            continue;
+        }
         let text = row[header.sass].trim();
         let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
         for &(i, reason) in &header.stalls {

@@ -22,7 +22,8 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
 pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
     match v {
         None => UNKNOWN.to_string(),
-        Some(_) if kind.unit().is_empty() => value(kind, v),
+        // Byte sizes carry their own unit (KB, MB).
+        Some(_) if kind.unit().is_empty() || kind == Kind::Bytes => value(kind, v),
         Some(_) => format!("{} {}", value(kind, v), kind.unit()),
     }
 }
@@ -56,7 +57,7 @@ pub fn thousands(v: f64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -83,6 +84,7 @@ pub fn delta(kind: Kind, a: Option<f64>, b: Option<f64>) -> String {
     let sign = if d >= 0.0 { "+" } else { "-" };
     let abs = match kind {
         Kind::Percent => format!("{:.1} pt", d.abs()),
+        Kind::Bytes => bytes(d.abs()),
         _ => with_unit(kind, Some(d.abs())),
     };
     if a != 0.0 && kind != Kind::Percent {
