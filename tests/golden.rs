@@ -162,9 +162,9 @@ fn raw_page_with_prefixes_and_instance_values() {
             // Only present with a TPC.TriageCompute. prefix.
             "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
         ] {
-            let x = a.get(m).and_then(Value::num);
+            let x = a.num(m);
             assert!(x.is_some(), "{m}");
-            let y = b.get(m).and_then(Value::num);
+            let y = b.num(m);
             let (x, y) = (x.unwrap(), y.unwrap());
             assert!((x - y).abs() <= 0.01 * x.abs().max(1.0), "{m}: {x} vs {y}");
         }
@@ -173,18 +173,14 @@ fn raw_page_with_prefixes_and_instance_values() {
         panic!()
     };
     assert_eq!(
-        r.get("smsp__pcsamp_warps_issue_stalled_lg_throttle")
-            .and_then(Value::num),
+        r.num("smsp__pcsamp_warps_issue_stalled_lg_throttle"),
         Some(128_075.0)
     );
     // ms in the file, ns inside.
-    assert_eq!(
-        r.get("gpu__time_duration.sum").and_then(Value::num),
-        Some(2_743_968.0)
-    );
+    assert_eq!(r.num("gpu__time_duration.sum"), Some(2_743_968.0));
     // Non-numeric values are kept as text, never zero.
     assert!(
-        matches!(r.get("launch__cluster_scheduling_policy"), Some(Value::Text(t)) if &**t == "PolicySpread")
+        matches!(r.get("launch__cluster_scheduling_policy"), Some(Value::Text(t)) if &*t == "PolicySpread")
     );
 }
 
@@ -328,10 +324,12 @@ fn shares_fall_back_to_per_issue_ratios() {
     let e = export("h200/sdpa_flash_raw.csv");
     let mut profile = model::merge_exports(vec![e]).remove(0);
     let raw = profile.raw.as_mut().unwrap();
-    for (i, c) in raw.schema.columns.iter().enumerate() {
-        if c.metric.contains("pcsamp") {
-            raw.values[i] = Value::Empty;
-        }
+    let pcsamp: Vec<usize> = (0..raw.schema.columns.len())
+        .filter(|&i| raw.schema.columns[i].metric.contains("pcsamp"))
+        .collect();
+    assert!(!pcsamp.is_empty());
+    for i in pcsamp {
+        raw.clear(i);
     }
     let s = analysis::StallBreakdown::from_profile(&profile).unwrap();
     assert_eq!(s.source, analysis::StallSource::PerIssueRatios);

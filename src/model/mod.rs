@@ -40,7 +40,7 @@ impl Profile {
     /// A raw metric by name (collection prefix ignored): from the raw page, else from a
     /// `--metrics` page, which uses the same names.
     pub fn raw_value(&self, metric: &str) -> Option<f64> {
-        if let Some(v) = self.raw.as_ref().and_then(|r| r.get(metric)?.num()) {
+        if let Some(v) = self.raw.as_ref().and_then(|r| r.num(metric)) {
             return Some(v);
         }
         self.details

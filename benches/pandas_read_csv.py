@@ -1,0 +1,23 @@
+"""The same raw page through pandas, for the README's comparison.
+
+Run after `cargo bench --bench parse_raw` (which writes the file):
+    taskset -c 0 python3 benches/pandas_read_csv.py
+Times pd.read_csv with thousands separators and the units row skipped (parsing only, no
+analysis), median of 7 runs.
+"""
+import os
+import statistics
+import time
+
+import pandas as pd
+
+path = os.path.join(os.path.dirname(__file__), "..", "target", "bench", "raw_1000.csv")
+size = os.path.getsize(path)
+times = []
+for _ in range(8):
+    t = time.perf_counter()
+    df = pd.read_csv(path, skiprows=[1], thousands=",", low_memory=False)
+    times.append(time.perf_counter() - t)
+    assert len(df) == 1000
+med = statistics.median(times[1:])
+print(f"pandas {pd.__version__} read_csv: {size / 1e6:.1f} MB in {med * 1e3:.0f} ms median → {size / 1e6 / med:.0f} MB/s")
