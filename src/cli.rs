@@ -1,5 +1,6 @@
 //! The command line: every subcommand, its arguments and its help.
 
+use crate::model::Shape;
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -89,4 +90,73 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// On a GPU: compile, launch, check and time versions of a kernel ladder.
+    ///
+    /// Each version runs in its own process on fresh random inputs (seeded; the seed is
+    /// printed), its output poisoned with NaN before the launch and compared with an fp32
+    /// GPU reference and fp64 CPU rows. Results go to the profiles ladder's runs.json.
+    Run {
+        /// Version ids, or `all` [default: all].
+        versions: Vec<String>,
+        /// Problem shape B,H,S,D [default: the ladder's reference shape].
+        #[arg(long)]
+        shape: Option<Shape>,
+        /// Causal masking.
+        #[arg(long)]
+        causal: bool,
+        /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
+        #[arg(long)]
+        baselines: bool,
+        /// Print the results as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Seed of the random inputs, to replay a run [default: fresh].
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Timed repetitions per version (the median is reported).
+        #[arg(long, default_value_t = 15)]
+        reps: usize,
+        /// Seconds a version may take before it is stopped.
+        #[arg(long, default_value_t = 180)]
+        timeout: u64,
+        /// The kernel ladder folder.
+        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
+        kernels: std::path::PathBuf,
+        /// Do not store the results.
+        #[arg(long)]
+        no_save: bool,
+    },
+    /// On a GPU with Nsight Compute: profile versions with ncu and import the exports.
+    Profile {
+        /// Version ids, or `all` [default: all].
+        versions: Vec<String>,
+        #[arg(long)]
+        shape: Option<Shape>,
+        #[arg(long)]
+        causal: bool,
+        /// ncu section set.
+        #[arg(long, default_value = "full")]
+        set: String,
+        /// Seconds one version's profile may take.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
+        kernels: std::path::PathBuf,
+    },
+    /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
+    Build {
+        /// Version ids, or `all` [default: all].
+        versions: Vec<String>,
+        /// Target architecture.
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
+        /// Head dimension (HEAD_DIM).
+        #[arg(long, default_value_t = 128)]
+        head_dim: u32,
+        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
+        kernels: std::path::PathBuf,
+    },
+    /// Internal: runs one version in a child process.
+    #[command(name = "__child", hide = true)]
+    Child(crate::gpu::child::ChildArgs),
 }

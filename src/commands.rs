@@ -3,11 +3,18 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{Cli, Command, Common};
+use crate::gpu::{profile, runner};
 use crate::import;
+use crate::model::RunStatus;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::report::format;
 use crate::report::{self, Analysed, CompareInput, Format};
 use anyhow::{Context, Result, anyhow, bail};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
@@ -76,7 +83,167 @@ pub fn run(cli: Cli) -> Result<bool> {
             eprintln!("{done}");
             Ok(true)
         }
+        Some(Command::Run {
+            versions,
+            shape,
+            causal,
+            baselines,
+            json,
+            seed,
+            reps,
+            timeout,
+            kernels,
+            no_save,
+        }) => {
+            let req = runner::Request {
+                kernels: &kernels,
+                versions: &versions,
+                shape,
+                causal,
+                baselines,
+                seed,
+                reps,
+                timeout: Duration::from_secs(timeout),
+            };
+            run_command(&req, json, (!no_save).then(|| writable_profiles(&common)))
+        }
+        Some(Command::Profile {
+            versions,
+            shape,
+            causal,
+            set,
+            timeout,
+            kernels,
+        }) => {
+            let profiles = writable_profiles(&common);
+            let req = profile::Request {
+                kernels: &kernels,
+                versions: &versions,
+                shape,
+                causal,
+                profiles: &profiles,
+                set: &set,
+                timeout: Duration::from_secs(timeout),
+            };
+            profile_command(&req)
+        }
+        Some(Command::Build {
+            versions,
+            arch,
+            head_dim,
+            kernels,
+        }) => {
+            let ladder = crate::gpu::load_kernels(&kernels)?;
+            let mut ok = true;
+            for b in crate::gpu::build(&ladder, &versions, &arch, head_dim)? {
+                match b.outcome {
+                    Ok(c) => println!(
+                        "{:<16} ok   {}",
+                        b.id,
+                        crate::gpu::nvrtc::resource_summary(&c.log)
+                            .unwrap_or_else(|| "(cached)".into())
+                    ),
+                    Err(e) => {
+                        ok = false;
+                        println!("{:<16} FAILED\n{e:#}", b.id);
+                    }
+                }
+            }
+            Ok(ok)
+        }
+        Some(Command::Child(args)) => {
+            crate::gpu::child::main(&args)?;
+            Ok(true)
+        }
     }
+}
+
+fn run_command(req: &runner::Request, json: bool, save_to: Option<PathBuf>) -> Result<bool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
+            .expect("a valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let outcome = runner::run(req, &cancel, &mut |p| match p {
+        runner::Progress::Started { id, index, total } => {
+            bar.set_length(total as u64);
+            bar.set_position(index as u64);
+            bar.set_message(format!("running {id}"));
+        }
+        runner::Progress::Finished(r) => {
+            let what = match r.status {
+                RunStatus::Ok => format!(
+                    "ok, {} µs",
+                    r.median_us.map(format::micros).unwrap_or_default()
+                ),
+                RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
+                RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
+            };
+            bar.println(format!("{:<14} {what}", r.version));
+        }
+    });
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    let header = format!(
+        "{} · shape {}{} · seed {} (replay with --seed {}) · {}",
+        outcome.ladder.ladder,
+        outcome.shape,
+        if req.causal { " causal" } else { "" },
+        outcome.seed,
+        outcome.seed,
+        outcome
+            .results
+            .iter()
+            .find_map(|r| r.gpu.clone())
+            .unwrap_or_else(|| "GPU unknown".into())
+    );
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome.results)?);
+    } else {
+        println!("{header}\n");
+        print!("{}", runner::table(&outcome.results, &outcome.ladder));
+    }
+    if let Some(profiles) = save_to {
+        let path = runner::save(&profiles, &outcome.ladder, &outcome.results)?;
+        eprintln!("results stored in {}", path.display());
+    }
+    let failed: Vec<&str> = outcome
+        .results
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed && outcome.ladder.version(&r.version).is_some())
+        .map(|r| r.version.as_str())
+        .collect();
+    if !failed.is_empty() {
+        eprintln!("failed: {}", failed.join(", "));
+    }
+    Ok(failed.is_empty())
+}
+
+fn profile_command(req: &profile::Request) -> Result<bool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
+            .expect("a valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let results = profile::run(req, &cancel, &mut |id, i, n| {
+        bar.set_length(n as u64);
+        bar.set_position(i as u64);
+        bar.set_message(format!("profiling {id} with ncu"));
+    });
+    bar.finish_and_clear();
+    let mut ok = true;
+    for p in results? {
+        match p.outcome {
+            Ok(msg) => eprintln!("{:<8} {msg}", p.id),
+            Err(e) => {
+                ok = false;
+                eprintln!("{:<8} FAILED: {e:#}", p.id);
+            }
+        }
+    }
+    Ok(ok)
 }
 
 fn load_report(common: &Common) -> LoadReport {

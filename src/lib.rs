@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod gpu;
 pub mod import;
 pub mod model;
 pub mod ncu;

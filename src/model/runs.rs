@@ -105,6 +105,9 @@ pub struct RunResult {
     /// Why it failed or was skipped.
     #[serde(default)]
     pub message: Option<String>,
+    /// Registers and spills as ptxas reported them.
+    #[serde(default)]
+    pub resources: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

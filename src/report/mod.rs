@@ -2,7 +2,7 @@
 //! Each format is one [`Exporter`]; the table and Markdown formats share one grid.
 
 pub mod format;
-mod grid;
+pub mod grid;
 mod json;
 
 pub use grid::Grid;

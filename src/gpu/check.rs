@@ -1,0 +1,227 @@
+//! Checking a version's output: seeded random inputs, an fp64 CPU recomputation of a
+//! random sample of rows, and the error measures. Pure host code.
+
+use crate::model::Shape;
+use half::f16;
+
+/// A small, fast, seedable generator (SplitMix64): the same seed gives the same inputs
+/// on every machine, so a failure can be replayed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn next_signed(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// Q, K and V of one problem, [B, H, S, D] contiguous, fp16.
+pub struct Inputs {
+    pub shape: Shape,
+    pub q: Vec<f16>,
+    pub k: Vec<f16>,
+    pub v: Vec<f16>,
+}
+
+impl Inputs {
+    /// Random inputs: uniform in [-1, 1) for K and V, and for Q scaled so that scores
+    /// spread over a useful range of the softmax.
+    pub fn random(shape: Shape, seed: u64) -> Inputs {
+        let n = shape.elements();
+        let mut rng = Rng::new(seed);
+        let mut fill = |scale: f32| -> Vec<f16> {
+            (0..n)
+                .map(|_| f16::from_f32(rng.next_signed() * scale))
+                .collect()
+        };
+        let q = fill(2.0);
+        let k = fill(1.0);
+        let v = fill(1.0);
+        Inputs { shape, q, k, v }
+    }
+
+    fn row(&self, b: usize, h: usize, s: usize) -> usize {
+        let sh = &self.shape;
+        ((b * sh.h as usize + h) * sh.s as usize + s) * sh.d as usize
+    }
+
+    /// One output row computed in fp64 from the fp16 inputs.
+    pub fn reference_row(
+        &self,
+        b: usize,
+        h: usize,
+        i: usize,
+        causal: bool,
+        scale: f64,
+    ) -> Vec<f64> {
+        let sh = &self.shape;
+        let d = sh.d as usize;
+        let q = &self.q[self.row(b, h, i)..][..d];
+        let keys = if causal { i + 1 } else { sh.s as usize };
+        let mut scores = Vec::with_capacity(keys);
+        for j in 0..keys {
+            let k = &self.k[self.row(b, h, j)..][..d];
+            let dot: f64 = q.iter().zip(k).map(|(a, b)| a.to_f64() * b.to_f64()).sum();
+            scores.push(dot * scale);
+        }
+        let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let mut sum = 0.0;
+        for s in scores.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        let mut out = vec![0.0; d];
+        for (j, p) in scores.iter().enumerate() {
+            let v = &self.v[self.row(b, h, j)..][..d];
+            for (o, x) in out.iter_mut().zip(v) {
+                *o += p * x.to_f64();
+            }
+        }
+        out.iter_mut().for_each(|o| *o /= sum);
+        out
+    }
+}
+
+/// How far an output is from a reference.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ErrorStats {
+    pub max_abs: f64,
+    /// ‖out − ref‖ / ‖ref‖.
+    pub rel_l2: f64,
+    /// Elements that are NaN or infinite: unwritten (the output was poisoned with NaN)
+    /// or broken.
+    pub non_finite: usize,
+}
+
+impl ErrorStats {
+    pub fn of(
+        out: impl IntoIterator<Item = f64>,
+        reference: impl IntoIterator<Item = f64>,
+    ) -> ErrorStats {
+        let mut s = ErrorStats::default();
+        let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
+        for (o, r) in out.into_iter().zip(reference) {
+            if !o.is_finite() {
+                s.non_finite += 1;
+                continue;
+            }
+            let d = (o - r).abs();
+            s.max_abs = s.max_abs.max(d);
+            diff2 += d * d;
+            ref2 += r * r;
+        }
+        s.rel_l2 = if ref2 > 0.0 {
+            (diff2 / ref2).sqrt()
+        } else {
+            diff2.sqrt()
+        };
+        s
+    }
+
+    /// The worse of two measurements.
+    pub fn worst(self, other: ErrorStats) -> ErrorStats {
+        ErrorStats {
+            max_abs: self.max_abs.max(other.max_abs),
+            rel_l2: self.rel_l2.max(other.rel_l2),
+            non_finite: self.non_finite.max(other.non_finite),
+        }
+    }
+}
+
+/// Rows (b, h, i) to recompute on the CPU: a random sample, always with the first and
+/// last query row (the causal mask's edge cases).
+pub fn sample_rows(shape: &Shape, count: usize, seed: u64) -> Vec<(usize, usize, usize)> {
+    let mut rng = Rng::new(seed ^ 0x5EED_0FC0_FFEE);
+    let (b, h, s) = (shape.b as u64, shape.h as u64, shape.s as u64);
+    let mut rows = vec![
+        (0, 0, 0),
+        ((b - 1) as usize, (h - 1) as usize, (s - 1) as usize),
+    ];
+    while rows.len() < count {
+        rows.push((
+            rng.below(b) as usize,
+            rng.below(h) as usize,
+            rng.below(s) as usize,
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_seeded_and_not_zero() {
+        let shape = Shape {
+            b: 1,
+            h: 2,
+            s: 16,
+            d: 8,
+        };
+        let a = Inputs::random(shape, 7);
+        let b = Inputs::random(shape, 7);
+        let c = Inputs::random(shape, 8);
+        assert_eq!(a.q, b.q);
+        assert_ne!(a.q, c.q);
+        assert!(a.q.iter().filter(|x| x.to_f32() == 0.0).count() < a.q.len() / 10);
+        let m = a.k.iter().map(|x| x.to_f32().abs()).fold(0.0, f32::max);
+        assert!(m > 0.5 && m <= 1.0);
+    }
+
+    #[test]
+    fn reference_row_is_a_softmax_average_of_v() {
+        let shape = Shape {
+            b: 1,
+            h: 1,
+            s: 4,
+            d: 2,
+        };
+        let mut x = Inputs::random(shape, 1);
+        // All scores equal: the output is the mean of V's rows.
+        x.q.iter_mut().for_each(|v| *v = f16::ZERO);
+        let row = x.reference_row(0, 0, 3, false, 1.0);
+        for (d, got) in row.iter().enumerate() {
+            let mean: f64 = (0..4).map(|j| x.v[j * 2 + d].to_f64()).sum::<f64>() / 4.0;
+            assert!((got - mean).abs() < 1e-12);
+        }
+        // Causal row 0 sees only key 0: the output is V's first row.
+        let row = x.reference_row(0, 0, 0, true, 1.0);
+        assert!((row[1] - x.v[1].to_f64()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn error_stats_count_unwritten_elements() {
+        let e = ErrorStats::of([1.0, f64::NAN, 2.0], [1.0, 1.0, 2.5]);
+        assert_eq!(e.non_finite, 1);
+        assert_eq!(e.max_abs, 0.5);
+        assert!(e.rel_l2 > 0.0);
+        let same = ErrorStats::of([1.0, 2.0], [1.0, 2.0]);
+        assert_eq!(same.rel_l2, 0.0);
+    }
+
+    #[test]
+    fn sampled_rows_include_the_edges() {
+        let s = Shape::REFERENCE;
+        let rows = sample_rows(&s, 16, 3);
+        assert_eq!(rows.len(), 16);
+        assert!(rows.contains(&(0, 0, 0)) && rows.contains(&(0, 63, 1023)));
+        assert!(rows.iter().all(|&(b, h, i)| b < 1 && h < 64 && i < 1024));
+    }
+}

@@ -1,0 +1,267 @@
+//! A thin layer over the CUDA driver (through cudarc): one context and stream, device
+//! buffers, modules, raw kernel launches and event timing. Every call's error carries
+//! the CUDA error's name and text.
+
+use super::nvrtc::Compiler;
+use super::recipe::Launch;
+use anyhow::{Context, Result, anyhow, bail};
+use cudarc::driver::{CudaContext, CudaModule, DriverError, result, sys};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".
+pub fn describe(e: &DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    match e.error_string() {
+        Ok(s) => format!("{name}: {}", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+trait CudaResult<T> {
+    fn cuda(self, what: &str) -> Result<T>;
+}
+
+impl<T> CudaResult<T> for std::result::Result<T, DriverError> {
+    fn cuda(self, what: &str) -> Result<T> {
+        self.map_err(|e| anyhow!("{what}: {}", describe(&e)))
+    }
+}
+
+/// Why this machine cannot launch kernels, if it cannot. Touches no context.
+pub fn unavailable() -> Option<String> {
+    if !unsafe { sys::is_culib_present() } {
+        return Some(
+            "no CUDA driver found (libcuda.so.1): running kernels needs an NVIDIA GPU and its driver"
+                .to_string(),
+        );
+    }
+    if let Err(e) = result::init() {
+        return Some(format!("the CUDA driver did not start: {}", describe(&e)));
+    }
+    match result::device::get_count() {
+        Ok(0) => Some("the CUDA driver sees no GPU".to_string()),
+        Ok(_) => None,
+        Err(e) => Some(format!("cannot count GPUs: {}", describe(&e))),
+    }
+}
+
+pub struct Device {
+    pub ctx: Arc<CudaContext>,
+    stream: sys::CUstream,
+    pub name: String,
+    pub cc: (i32, i32),
+    pub compiler: Compiler,
+}
+
+/// A device allocation, freed on drop.
+pub struct Buffer {
+    pub ptr: sys::CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = result::free_sync(self.ptr);
+        }
+    }
+}
+
+/// A loaded kernel.
+pub struct Kernel {
+    _module: Arc<CudaModule>,
+    func: sys::CUfunction,
+    pub name: String,
+    /// ptxas's resource report, when compiled now.
+    pub resources: Option<String>,
+}
+
+impl Device {
+    pub fn open() -> Result<Device> {
+        if let Some(why) = unavailable() {
+            bail!(why);
+        }
+        let ctx = CudaContext::new(0).cuda("cannot create a CUDA context on device 0")?;
+        // Launches are timed back to back: no per-launch event bookkeeping.
+        unsafe { ctx.disable_event_tracking() };
+        let name = ctx.name().cuda("device name")?;
+        let cc = ctx.compute_capability().cuda("compute capability")?;
+        let arch = match cc {
+            (9, 0) => "sm_90a".to_string(),
+            (10, 0) => "sm_100a".to_string(),
+            (maj, min) => format!("sm_{maj}{min}"),
+        };
+        let stream = ctx.default_stream().cu_stream();
+        Ok(Device {
+            compiler: Compiler::new(&arch)?,
+            ctx,
+            stream,
+            name,
+            cc,
+        })
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<Buffer> {
+        self.ctx.bind_to_thread().cuda("bind context")?;
+        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }
+            .cuda(&format!("cannot allocate {bytes} bytes on the GPU"))?;
+        Ok(Buffer { ptr, bytes })
+    }
+
+    pub fn upload<T: Copy>(&self, data: &[T]) -> Result<Buffer> {
+        let buf = self.alloc(std::mem::size_of_val(data))?;
+        unsafe { result::memcpy_htod_sync(buf.ptr, data) }.cuda("copy to the GPU")?;
+        Ok(buf)
+    }
+
+    pub fn download<T: Copy + Default>(&self, buf: &Buffer) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); buf.bytes / std::mem::size_of::<T>()];
+        self.sync()?;
+        unsafe { result::memcpy_dtoh_sync(&mut out, buf.ptr) }.cuda("copy from the GPU")?;
+        Ok(out)
+    }
+
+    /// Fills a buffer with one 16-bit pattern (0x7E00 is an fp16 NaN: the poison).
+    pub fn fill_u16(&self, buf: &Buffer, pattern: u16) -> Result<()> {
+        unsafe { sys::cuMemsetD16Async(buf.ptr, pattern, buf.bytes / 2, self.stream) }
+            .result()
+            .cuda("memset")
+    }
+
+    pub fn zero(&self, buf: &Buffer) -> Result<()> {
+        unsafe { result::memset_d8_async(buf.ptr, 0, buf.bytes, self.stream) }.cuda("memset")
+    }
+
+    /// Compiles (or takes from the cache) and loads one entry point.
+    pub fn kernel(
+        &self,
+        file: &str,
+        source: &str,
+        entry: &str,
+        options: &[String],
+    ) -> Result<Kernel> {
+        let compiled = self.compiler.compile(file, source, options)?;
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))
+            .cuda(&format!("cannot load the module of {file}"))?;
+        let func = module
+            .load_function(entry)
+            .cuda(&format!(
+                "{file} has no kernel named {entry} (is it extern \"C\"?)"
+            ))?
+            .cu_function();
+        Ok(Kernel {
+            _module: module,
+            func,
+            name: entry.to_string(),
+            resources: super::nvrtc::resource_summary(&compiled.log),
+        })
+    }
+
+    /// Launches a kernel. `args` point at the argument values, in order.
+    pub fn launch(&self, k: &Kernel, l: &Launch, args: &mut [*mut c_void]) -> Result<()> {
+        if l.shared_bytes > 48 * 1024 {
+            unsafe {
+                result::function::set_function_attribute(
+                    k.func,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    l.shared_bytes as i32,
+                )
+            }
+            .cuda(&format!(
+                "{} asks for {} bytes of shared memory",
+                k.name, l.shared_bytes
+            ))?;
+        }
+        unsafe { result::launch_kernel(k.func, l.grid, l.block, l.shared_bytes, self.stream, args) }
+            .cuda(&format!("launch of {}", k.name))
+    }
+
+    /// Waits for the GPU; a kernel's fault shows here.
+    pub fn sync(&self) -> Result<()> {
+        self.ctx.synchronize().cuda("kernel execution")
+    }
+
+    /// Milliseconds the GPU spent on `work` (CUDA events with timing enabled).
+    pub fn time_ms(&self, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+        let start = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).cuda("event")?;
+        let end = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).cuda("event")?;
+        let out = (|| {
+            unsafe { result::event::record(start, self.stream) }.cuda("event record")?;
+            work()?;
+            unsafe { result::event::record(end, self.stream) }.cuda("event record")?;
+            unsafe { result::event::synchronize(end) }.cuda("kernel execution")?;
+            let ms = unsafe { result::event::elapsed(start, end) }.cuda("event time")?;
+            Ok(ms as f64)
+        })();
+        unsafe {
+            let _ = result::event::destroy(start);
+            let _ = result::event::destroy(end);
+        }
+        out
+    }
+
+    pub fn stream(&self) -> sys::CUstream {
+        self.stream
+    }
+
+    pub fn sm_count(&self) -> Result<i32> {
+        self.ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .cuda("SM count")
+    }
+}
+
+/// A TMA descriptor as a kernel argument (`const __grid_constant__` 128-byte struct).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub struct TensorMap(pub sys::CUtensorMap);
+
+/// Encodes a 2-D fp16 tensor map over a row-major [rows, cols] matrix.
+pub fn tensor_map_2d(
+    base: sys::CUdeviceptr,
+    rows: u64,
+    cols: u64,
+    box_rows: u32,
+    box_cols: u32,
+    swizzle: u32,
+) -> Result<TensorMap> {
+    use sys::CUtensorMapSwizzle::*;
+    let swizzle = match swizzle {
+        0 => CU_TENSOR_MAP_SWIZZLE_NONE,
+        32 => CU_TENSOR_MAP_SWIZZLE_32B,
+        64 => CU_TENSOR_MAP_SWIZZLE_64B,
+        128 => CU_TENSOR_MAP_SWIZZLE_128B,
+        other => bail!("swizzle {other} (0, 32, 64 or 128)"),
+    };
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    let dims = [cols, rows];
+    let strides = [cols * 2];
+    let boxes = [box_cols, box_rows];
+    let elem = [1u32, 1];
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            2,
+            base as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .cuda("cuTensorMapEncodeTiled")
+    .context("building a TMA tensor map")?;
+    Ok(TensorMap(unsafe { map.assume_init() }))
+}

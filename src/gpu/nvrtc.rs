@@ -1,0 +1,239 @@
+//! Run-time compilation with NVRTC: the CUDA include path is discovered, errors carry the
+//! compiler's log and the file name, and compiled modules are cached on disk keyed by
+//! the source, the options (architecture included) and the NVRTC version.
+
+use anyhow::{Context, Result, anyhow, bail};
+use cudarc::nvrtc::sys;
+use sha2::{Digest, Sha256};
+use std::ffi::{CStr, CString, c_char};
+use std::path::{Path, PathBuf};
+
+/// A compiled kernel module.
+pub struct Compiled {
+    pub cubin: Vec<u8>,
+    /// What ptxas said (registers, spills), when the module was compiled now.
+    pub log: String,
+    pub cached: bool,
+}
+
+pub struct Compiler {
+    arch: String,
+    include: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    version: (i32, i32),
+}
+
+impl Compiler {
+    /// NVRTC for one target architecture (`sm_90a`, `sm_80` …).
+    pub fn new(arch: &str) -> Result<Compiler> {
+        if !nvrtc_present() {
+            bail!(
+                "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit or put its lib64 folder on LD_LIBRARY_PATH"
+            );
+        }
+        let mut version = (0, 0);
+        unsafe { sys::nvrtcVersion(&mut version.0, &mut version.1) }
+            .result()
+            .map_err(|e| anyhow!("nvrtcVersion failed: {e:?}"))?;
+        Ok(Compiler {
+            arch: arch.to_string(),
+            include: cuda_include_dir(),
+            cache: cache_dir(),
+            version,
+        })
+    }
+
+    pub fn version(&self) -> (i32, i32) {
+        self.version
+    }
+
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// Compiles `source` (named `file` in errors) to a cubin for this architecture.
+    pub fn compile(&self, file: &str, source: &str, extra: &[String]) -> Result<Compiled> {
+        let mut options = vec![
+            format!("--gpu-architecture={}", self.arch),
+            "-std=c++17".to_string(),
+            "-lineinfo".to_string(),
+            "--ptxas-options=-v".to_string(),
+        ];
+        if let Some(inc) = &self.include {
+            options.push(format!("--include-path={}", inc.display()));
+        }
+        options.extend(extra.iter().cloned());
+
+        let key = {
+            let mut h = Sha256::new();
+            h.update(source.as_bytes());
+            for o in &options {
+                h.update([0u8]);
+                h.update(o.as_bytes());
+            }
+            h.update(format!("nvrtc {}.{}", self.version.0, self.version.1).as_bytes());
+            h.finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        let cached_path = self.cache.as_ref().map(|c| c.join(format!("{key}.cubin")));
+        if let Some(p) = &cached_path
+            && let Ok(cubin) = std::fs::read(p)
+        {
+            return Ok(Compiled {
+                cubin,
+                log: std::fs::read_to_string(p.with_extension("log")).unwrap_or_default(),
+                cached: true,
+            });
+        }
+
+        let (cubin, log) = compile_raw(file, source, &options).map_err(|e| {
+            if self.include.is_none() && e.to_string().contains("cannot open source file") {
+                e.context("the CUDA headers were not found: set CUDA_HOME or CUDA_PATH")
+            } else {
+                e
+            }
+        })?;
+        if let Some(p) = &cached_path
+            && let Some(dir) = p.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+        {
+            // A cache that cannot be written only costs a recompilation next time.
+            let _ = crate::import::write_atomically(&p.with_extension("log"), log.as_bytes());
+            let _ = crate::import::write_atomically(p, &cubin);
+        }
+        Ok(Compiled {
+            cubin,
+            log,
+            cached: false,
+        })
+    }
+}
+
+pub fn nvrtc_present() -> bool {
+    unsafe { sys::is_culib_present() }
+}
+
+fn compile_raw(file: &str, source: &str, options: &[String]) -> Result<(Vec<u8>, String)> {
+    let src = CString::new(source).context("the source holds a NUL byte")?;
+    let name = CString::new(file).context("the file name holds a NUL byte")?;
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    unsafe {
+        sys::nvrtcCreateProgram(
+            &mut prog,
+            src.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    }
+    .result()
+    .map_err(|e| anyhow!("{file}: nvrtcCreateProgram failed: {e:?}"))?;
+    let guard = ProgramGuard(prog);
+
+    let c_opts: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(o.as_str()).expect("options hold no NUL"))
+        .collect();
+    let ptrs: Vec<*const c_char> = c_opts.iter().map(|o| o.as_ptr()).collect();
+    let status = unsafe { sys::nvrtcCompileProgram(guard.0, ptrs.len() as i32, ptrs.as_ptr()) };
+    let log = program_log(guard.0);
+    if status != sys::nvrtcResult::NVRTC_SUCCESS {
+        let error = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(status)) }.to_string_lossy();
+        bail!(
+            "{file} does not compile ({error}), options {}:\n{}",
+            options.join(" "),
+            log.trim_end()
+        );
+    }
+    let mut size = 0usize;
+    unsafe { sys::nvrtcGetCUBINSize(guard.0, &mut size) }
+        .result()
+        .map_err(|e| anyhow!("{file}: no CUBIN (is the architecture a real one?): {e:?}"))?;
+    let mut cubin = vec![0u8; size];
+    unsafe { sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(|e| anyhow!("{file}: nvrtcGetCUBIN failed: {e:?}"))?;
+    Ok((cubin, log))
+}
+
+fn program_log(prog: sys::nvrtcProgram) -> String {
+    let mut size = 0usize;
+    if unsafe { sys::nvrtcGetProgramLogSize(prog, &mut size) } != sys::nvrtcResult::NVRTC_SUCCESS
+        || size <= 1
+    {
+        return String::new();
+    }
+    let mut buf = vec![0u8; size];
+    if unsafe { sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr() as *mut c_char) }
+        != sys::nvrtcResult::NVRTC_SUCCESS
+    {
+        return String::new();
+    }
+    String::from_utf8_lossy(&buf[..size - 1]).into_owned()
+}
+
+struct ProgramGuard(sys::nvrtcProgram);
+
+impl Drop for ProgramGuard {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = sys::nvrtcDestroyProgram(&mut self.0);
+        }
+    }
+}
+
+/// The CUDA include folder: `$CUDA_PATH`, `$CUDA_HOME`, then /usr/local/cuda.
+pub fn cuda_include_dir() -> Option<PathBuf> {
+    let candidates = ["CUDA_PATH", "CUDA_HOME"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .chain([PathBuf::from("/usr/local/cuda")]);
+    candidates
+        .map(|root| root.join("include"))
+        .find(|inc| inc.join("cuda_fp16.h").is_file())
+}
+
+/// `$STALLSCOPE_CACHE`, else `$XDG_CACHE_HOME/stallscope`, else `~/.cache/stallscope`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("STALLSCOPE_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    Some(base.join("stallscope"))
+}
+
+/// Registers and spills from a ptxas log, for the run table.
+pub fn resource_summary(log: &str) -> Option<String> {
+    let regs = log
+        .lines()
+        .find_map(|l| l.split("Used ").nth(1).and_then(|r| r.split(' ').next()))?;
+    let spills = log
+        .lines()
+        .filter(|l| l.contains("bytes spill stores"))
+        .find_map(|l| {
+            let s = l.split("bytes spill stores").next()?;
+            s.rsplit(", ").next().map(str::trim).map(str::to_string)
+        });
+    Some(match spills {
+        Some(s) if s != "0" => format!("{regs} regs, {s} B spilled"),
+        _ => format!("{regs} regs"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resource_summary;
+
+    #[test]
+    fn ptxas_summary() {
+        let log = "ptxas info    : Compiling entry function 'k' for 'sm_90a'\nptxas info    : Function properties for k\n    0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\nptxas info    : Used 168 registers, used 1 barriers, 400 bytes cmem[0]\n";
+        assert_eq!(resource_summary(log).unwrap(), "168 regs, 8 B spilled");
+        let log = "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 40 registers\n";
+        assert_eq!(resource_summary(log).unwrap(), "40 regs");
+    }
+}
