@@ -275,7 +275,8 @@ fn dims(exprs: &[String], shape: &Shape) -> Result<(u32, u32, u32)> {
     Ok((d[0], d[1], d[2]))
 }
 
-/// Evaluates an integer expression of B, H, S, D with `cdiv(a, b)`, `min`, `max`.
+/// Evaluates an integer expression of B, H, S, D with `cdiv(a, b)`, `min(a, b)`,
+/// `max(a, b)`.
 pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
     let mut ctx = HashMapContext::<evalexpr::DefaultNumericTypes>::new();
     for (name, v) in [
@@ -315,7 +316,7 @@ mod tests {
         assert_eq!(eval("cdiv(S, 96)", &s).unwrap(), 11);
         assert_eq!(eval("B*H", &s).unwrap(), 64);
         assert_eq!(eval("4*B*H*S*S*D", &s).unwrap(), 34_359_738_368);
-        assert_eq!(eval("math::min(S, 64) * 2", &s).unwrap(), 128);
+        assert_eq!(eval("min(S, 64) * 2", &s).unwrap(), 128);
         assert!(eval("S / 0", &s).is_err());
         assert!(eval("Q + 1", &s).is_err());
     }
