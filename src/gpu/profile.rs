@@ -51,12 +51,12 @@ pub fn run(
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<Vec<Profiled>> {
     let ladder = super::load_kernels(req.kernels)?;
+    let versions = ladder.select(req.versions)?;
     let ncu = find_ncu()?;
     if let Some(why) = super::device::unavailable() {
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
-    let versions = ladder.select(req.versions)?;
     let exe = std::env::current_exe().context("cannot find the stallscope executable")?;
     let work = tempfile::tempdir().context("temporary folder")?;
     let mut out = Vec::new();

@@ -53,12 +53,12 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome> {
     let ladder = super::load_kernels(req.kernels)?;
+    let versions = ladder.select(req.versions)?;
     if let Some(why) = super::device::unavailable() {
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
     let seed = req.seed.unwrap_or_else(fresh_seed);
-    let versions = ladder.select(req.versions)?;
     let total = versions.len() + if req.baselines { 2 } else { 0 };
     let mut results = Vec::new();
     let finish =

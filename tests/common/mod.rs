@@ -4,12 +4,27 @@
 
 use std::path::PathBuf;
 
+/// The repository: where the tests were built, or, for a test binary carried to
+/// another machine (the GPU machine has no Rust toolchain), the working directory.
+pub fn repo() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if built.join("Cargo.toml").is_file() {
+        built
+    } else {
+        std::env::current_dir().expect("a working directory")
+    }
+}
+
 pub fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
+    repo().join("tests/fixtures").join(rel)
 }
 
 pub fn profiles() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("profiles")
+    repo().join("profiles")
+}
+
+/// Says, past the test harness's output capture, that a test skipped and why.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }

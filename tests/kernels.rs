@@ -1,0 +1,119 @@
+//! The kernel ladders: manifests and launch recipes (no GPU needed), and compilation of
+//! every kernel with NVRTC where NVRTC is installed (skipped, with a note, elsewhere).
+
+mod common;
+
+use common::{repo, skip};
+use stallscope::gpu::{self, recipe::KernelLadder};
+use stallscope::model::Shape;
+
+fn ladders() -> Vec<KernelLadder> {
+    ["flash-attention", "selftest", "experiments"]
+        .iter()
+        .map(|n| {
+            gpu::load_kernels(&repo().join("kernels").join(n))
+                .unwrap_or_else(|e| panic!("{n}: {e:#}"))
+        })
+        .collect()
+}
+
+#[test]
+fn manifests_load_and_recipes_evaluate_at_every_shape() {
+    let shapes = [
+        Shape::REFERENCE,
+        "1,16,8192,128".parse().unwrap(),
+        "2,3,200,128".parse().unwrap(),
+    ];
+    for l in ladders() {
+        assert!(!l.versions.is_empty());
+        for v in &l.versions {
+            for s in &shapes {
+                let launch = v
+                    .launch(s)
+                    .unwrap_or_else(|e| panic!("{} {}: {e:#}", l.ladder, v.id));
+                assert!(launch.grid.0 >= 1 && launch.block.0 >= 1);
+                assert!(
+                    launch.shared_bytes <= 227 * 1024,
+                    "{} asks for too much shared memory",
+                    v.id
+                );
+            }
+            l.read(&v.source)
+                .unwrap_or_else(|e| panic!("{}: {e:#}", v.id));
+            if let Some(n) = &v.notes {
+                let text = l.read(n).unwrap();
+                assert!(
+                    text.contains("## Prediction"),
+                    "{} notes need a prediction",
+                    v.id
+                );
+            }
+        }
+        l.read(&l.reference.source).unwrap();
+    }
+}
+
+#[test]
+fn the_reference_shape_flops_and_grids() {
+    let l = gpu::load_kernels(&repo().join("kernels/flash-attention")).unwrap();
+    let s = l.reference_shape();
+    assert_eq!(s, Shape::REFERENCE);
+    assert_eq!(l.flops_for(&s, false).unwrap(), 34_359_738_368.0);
+    assert_eq!(l.flops_for(&s, true).unwrap(), 17_179_869_184.0);
+    let v01 = l.version("v01").unwrap().launch(&s).unwrap();
+    assert_eq!((v01.grid, v01.block), ((8, 64, 1), (128, 1, 1)));
+    let v05 = l
+        .version("v05")
+        .unwrap()
+        .launch(&"1,16,8192,128".parse().unwrap())
+        .unwrap();
+    assert_eq!(v05.grid, (64, 16, 1));
+    assert_eq!(v05.shared_bytes, 98_304);
+    assert!(l.select(&["v09".to_string()]).is_err());
+    assert_eq!(
+        l.select(&["all".to_string()]).unwrap().len(),
+        l.versions.len()
+    );
+}
+
+#[test]
+fn every_kernel_compiles_for_hopper() {
+    if !gpu::nvrtc::nvrtc_present() {
+        skip(
+            "every_kernel_compiles_for_hopper",
+            "NVRTC (libnvrtc.so) is not installed here",
+        );
+        return;
+    }
+    for l in ladders() {
+        for b in gpu::build(&l, &[], "sm_90a", 128).unwrap() {
+            let c = b
+                .outcome
+                .unwrap_or_else(|e| panic!("{} {}: {e:#}", l.ladder, b.id));
+            assert!(!c.cubin.is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_compile_error_names_the_file_and_carries_the_log() {
+    if !gpu::nvrtc::nvrtc_present() {
+        skip(
+            "a_compile_error_names_the_file_and_carries_the_log",
+            "NVRTC is not installed here",
+        );
+        return;
+    }
+    let c = gpu::nvrtc::Compiler::new("sm_90a").unwrap();
+    let err = c
+        .compile(
+            "broken.cu",
+            "extern \"C\" __global__ void k() { undefined_thing(); }",
+            &[],
+        )
+        .err()
+        .unwrap();
+    let text = format!("{err:#}");
+    assert!(text.contains("broken.cu does not compile"), "{text}");
+    assert!(text.contains("undefined_thing"), "{text}");
+}
