@@ -337,3 +337,18 @@ fn shares_fall_back_to_per_issue_ratios() {
     let total: f64 = s.shares.iter().sum();
     assert!((total - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn metrics_page_reads_raw_names_in_the_details_layout() {
+    // `ncu --csv --metrics a,b,c` of a stallscope child, captured live on the H200.
+    let e = export("h200/metrics_page.csv");
+    assert_eq!(e.kind, PageKind::Metrics);
+    let ladder = ladder_of(&["h200/metrics_page.csv"]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0]);
+    assert_eq!(a.get(MetricId::Duration), Some(281_568.0));
+    assert_eq!(a.get(MetricId::TensorPipe), Some(18.95));
+    assert_eq!(a.get(MetricId::Registers), Some(177.0));
+    // One stall counter alone gives no breakdown (its share would be 100%).
+    assert!(a.stalls.is_none());
+    assert!(a.get(MetricId::BankConflicts).is_none());
+}

@@ -71,22 +71,23 @@ impl StallBreakdown {
     }
 }
 
+/// Shares from the sampling counters. A partial set (a `--metrics` export naming a few
+/// counters) gives no breakdown: its shares would be of the chosen few, not of all.
 fn from_sampling(p: &Profile) -> Option<StallBreakdown> {
     let mut counts = vec![0.0; StallReason::COUNT];
-    let mut any = false;
+    let mut present = 0;
     for &r in StallReason::ALL {
         let name = format!("smsp__pcsamp_warps_issue_stalled_{}", r.metric_name());
         if let Some(v) = p.raw_value(&name) {
             counts[r.index()] = v;
-            any = true;
+            present += 1;
         }
     }
     let samples = p.raw_value("smsp__pcsamp_sample_count").map(|v| v as u64);
-    if any {
-        StallBreakdown::from_counts(StallSource::Sampling, &counts, samples)
-    } else {
-        None
+    if present * 2 < StallReason::COUNT {
+        return None;
     }
+    StallBreakdown::from_counts(StallSource::Sampling, &counts, samples)
 }
 
 fn from_source(s: &SourceListing) -> Option<StallBreakdown> {
@@ -101,7 +102,7 @@ fn from_source(s: &SourceListing) -> Option<StallBreakdown> {
 
 fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
     let mut counts = vec![0.0; StallReason::COUNT];
-    let mut any = false;
+    let mut present = 0;
     for &r in StallReason::ALL {
         if r.ratio_name().is_empty() {
             continue;
@@ -112,14 +113,13 @@ fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
         );
         if let Some(v) = p.raw_value(&name) {
             counts[r.index()] = v;
-            any = true;
+            present += 1;
         }
     }
-    if any {
-        StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, None)
-    } else {
-        None
+    if present * 2 < StallReason::COUNT {
+        return None;
     }
+    StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, None)
 }
 
 /// One SASS instruction class of a source page with its samples.

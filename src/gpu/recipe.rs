@@ -29,6 +29,9 @@ pub struct KernelLadder {
     /// The softmax kernel of the built-in unfused cuBLAS baseline.
     #[serde(default)]
     pub unfused_softmax: Option<KernelRef>,
+    /// The PyTorch SDPA baseline script.
+    #[serde(default = "default_sdpa")]
+    pub sdpa_script: String,
     #[serde(rename = "version")]
     pub versions: Vec<KernelVersion>,
     /// Where the manifest was read from (set on load).
@@ -51,6 +54,9 @@ pub struct KernelRef {
     pub shared: String,
 }
 
+fn default_sdpa() -> String {
+    "baselines/sdpa.py".into()
+}
 fn default_grid() -> Vec<String> {
     vec!["1".into()]
 }

@@ -9,7 +9,6 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::process::Command;
 
-pub const SCRIPT: &str = "baselines/sdpa.py";
 /// The ids the backends get, as the profiles ladder names them.
 pub const BACKENDS: &[&str] = &["cudnn", "fa2", "mem-efficient"];
 
@@ -89,7 +88,7 @@ fn try_run(
     reps: usize,
     seed: u64,
 ) -> Result<Output> {
-    let script = ladder.read(SCRIPT)?;
+    let script = ladder.read(&ladder.sdpa_script)?;
     let dir = tempfile::tempdir().context("temporary folder")?;
     let path = dir.path().join("sdpa.py");
     std::fs::write(&path, script)?;
