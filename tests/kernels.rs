@@ -69,7 +69,7 @@ fn the_reference_shape_flops_and_grids() {
         .unwrap();
     assert_eq!(v05.grid, (64, 16, 1));
     assert_eq!(v05.shared_bytes, 98_304);
-    assert!(l.select(&["v09".to_string()]).is_err());
+    assert!(l.select(&["no-such-version".to_string()]).is_err());
     assert_eq!(
         l.select(&["all".to_string()]).unwrap().len(),
         l.versions.len()
