@@ -269,9 +269,15 @@ fn print_report(ladders: &[Ladder], format: Format) {
     print!("{}", report::exporter(format).timeline(&analysed));
 }
 
-/// Until the explorer runs in this terminal, the timeline is printed.
+/// The explorer in a terminal; the timeline as text when output is not a terminal
+/// (a pipe, a file, CI).
 fn explore(ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
-    print_report(&ladders, Format::Table);
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        crate::tui::run(ladders)?;
+    } else {
+        print_report(&ladders, Format::Table);
+    }
     Ok(finish(report))
 }
 

@@ -13,3 +13,4 @@ pub mod import;
 pub mod model;
 pub mod ncu;
 pub mod report;
+pub mod tui;

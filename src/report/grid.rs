@@ -96,7 +96,7 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .collect(),
         ));
     }
-    let reasons = stall_rows(a);
+    let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         rows.push(Row::Section("stalls (% of samples)".to_string()));
         for r in reasons {
@@ -215,7 +215,7 @@ impl Exporter for TextExporter {
             }
             out.push_str(&self.render(&timeline(a)));
             if !self.markdown {
-                let reasons = stall_rows(a);
+                let reasons = stall_rows(&a.analysis.versions);
                 if let Some(top) = reasons.first() {
                     out.push_str(&format!("\n{top}: {}\n", stall_help(*top)));
                 }

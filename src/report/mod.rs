@@ -78,10 +78,9 @@ pub fn trail_line(a: &Analysed) -> String {
 }
 
 /// Stall reasons worth a row: present in some version, largest first.
-pub fn stall_rows(a: &Analysed) -> Vec<StallReason> {
+pub fn stall_rows(versions: &[crate::analysis::VersionAnalysis]) -> Vec<StallReason> {
     let max_share = |r: StallReason| {
-        a.analysis
-            .versions
+        versions
             .iter()
             .filter_map(|v| v.stalls.as_ref().map(|s| s.share(r)))
             .fold(0.0f64, f64::max)

@@ -1,0 +1,420 @@
+//! The explorer's state and the one function that changes it, `update(action)`. No
+//! terminal here: tests drive it with actions and read the state back.
+
+use super::theme::Theme;
+use crate::analysis::{self, LadderAnalysis};
+use crate::model::{Ladder, RunResult};
+use crate::report::display_order;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Timeline,
+    Compare,
+    Inspect,
+    Source,
+    Notes,
+}
+
+impl View {
+    pub const ALL: [View; 5] = [
+        View::Timeline,
+        View::Compare,
+        View::Inspect,
+        View::Source,
+        View::Notes,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Timeline => "timeline",
+            View::Compare => "compare",
+            View::Inspect => "inspect",
+            View::Source => "source",
+            View::Notes => "notes",
+        }
+    }
+}
+
+/// What a key (or a mouse gesture, or a background job) asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    NextView,
+    PrevView,
+    Show(View),
+    PrevVersion,
+    NextVersion,
+    /// Select a version by its position in display order (mouse).
+    SelectVersion(usize),
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    NextLadder,
+    Mark,
+    FilterStart,
+    FilterInput(char),
+    FilterBackspace,
+    /// Enter: keep the filter, stop typing.
+    FilterEnd,
+    /// Esc while typing: clear the filter.
+    FilterCancel,
+    ToggleSort,
+    NextHot,
+    PrevHot,
+    Run {
+        all: bool,
+    },
+    Profile {
+        all: bool,
+    },
+    StopJob,
+    /// Scroll the help popup.
+    HelpScroll(i16),
+    /// The terminal's size changed (rows of the main area, for paging).
+    Resize {
+        rows: u16,
+    },
+}
+
+/// Work the event loop must start or stop on behalf of `update`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    StartJob(JobRequest),
+    CancelJob,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRequest {
+    pub kind: JobKind,
+    pub ladder: String,
+    /// Version ids (`all` for every one).
+    pub versions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    Run,
+    Profile,
+}
+
+/// What a running job last reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobStatus {
+    pub kind: JobKind,
+    pub current: String,
+    pub done: usize,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    Info(String),
+    Error(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceSort {
+    Samples,
+    Address,
+}
+
+/// A ladder and what the analysis makes of it.
+pub struct LadderState {
+    pub ladder: Ladder,
+    pub analysis: LadderAnalysis,
+    /// Versions in display order (the ladder's own, then its baselines).
+    pub order: Vec<usize>,
+}
+
+impl LadderState {
+    pub fn new(ladder: Ladder) -> LadderState {
+        LadderState {
+            analysis: analysis::analyse_ladder(&ladder),
+            order: display_order(&ladder),
+            ladder,
+        }
+    }
+}
+
+pub struct App {
+    pub ladders: Vec<LadderState>,
+    pub current: usize,
+    pub view: View,
+    /// Position of the selected version in display order.
+    pub selected: usize,
+    /// Version (index into the ladder's versions) marked for compare.
+    pub marked: Option<usize>,
+    /// Scroll offset (timeline, compare, inspect, notes) or cursor (source), per view.
+    pub scroll: [usize; 5],
+    pub filter: String,
+    pub filter_editing: bool,
+    pub sort: SourceSort,
+    pub help: bool,
+    pub help_scroll: usize,
+    pub status: Option<Status>,
+    pub job: Option<JobStatus>,
+    pub quit: bool,
+    pub theme: Theme,
+    /// Rows of the main area, for paging.
+    pub page_rows: usize,
+}
+
+impl App {
+    pub fn new(ladders: Vec<LadderState>, theme: Theme) -> App {
+        App {
+            ladders,
+            current: 0,
+            view: View::Timeline,
+            selected: 0,
+            marked: None,
+            scroll: [0; 5],
+            filter: String::new(),
+            filter_editing: false,
+            sort: SourceSort::Samples,
+            help: false,
+            help_scroll: 0,
+            status: None,
+            job: None,
+            quit: false,
+            theme,
+            page_rows: 20,
+        }
+    }
+
+    pub fn ladder(&self) -> &LadderState {
+        &self.ladders[self.current]
+    }
+
+    /// Index (into the ladder's versions) of the selected version.
+    pub fn version_index(&self) -> usize {
+        self.ladder().order[self.selected.min(self.ladder().order.len() - 1)]
+    }
+
+    /// The two versions the compare view shows: the marked one (or the one before the
+    /// selected one in display order) against the selected one.
+    pub fn compare_pair(&self) -> (usize, usize) {
+        let b = self.version_index();
+        let a = self
+            .marked
+            .filter(|&m| m != b)
+            .unwrap_or_else(|| self.ladder().order[self.selected.saturating_sub(1)]);
+        (a, b)
+    }
+
+    fn view_slot(&self) -> usize {
+        View::ALL.iter().position(|v| *v == self.view).unwrap_or(0)
+    }
+
+    pub fn scroll_of(&self, v: View) -> usize {
+        self.scroll[View::ALL.iter().position(|x| *x == v).unwrap_or(0)]
+    }
+
+    fn scroll_by(&mut self, delta: isize) {
+        let slot = self.view_slot();
+        let s = &mut self.scroll[slot];
+        *s = s.saturating_add_signed(delta);
+    }
+
+    pub fn update(&mut self, action: Action) -> Option<Effect> {
+        use Action::*;
+        match action {
+            Quit => {
+                if self.help {
+                    self.help = false;
+                } else {
+                    self.quit = true;
+                }
+            }
+            ToggleHelp => {
+                self.help = !self.help;
+                self.help_scroll = 0;
+            }
+            HelpScroll(d) => self.help_scroll = self.help_scroll.saturating_add_signed(d as isize),
+            NextView | PrevView => {
+                let i = self.view_slot() as isize + if action == NextView { 1 } else { -1 };
+                self.view = View::ALL[i.rem_euclid(View::ALL.len() as isize) as usize];
+                self.help = false;
+            }
+            Show(v) => {
+                self.view = v;
+                self.help = false;
+            }
+            PrevVersion => self.select(self.selected.saturating_sub(1)),
+            NextVersion => self.select(self.selected + 1),
+            SelectVersion(i) => self.select(i),
+            Up => self.scroll_by(-1),
+            Down => self.scroll_by(1),
+            PageUp => self.scroll_by(-(self.page_rows.max(2) as isize - 1)),
+            PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
+            Top => self.scroll[self.view_slot()] = 0,
+            Bottom => self.scroll[self.view_slot()] = usize::MAX / 2,
+            NextLadder => {
+                self.current = (self.current + 1) % self.ladders.len();
+                self.selected = 0;
+                self.marked = None;
+                self.scroll = [0; 5];
+            }
+            Mark => {
+                let v = self.version_index();
+                self.marked = if self.marked == Some(v) {
+                    None
+                } else {
+                    Some(v)
+                };
+                let id = &self.ladder().ladder.versions[v].id;
+                self.status = Some(Status::Info(match self.marked {
+                    Some(_) => format!("{id} marked: select another version and press c"),
+                    None => format!("{id} unmarked"),
+                }));
+            }
+            FilterStart => {
+                self.view = View::Inspect;
+                self.filter_editing = true;
+            }
+            FilterInput(c) => {
+                self.filter.push(c);
+                self.scroll[2] = 0;
+            }
+            FilterBackspace => {
+                self.filter.pop();
+                self.scroll[2] = 0;
+            }
+            FilterEnd => self.filter_editing = false,
+            FilterCancel => {
+                self.filter_editing = false;
+                self.filter.clear();
+                self.scroll[2] = 0;
+            }
+            ToggleSort => {
+                self.sort = match self.sort {
+                    SourceSort::Samples => SourceSort::Address,
+                    SourceSort::Address => SourceSort::Samples,
+                };
+                self.scroll[3] = 0;
+            }
+            NextHot | PrevHot => {
+                let rows = super::views::source::rows(self);
+                let cur = self.scroll[3];
+                let hot = super::views::source::hot_positions(self, &rows);
+                let next = if action == NextHot {
+                    hot.iter().copied().find(|&p| p > cur)
+                } else {
+                    hot.iter().rev().copied().find(|&p| p < cur)
+                };
+                match next {
+                    Some(p) => self.scroll[3] = p,
+                    None => self.status = Some(Status::Info("no further hot spot".into())),
+                }
+            }
+            Run { all } | Profile { all } => {
+                if let Some(j) = &self.job {
+                    self.status = Some(Status::Error(format!(
+                        "a {} is already in progress (x stops it)",
+                        job_name(j.kind)
+                    )));
+                    return None;
+                }
+                let kind = if matches!(action, Run { .. }) {
+                    JobKind::Run
+                } else {
+                    JobKind::Profile
+                };
+                let l = &self.ladder().ladder;
+                let v = &l.versions[self.version_index()];
+                if !all && v.baseline {
+                    self.status = Some(Status::Error(format!(
+                        "{} is a baseline: `R` runs the ladder with its baselines",
+                        v.id
+                    )));
+                    return None;
+                }
+                let versions = if all {
+                    vec!["all".to_string()]
+                } else {
+                    vec![v.id.clone()]
+                };
+                let ladder = l.name.clone();
+                self.job = Some(JobStatus {
+                    kind,
+                    current: String::new(),
+                    done: 0,
+                    total: 0,
+                });
+                self.status = None;
+                return Some(Effect::StartJob(JobRequest {
+                    kind,
+                    ladder,
+                    versions,
+                }));
+            }
+            StopJob => {
+                if self.job.is_some() {
+                    return Some(Effect::CancelJob);
+                }
+                self.status = Some(Status::Info("nothing is running".into()));
+            }
+            Resize { rows } => self.page_rows = rows as usize,
+        }
+        None
+    }
+
+    fn select(&mut self, i: usize) {
+        let n = self.ladder().order.len();
+        self.selected = i.min(n.saturating_sub(1));
+        // Per-version views start from the top for the new version.
+        self.scroll[2] = 0;
+        self.scroll[3] = 0;
+        self.scroll[4] = 0;
+    }
+
+    /// A job started on `id` (of `total`).
+    pub fn job_progress(&mut self, current: String, done: usize, total: usize) {
+        if let Some(j) = &mut self.job {
+            j.current = current;
+            j.done = done;
+            j.total = total;
+        }
+    }
+
+    /// A run result arrived: it joins its version and the analysis is redone.
+    pub fn job_result(&mut self, ladder: &str, r: RunResult) {
+        let Some(ls) = self.ladders.iter_mut().find(|l| l.ladder.name == ladder) else {
+            return;
+        };
+        if let Some(v) = ls.ladder.versions.iter_mut().find(|v| v.id == r.version) {
+            v.runs
+                .retain(|o| !(o.shape == r.shape && o.causal == r.causal));
+            v.runs.push(r);
+            ls.analysis = analysis::analyse_ladder(&ls.ladder);
+        }
+    }
+
+    /// A job ended; with a reloaded ladder when it wrote new profiles.
+    pub fn job_done(&mut self, outcome: Result<String, String>, reloaded: Option<Ladder>) {
+        let kind = self.job.take().map(|j| j.kind);
+        if let Some(l) = reloaded
+            && let Some(slot) = self.ladders.iter_mut().find(|s| s.ladder.name == l.name)
+        {
+            *slot = LadderState::new(l);
+            self.selected = self.selected.min(slot.order.len().saturating_sub(1));
+        }
+        self.status = Some(match outcome {
+            Ok(msg) => Status::Info(msg),
+            Err(e) => Status::Error(format!(
+                "{} failed: {e}",
+                kind.map(job_name).unwrap_or("job")
+            )),
+        });
+    }
+}
+
+pub fn job_name(k: JobKind) -> &'static str {
+    match k {
+        JobKind::Run => "run",
+        JobKind::Profile => "profile",
+    }
+}

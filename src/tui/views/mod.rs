@@ -1,0 +1,301 @@
+//! Drawing: pure functions of the state. The frame is the tab bar, the headline of the
+//! selected version, the view, a status line and the footer; the help popup on top.
+
+pub mod compare;
+pub mod inspect;
+pub mod notes;
+pub mod source;
+pub mod timeline;
+
+use super::keymap::{self, Context, KEYMAP};
+use super::state::{App, Status, View, job_name};
+use crate::analysis::catalogue::{HEADLINE, Headline};
+use crate::report::format;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+/// The parts of the screen, computed the same way for drawing and for mouse hits.
+pub struct Areas {
+    pub tabs: Rect,
+    pub headline: Rect,
+    pub body: Rect,
+    pub status: Rect,
+    pub footer: Rect,
+}
+
+pub fn areas(area: Rect) -> Areas {
+    let [tabs, headline, body, status, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas {
+        tabs,
+        headline,
+        body,
+        status,
+        footer,
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let area = frame.area();
+    if area.width < 20 || area.height < 6 {
+        frame.render_widget(Paragraph::new("stallscope: enlarge the terminal"), area);
+        return;
+    }
+    let a = areas(area);
+    frame.render_widget(Paragraph::new(tab_line(app, a.tabs.width)), a.tabs);
+    frame.render_widget(Paragraph::new(headline(app)), a.headline);
+    match app.view {
+        View::Timeline => timeline::draw(frame, app, a.body),
+        View::Compare => compare::draw(frame, app, a.body),
+        View::Inspect => inspect::draw(frame, app, a.body),
+        View::Source => source::draw(frame, app, a.body),
+        View::Notes => notes::draw(frame, app, a.body),
+    }
+    frame.render_widget(Paragraph::new(status_line(app)), a.status);
+    frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+    if app.help {
+        draw_help(frame, app, area);
+    }
+}
+
+/// The tab titles with their x ranges, for drawing and for clicks.
+pub fn tab_spans(app: &App) -> Vec<(View, u16, u16)> {
+    let mut x = "stallscope │ ".chars().count() as u16;
+    View::ALL
+        .iter()
+        .map(|&v| {
+            let w = v.title().chars().count() as u16 + 2;
+            let span = (v, x, x + w);
+            x += w + 1;
+            let _ = app;
+            span
+        })
+        .collect()
+}
+
+fn tab_line(app: &App, width: u16) -> Line<'static> {
+    let t = &app.theme;
+    let mut spans = vec![Span::styled("stallscope", t.title()), Span::raw(" │ ")];
+    for (v, _, _) in tab_spans(app) {
+        let style = if v == app.view {
+            t.selected()
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(format!(" {} ", v.title()), style));
+        spans.push(Span::raw(" "));
+    }
+    let l = &app.ladder().ladder;
+    let ladder = if app.ladders.len() > 1 {
+        format!(
+            "│ {} ({}/{}, L: next)",
+            l.name,
+            app.current + 1,
+            app.ladders.len()
+        )
+    } else {
+        format!("│ {}", l.name)
+    };
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    if used + ladder.chars().count() <= width as usize {
+        spans.push(Span::styled(ladder, t.dim()));
+    }
+    Line::from(spans)
+}
+
+/// The selected version with its bottleneck and the three headline signals, kept in
+/// view everywhere.
+pub fn headline(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    let ls = app.ladder();
+    let i = app.version_index();
+    let v = &ls.ladder.versions[i];
+    let a = &ls.analysis.versions[i];
+    let mut spans = vec![
+        Span::styled(format!("{} ", v.id), t.title()),
+        Span::raw(v.title.clone()),
+    ];
+    let sep = || Span::styled(" · ", Style::new());
+    spans.push(sep());
+    spans.push(Span::styled(
+        a.bottleneck
+            .as_ref()
+            .map(|b| b.to_string())
+            .unwrap_or_else(|| "no stall data".into()),
+        t.moved(),
+    ));
+    for h in HEADLINE {
+        spans.push(sep());
+        let (name, value) = match *h {
+            Headline::Stall(r, name) => (name, a.stalls.as_ref().map(|s| s.share(r) * 100.0)),
+            Headline::Metric(m, name) => (name, a.get(m)),
+        };
+        spans.push(Span::styled(format!("{name} "), t.dim()));
+        spans.push(Span::raw(match value {
+            Some(x) => format!("{x:.1}%"),
+            None => format::UNKNOWN.to_string(),
+        }));
+    }
+    Line::from(spans)
+}
+
+fn status_line(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    if let Some(j) = &app.job {
+        let progress = if j.total > 0 {
+            format!("{}/{}", j.done, j.total)
+        } else {
+            "starting".into()
+        };
+        return Line::from(vec![
+            Span::styled(format!("{} ", job_name(j.kind)), t.key()),
+            Span::raw(format!("{progress} {} ", j.current)),
+            Span::styled("(x stops)", t.dim()),
+        ]);
+    }
+    match &app.status {
+        Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
+        Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
+        None if app.filter_editing => Line::from(vec![
+            Span::styled("filter: ", t.key()),
+            Span::raw(app.filter.clone()),
+            Span::styled("▏", t.key()),
+        ]),
+        None => Line::default(),
+    }
+}
+
+fn footer_line(app: &App, width: u16) -> Line<'static> {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    let items: Vec<(String, &str)> = if app.filter_editing {
+        vec![
+            ("Enter".into(), "keep filter"),
+            ("Esc".into(), "clear filter"),
+        ]
+    } else {
+        keymap::footer(app.view)
+            .map(|b| {
+                let short = b
+                    .help
+                    .split([':', '(', ','])
+                    .next()
+                    .unwrap_or(b.help)
+                    .trim();
+                (keymap::keys_label(b), short)
+            })
+            .collect()
+    };
+    for (keys, help) in items {
+        let w = keys.chars().count() + help.chars().count() + 3;
+        if used + w > width as usize {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(keys, t.key()));
+        spans.push(Span::raw(format!(" {help}  ")));
+    }
+    Line::from(spans)
+}
+
+fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let mut lines: Vec<Line> = Vec::new();
+    let mut contexts: Vec<Context> = vec![Context::Global];
+    contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
+    for ctx in contexts {
+        let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == ctx).collect();
+        if bindings.is_empty() {
+            continue;
+        }
+        lines.push(Line::styled(ctx.name().to_string(), t.title()));
+        for b in bindings {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<14}", keymap::keys_label(b)), t.key()),
+                Span::raw(b.help),
+            ]));
+        }
+    }
+    lines.push(Line::styled(
+        "mouse: wheel scrolls, a click on a tab or a version column selects it",
+        t.dim(),
+    ));
+    let w = area.width.saturating_sub(4).min(90);
+    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    let inner = h.saturating_sub(2) as usize;
+    let offset = clamp_scroll(app.help_scroll, lines.len(), inner);
+    let more = lines.len() > inner;
+    let lines: Vec<Line> = lines.into_iter().skip(offset).collect();
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(if more {
+            " keys (↑↓ scroll, ? or Esc closes) "
+        } else {
+            " keys (? or Esc closes) "
+        })),
+        popup,
+    );
+}
+
+/// Clamps a scroll offset so that the last page stays full.
+pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
+    offset.min(total.saturating_sub(visible))
+}
+
+/// A stacked bar of stall shares, `width` cells wide.
+pub fn stall_bar(
+    app: &App,
+    stalls: Option<&crate::analysis::StallBreakdown>,
+    width: usize,
+) -> Line<'static> {
+    let t = &app.theme;
+    let Some(s) = stalls else {
+        return Line::styled(format!("{:^width$}", format::UNKNOWN), t.dim());
+    };
+    let ranked = s.ranked();
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    let mut acc = 0.0;
+    for (r, share) in ranked {
+        acc += share;
+        let end = ((acc * width as f64).round() as usize).min(width);
+        if end > used {
+            spans.push(Span::styled(
+                t.reason_fill(r).to_string().repeat(end - used),
+                t.reason(r),
+            ));
+            used = end;
+        }
+    }
+    if used < width {
+        spans.push(Span::raw(" ".repeat(width - used)));
+    }
+    Line::from(spans)
+}
+
+/// The legend of the stall colours, for the reasons shown.
+pub fn stall_legend(app: &App, reasons: &[crate::ncu::StallReason]) -> Line<'static> {
+    let t = &app.theme;
+    let mut spans = vec![Span::styled("stalls: ", t.dim())];
+    for &r in reasons {
+        spans.push(Span::styled(t.reason_fill(r).to_string(), t.reason(r)));
+        spans.push(Span::raw(format!(" {}  ", r.metric_name())));
+    }
+    Line::from(spans)
+}

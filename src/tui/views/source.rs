@@ -1,0 +1,174 @@
+//! The SASS listing of the selected version with its stall samples per instruction,
+//! heat-coloured and sortable, beside the per-opcode aggregate.
+
+use super::{App, clamp_scroll};
+use crate::ncu::{SourceListing, StallReason};
+use crate::report::format;
+use crate::tui::state::SourceSort;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+fn listing(app: &App) -> Option<&SourceListing> {
+    app.ladder().ladder.versions[app.version_index()]
+        .profile
+        .as_ref()?
+        .source
+        .as_ref()
+}
+
+/// Stall samples of a line: everything but `selected` (the warp issued).
+fn stall_samples(l: &crate::ncu::SassLine) -> u64 {
+    l.samples - l.stall(StallReason::Selected) as u64
+}
+
+/// The listing's lines in display order (indices into its lines).
+pub fn rows(app: &App) -> Vec<usize> {
+    let Some(s) = listing(app) else {
+        return Vec::new();
+    };
+    let mut idx: Vec<usize> = (0..s.lines.len()).collect();
+    if app.sort == SourceSort::Samples {
+        idx.sort_by(|&a, &b| {
+            stall_samples(&s.lines[b])
+                .cmp(&stall_samples(&s.lines[a]))
+                .then(a.cmp(&b))
+        });
+    }
+    idx
+}
+
+/// Positions (in `rows`) of the hot spots: lines with at least 1 % of the stall samples.
+pub fn hot_positions(app: &App, rows: &[usize]) -> Vec<usize> {
+    let Some(s) = listing(app) else {
+        return Vec::new();
+    };
+    let total: u64 = s.lines.iter().map(stall_samples).sum();
+    rows.iter()
+        .enumerate()
+        .filter(|&(_, &i)| total > 0 && stall_samples(&s.lines[i]) * 100 >= total)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
+    let t = &app.theme;
+    let Some(s) = listing(app) else {
+        let v = &app.ladder().ladder.versions[app.version_index()];
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!(
+                    "{} has no source page (export it with ncu --page source --print-source sass)",
+                    v.id
+                ),
+                t.dim(),
+            )),
+            body,
+        );
+        return;
+    };
+    let wide = body.width >= 110;
+    let [left, right] = Layout::horizontal([
+        Constraint::Min(40),
+        Constraint::Length(if wide { 44 } else { 0 }),
+    ])
+    .areas(body);
+
+    let order = rows(app);
+    let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
+    let base = s.lines.first().map(|l| l.address).unwrap_or(0);
+    let visible = left.height.saturating_sub(2) as usize;
+    let cursor = app
+        .scroll_of(super::View::Source)
+        .min(order.len().saturating_sub(1));
+    let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
+    let header = Row::new(["offset", "stall", "%", "top reason", "instruction"]).style(t.title());
+    let rows: Vec<Row> = order
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(visible)
+        .map(|(pos, &i)| {
+            let l = &s.lines[i];
+            let st = stall_samples(l);
+            let share = st as f64 / total as f64;
+            let reason = StallReason::ALL
+                .iter()
+                .filter(|r| r.is_stall())
+                .max_by_key(|r| l.stall(**r))
+                .filter(|r| l.stall(**r) > 0)
+                .map(|r| r.metric_name())
+                .unwrap_or("");
+            let row = Row::new(vec![
+                Cell::from(format!("{:#06x}", l.address - base)),
+                Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
+                Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
+                Cell::from(reason),
+                Cell::from(l.text.to_string()),
+            ])
+            .style(t.hot(share));
+            if pos == cursor {
+                row.style(t.selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let sort = match app.sort {
+        SourceSort::Samples => "by stall samples",
+        SourceSort::Address => "by address",
+    };
+    frame.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Length(7),
+                Constraint::Length(9),
+                Constraint::Length(5),
+                Constraint::Length(18),
+                Constraint::Min(10),
+            ],
+        )
+        .header(header)
+        .block(Block::default().borders(Borders::TOP).title(format!(
+            " SASS {sort} · {} instructions · {} stall samples · line {}/{} ",
+            s.lines.len(),
+            format::thousands(total as f64),
+            cursor + 1,
+            order.len()
+        ))),
+        left,
+    );
+
+    if wide {
+        let ops = &app.ladder().analysis.versions[app.version_index()].hot_ops;
+        let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
+        let lines: Vec<Line> = ops
+            .iter()
+            .take(right.height.saturating_sub(1) as usize)
+            .map(|o| {
+                let share = o.stall_samples as f64 / op_total as f64;
+                let reason = o
+                    .reasons
+                    .iter()
+                    .find(|(r, _)| r.is_stall())
+                    .map(|(r, _)| r.metric_name())
+                    .unwrap_or("");
+                Line::from(vec![
+                    Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
+                    Span::raw(format!("{:>5.1}%  ", share * 100.0)),
+                    Span::styled(reason.to_string(), t.dim()),
+                ])
+            })
+            .collect();
+        frame.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::TOP | Borders::LEFT)
+                    .title(" per opcode "),
+            ),
+            right,
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
+
+use super::{App, clamp_scroll, stall_bar, stall_legend};
+use crate::analysis::{Better, Kind, METRICS, MetricId};
+use crate::report::{format, stall_rows};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+
+/// Which versions are visible and how wide the columns are: the selected version is
+/// always among them. Used for drawing and for mouse clicks.
+pub struct Columns {
+    pub name_w: u16,
+    pub col_w: u16,
+    /// First visible position in display order.
+    pub first: usize,
+    pub count: usize,
+}
+
+pub fn columns(app: &App, width: u16) -> Columns {
+    let name_w: u16 = if width >= 110 { 25 } else { 22 };
+    let col_w: u16 = if width >= 150 {
+        16
+    } else if width >= 110 {
+        13
+    } else {
+        10
+    };
+    let total = app.ladder().order.len();
+    let visible = (((width.saturating_sub(name_w)) / (col_w + 1)) as usize).clamp(1, total.max(1));
+    let first = (app.selected + 1)
+        .saturating_sub(visible)
+        .min(total.saturating_sub(visible));
+    Columns {
+        name_w,
+        col_w,
+        first,
+        count: visible,
+    }
+}
+
+/// Splits the body: trail, table, legend.
+pub fn layout(app: &App, body: Rect) -> [Rect; 3] {
+    let trail_len: usize = trail_line(app)
+        .iter()
+        .map(|s| s.content.chars().count())
+        .sum();
+    let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
+    Layout::vertical([
+        Constraint::Length(trail_h),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(body)
+}
+
+fn trail_line(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let a = &app.ladder().analysis;
+    let mut spans = vec![Span::styled("trail ", t.dim())];
+    if a.trail.is_empty() {
+        spans.push(Span::styled("(only baselines in this ladder)", t.dim()));
+    }
+    for (n, s) in a.trail.iter().enumerate() {
+        if n > 0 {
+            spans.push(Span::raw(" → "));
+        }
+        let label = s.label.clone().unwrap_or_else(|| format::UNKNOWN.into());
+        spans.push(Span::styled(format!("{} ", s.id), t.title()));
+        spans.push(Span::styled(
+            label,
+            if s.changed { t.moved() } else { Style::new() },
+        ));
+    }
+    spans
+}
+
+pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
+    let [trail_area, table_area, legend_area] = layout(app, body);
+    frame.render_widget(
+        Paragraph::new(Line::from(trail_line(app))).wrap(Wrap { trim: false }),
+        trail_area,
+    );
+
+    let t = &app.theme;
+    let ls = app.ladder();
+    let cols = columns(app, table_area.width);
+    let shown: Vec<usize> = (cols.first..(cols.first + cols.count).min(ls.order.len())).collect();
+    let cw = cols.col_w as usize;
+
+    let header = Row::new(
+        std::iter::once(Cell::from("")).chain(shown.iter().map(|&pos| {
+            let v = &ls.ladder.versions[ls.order[pos]];
+            let mut label = if v.baseline {
+                format!("[{}]", v.id)
+            } else {
+                v.id.clone()
+            };
+            if app.marked == Some(ls.order[pos]) {
+                label.push('*');
+            }
+            let style = if pos == app.selected {
+                t.selected()
+            } else {
+                t.title()
+            };
+            Cell::from(Line::from(Span::styled(label, style)).right_aligned())
+        })),
+    );
+
+    let value_cell = |text: String, style: Style| {
+        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
+        shown.iter().map(|&pos| {
+            let a = &ls.analysis.versions[ls.order[pos]];
+            let label = a
+                .bottleneck
+                .as_ref()
+                .map(|b| b.to_string())
+                .unwrap_or_else(|| format::UNKNOWN.into());
+            let changed = ls
+                .analysis
+                .trail
+                .iter()
+                .any(|s| s.index == ls.order[pos] && s.changed);
+            let label = if label.chars().count() > cw {
+                // "short_scoreboard @ LDS" → "short_sc…@LDS": keep the opcode readable.
+                match label.split_once(" @ ") {
+                    Some((r, op)) => {
+                        let keep = cw.saturating_sub(op.chars().count() + 2);
+                        format!("{}…@{op}", r.chars().take(keep).collect::<String>())
+                    }
+                    None => label.chars().take(cw).collect(),
+                }
+            } else {
+                label
+            };
+            value_cell(label, if changed { t.moved() } else { Style::new() })
+        }),
+    )));
+    rows.push(Row::new(std::iter::once(Cell::from("stall mix")).chain(
+        shown.iter().map(|&pos| {
+            let a = &ls.analysis.versions[ls.order[pos]];
+            Cell::from(stall_bar(app, a.stalls.as_ref(), cw))
+        }),
+    )));
+    for d in METRICS {
+        let values: Vec<Option<f64>> = ls
+            .order
+            .iter()
+            .map(|&i| ls.analysis.versions[i].get(d.id))
+            .collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        let known: Vec<f64> = values.iter().flatten().copied().collect();
+        let (lo, hi) = known
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let name = if d.kind.unit().is_empty()
+            || d.kind == Kind::Bytes
+            || d.name.contains(d.kind.unit())
+        {
+            d.name.to_string()
+        } else {
+            format!("{} ({})", d.name, d.kind.unit())
+        };
+        let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
+        rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
+            shown.iter().map(|&pos| {
+                let x = values[pos];
+                let rank = match (x, hi > lo) {
+                    (Some(x), true) => {
+                        let r = (x - lo) / (hi - lo);
+                        if d.better == Better::Lower {
+                            1.0 - r
+                        } else {
+                            r
+                        }
+                    }
+                    _ => 1.0,
+                };
+                let text = format::value(d.kind, x);
+                let text = match (bars, x) {
+                    (true, Some(v)) if hi > 0.0 => {
+                        let room = cw.saturating_sub(text.chars().count() + 1);
+                        let n = ((v / hi) * room as f64).round() as usize;
+                        format!("{} {text}", "▆".repeat(n.min(room)))
+                    }
+                    _ => text,
+                };
+                value_cell(text, t.heat(d.better, rank))
+            }),
+        )));
+    }
+    let reasons = stall_rows(&ls.analysis.versions);
+    for &r in &reasons {
+        rows.push(Row::new(
+            std::iter::once(Cell::from(Line::from(vec![
+                Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
+                Span::raw(format!(" {} %", r.metric_name())),
+            ])))
+            .chain(shown.iter().map(|&pos| {
+                let a = &ls.analysis.versions[ls.order[pos]];
+                value_cell(
+                    format::share(a.stalls.as_ref().map(|s| s.share(r))),
+                    Style::new(),
+                )
+            })),
+        ));
+    }
+    for rank in 0..3 {
+        rows.push(Row::new(
+            std::iter::once(Cell::from(format!("hot #{}", rank + 1))).chain(shown.iter().map(
+                |&pos| {
+                    let ops = &ls.analysis.versions[ls.order[pos]].hot_ops;
+                    let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+                    value_cell(
+                        match ops.get(rank) {
+                            Some(o) if total > 0 => {
+                                format!(
+                                    "{} {:.0}%",
+                                    o.opcode,
+                                    100.0 * o.stall_samples as f64 / total as f64
+                                )
+                            }
+                            _ => format::UNKNOWN.into(),
+                        },
+                        Style::new(),
+                    )
+                },
+            )),
+        ));
+    }
+
+    let visible = table_area.height.saturating_sub(1) as usize;
+    let offset = clamp_scroll(app.scroll_of(super::View::Timeline), rows.len(), visible);
+    let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
+    let widths = std::iter::once(Constraint::Length(cols.name_w))
+        .chain(shown.iter().map(|_| Constraint::Length(cols.col_w)));
+    frame.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        table_area,
+    );
+    let legend: Vec<_> = reasons.into_iter().take(8).collect();
+    frame.render_widget(Paragraph::new(stall_legend(app, &legend)), legend_area);
+}

@@ -1,0 +1,378 @@
+//! The explorer without a terminal: state changes from actions, every view rendered on a
+//! test backend at 120×40 and 80×24 (snapshots), and the keymap's consistency.
+
+mod common;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Rect;
+use stallscope::model::{self, LoadReport, Store};
+use stallscope::tui::keymap::{Context, KEYMAP};
+use stallscope::tui::state::{Action, App, Effect, JobKind, LadderState, SourceSort, View};
+use stallscope::tui::theme::Theme;
+use stallscope::tui::{self, views};
+
+fn app() -> App {
+    let ladders = model::load_ladders(
+        &Store::Disk,
+        &common::profiles(),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    App::new(
+        ladders.into_iter().map(LadderState::new).collect(),
+        Theme { color: false },
+    )
+}
+
+fn render(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| views::draw(f, app)).unwrap();
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        let line: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn select(app: &mut App, id: &str) {
+    let ls = app.ladder();
+    let pos = ls
+        .order
+        .iter()
+        .position(|&i| ls.ladder.versions[i].id == id)
+        .unwrap();
+    app.update(Action::SelectVersion(pos));
+}
+
+#[test]
+fn views_cycle_and_versions_select() {
+    let mut a = app();
+    assert_eq!(a.view, View::Timeline);
+    a.update(Action::NextView);
+    assert_eq!(a.view, View::Compare);
+    a.update(Action::PrevView);
+    a.update(Action::PrevView);
+    assert_eq!(a.view, View::Notes);
+    a.update(Action::Show(View::Source));
+    assert_eq!(a.view, View::Source);
+
+    assert_eq!(a.selected, 0);
+    a.update(Action::PrevVersion);
+    assert_eq!(a.selected, 0, "no wrap below the first version");
+    for _ in 0..100 {
+        a.update(Action::NextVersion);
+    }
+    assert_eq!(a.selected, a.ladder().order.len() - 1, "stops at the last");
+    // Baselines come after the ladder's own versions.
+    let last = a.version_index();
+    assert!(a.ladder().ladder.versions[last].baseline);
+}
+
+#[test]
+fn compare_pairs_the_marked_or_previous_version() {
+    let mut a = app();
+    select(&mut a, "v09");
+    let idx = |a: &App, id: &str| {
+        a.ladder()
+            .ladder
+            .versions
+            .iter()
+            .position(|v| v.id == id)
+            .unwrap()
+    };
+    assert_eq!(a.compare_pair(), (idx(&a, "v08"), idx(&a, "v09")));
+    select(&mut a, "v05");
+    a.update(Action::Mark);
+    select(&mut a, "v09");
+    assert_eq!(a.compare_pair(), (idx(&a, "v05"), idx(&a, "v09")));
+    select(&mut a, "v05");
+    a.update(Action::Mark);
+    assert_eq!(a.marked, None, "m again unmarks");
+}
+
+#[test]
+fn filter_typing_and_cancel() {
+    let mut a = app();
+    a.update(Action::FilterStart);
+    assert_eq!(a.view, View::Inspect);
+    assert!(a.filter_editing);
+    for c in "dram".chars() {
+        a.update(Action::FilterInput(c));
+    }
+    a.update(Action::FilterBackspace);
+    assert_eq!(a.filter, "dra");
+    a.update(Action::FilterEnd);
+    assert!(!a.filter_editing);
+    assert_eq!(a.filter, "dra");
+    let shown = render(&a, 120, 40);
+    assert!(shown.contains("DRAM Throughput"), "{shown}");
+    assert!(!shown.contains("Registers Per Thread"));
+    a.update(Action::FilterStart);
+    a.update(Action::FilterCancel);
+    assert!(a.filter.is_empty());
+}
+
+#[test]
+fn keys_while_typing_go_to_the_filter() {
+    let mut a = app();
+    a.update(Action::FilterStart);
+    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    // q and Tab would quit or switch views; while typing they are text.
+    assert_eq!(
+        tui::actions(&a, &key('q'), Rect::new(0, 0, 120, 40)),
+        vec![Action::FilterInput('q')]
+    );
+    let esc = Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert_eq!(
+        tui::actions(&a, &esc, Rect::new(0, 0, 120, 40)),
+        vec![Action::FilterCancel]
+    );
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(
+        tui::actions(&a, &ctrl_c, Rect::new(0, 0, 120, 40)),
+        vec![Action::Quit]
+    );
+}
+
+#[test]
+fn quit_closes_help_first() {
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    a.update(Action::Quit);
+    assert!(!a.help && !a.quit);
+    a.update(Action::Quit);
+    assert!(a.quit);
+}
+
+#[test]
+fn source_sorting_and_hot_spots() {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::Show(View::Source));
+    let by_samples = render(&a, 120, 40);
+    assert!(by_samples.contains("by stall samples"));
+    a.update(Action::NextHot);
+    assert_eq!(
+        a.scroll_of(View::Source),
+        1,
+        "the second hottest line is the next hot spot"
+    );
+    a.update(Action::ToggleSort);
+    assert_eq!(a.sort, SourceSort::Address);
+    assert_eq!(a.scroll_of(View::Source), 0);
+    a.update(Action::NextHot);
+    let cursor = a.scroll_of(View::Source);
+    assert!(cursor > 0);
+    a.update(Action::PrevHot);
+    assert!(a.scroll_of(View::Source) < cursor || a.status.is_some());
+}
+
+#[test]
+fn run_asks_for_a_job_and_refuses_a_second_one() {
+    let mut a = app();
+    select(&mut a, "v09");
+    let effect = a.update(Action::Run { all: false });
+    match effect {
+        Some(Effect::StartJob(req)) => {
+            assert_eq!(req.kind, JobKind::Run);
+            assert_eq!(req.versions, vec!["v09".to_string()]);
+            assert_eq!(req.ladder, "flash-attention");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        a.update(Action::Profile { all: true }).is_none(),
+        "one job at a time"
+    );
+    assert!(matches!(a.update(Action::StopJob), Some(Effect::CancelJob)));
+    a.job_done(Err("no CUDA driver found".into()), None);
+    assert!(a.job.is_none());
+    let shown = render(&a, 120, 40);
+    assert!(
+        shown.contains("run failed: no CUDA driver found"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_streamed_run_result_updates_the_timeline() {
+    let mut a = app();
+    let mut r = a.ladder().ladder.version("v09").unwrap().runs[0].clone();
+    r.median_us = Some(50.0);
+    r.shape = stallscope::model::Shape::REFERENCE;
+    r.causal = false;
+    a.job_result("flash-attention", r);
+    let i = a
+        .ladder()
+        .ladder
+        .versions
+        .iter()
+        .position(|v| v.id == "v09")
+        .unwrap();
+    assert_eq!(
+        a.ladder().analysis.versions[i].get(stallscope::analysis::MetricId::RunTime),
+        Some(50_000.0)
+    );
+}
+
+#[test]
+fn mouse_selects_tabs_and_version_columns_and_scrolls() {
+    let mut a = app();
+    let area = Rect::new(0, 0, 120, 40);
+    let click = |x, y| {
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let (_, x0, _) = views::tab_spans(&a)
+        .into_iter()
+        .find(|t| t.0 == View::Notes)
+        .unwrap();
+    assert_eq!(
+        tui::actions(&a, &click(x0 + 1, 0), area),
+        vec![Action::Show(View::Notes)]
+    );
+    // The third version column of the timeline.
+    let body = views::areas(area).body;
+    let [_, table, _] = views::timeline::layout(&a, body);
+    let cols = views::timeline::columns(&a, table.width);
+    let x = table.x + cols.name_w + 1 + 2 * (cols.col_w + 1) + 1;
+    let acts = tui::actions(&a, &click(x, table.y + 3), area);
+    assert_eq!(acts, vec![Action::SelectVersion(2)]);
+    for act in acts {
+        a.update(act);
+    }
+    assert_eq!(a.selected, 2);
+    let wheel = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 5,
+        row: 10,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(tui::actions(&a, &wheel, area), vec![Action::Down; 3]);
+}
+
+#[test]
+fn no_panic_at_any_size() {
+    let mut a = app();
+    select(&mut a, "v09");
+    for view in View::ALL {
+        a.update(Action::Show(view));
+        for (w, h) in [
+            (1, 1),
+            (10, 3),
+            (20, 6),
+            (40, 10),
+            (80, 24),
+            (200, 60),
+            (300, 8),
+        ] {
+            let _ = render(&a, w, h);
+        }
+        a.update(Action::Bottom);
+        let _ = render(&a, 80, 24);
+    }
+    a.update(Action::ToggleHelp);
+    for (w, h) in [(20, 6), (80, 24), (120, 40)] {
+        let _ = render(&a, w, h);
+    }
+}
+
+#[test]
+fn snapshots_of_every_view() {
+    for (w, h) in [(120u16, 40u16), (80, 24)] {
+        let mut a = app();
+        select(&mut a, "v09");
+        for view in View::ALL {
+            a.update(Action::Show(view));
+            insta::assert_snapshot!(format!("{}_{w}x{h}", view.title()), render(&a, w, h));
+        }
+        a.update(Action::ToggleHelp);
+        insta::assert_snapshot!(format!("help_{w}x{h}"), render(&a, w, h));
+        // The other ladder: the SGEMM toy, its first version.
+        let mut b = app();
+        b.update(Action::NextLadder);
+        insta::assert_snapshot!(format!("sgemm_timeline_{w}x{h}"), render(&b, w, h));
+    }
+}
+
+#[test]
+fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
+    // A key bound in a view must not also be bound globally, and never twice anywhere.
+    for (i, a) in KEYMAP.iter().enumerate() {
+        for b in &KEYMAP[i + 1..] {
+            let overlap = a.context == b.context
+                || a.context == Context::Global
+                || b.context == Context::Global;
+            if !overlap {
+                continue;
+            }
+            for ka in a.keys {
+                assert!(
+                    !b.keys.contains(ka),
+                    "{} is bound to both {:?} and {:?}",
+                    ka.label(),
+                    a.action,
+                    b.action
+                );
+            }
+        }
+    }
+    // Every action a user can ask for has a key, and so a line in the help.
+    let user_actions = [
+        Action::Quit,
+        Action::ToggleHelp,
+        Action::NextView,
+        Action::PrevView,
+        Action::Show(View::Timeline),
+        Action::Show(View::Compare),
+        Action::Show(View::Inspect),
+        Action::Show(View::Source),
+        Action::Show(View::Notes),
+        Action::PrevVersion,
+        Action::NextVersion,
+        Action::Up,
+        Action::Down,
+        Action::PageUp,
+        Action::PageDown,
+        Action::Top,
+        Action::Bottom,
+        Action::NextLadder,
+        Action::Mark,
+        Action::FilterStart,
+        Action::ToggleSort,
+        Action::NextHot,
+        Action::PrevHot,
+        Action::Run { all: false },
+        Action::Run { all: true },
+        Action::Profile { all: false },
+        Action::Profile { all: true },
+        Action::StopJob,
+    ];
+    for action in user_actions {
+        assert!(
+            KEYMAP.iter().any(|b| b.action == action),
+            "{action:?} has no key"
+        );
+    }
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    let mut help = String::new();
+    for _ in 0..10 {
+        help.push_str(&render(&a, 120, 60));
+        a.update(Action::HelpScroll(20));
+    }
+    for b in KEYMAP {
+        assert!(help.contains(b.help), "the help lacks {:?}", b.help);
+    }
+}
