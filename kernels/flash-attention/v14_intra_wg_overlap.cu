@@ -26,7 +26,10 @@ constexpr int BC = BC_KEYS;
 constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 query rows each
 constexpr int BR = 64 * CONSUMERS;
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int STAGES = 2;                    // K and V ring depth
+#ifndef STAGES_KV
+#define STAGES_KV 2
+#endif
+constexpr int STAGES = STAGES_KV;            // K and V ring depth
 typedef unsigned long long u64;
 
 // Shared-memory layout, bytes from a 1 KB-aligned base.

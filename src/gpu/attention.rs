@@ -179,7 +179,7 @@ impl<'d> Problem<'d> {
         let mut options = vec![format!("-DHEAD_DIM={}", self.shape.d)];
         options.extend(v.options.iter().cloned());
         let kernel = self.dev.kernel(&v.source, &source, &v.entry, &options)?;
-        let launch = v.launch(&self.shape)?;
+        let launch = v.launch_on(&self.shape, self.dev.sm_count()? as u32)?;
         let rows = (self.shape.b * self.shape.h * self.shape.s) as u64;
         let maps = v
             .tensor_maps

@@ -229,12 +229,22 @@ impl KernelLadder {
     }
 }
 
+/// SM count assumed where no device is at hand (an H100/H200 SXM).
+pub const DEFAULT_SMS: u32 = 132;
+
 impl KernelVersion {
+    /// The launch at a shape on a GPU of `DEFAULT_SMS` multiprocessors.
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
+        self.launch_on(shape, DEFAULT_SMS)
+    }
+
+    /// The launch at a shape on a GPU with `sms` multiprocessors (persistent kernels
+    /// size their grid with `SMS`).
+    pub fn launch_on(&self, shape: &Shape, sms: u32) -> Result<Launch> {
         Ok(Launch {
-            grid: dims(&self.grid, shape).context("grid")?,
-            block: dims(&self.block, shape).context("block")?,
-            shared_bytes: eval(&self.shared, shape).context("shared")? as u32,
+            grid: dims_on(&self.grid, shape, sms).context("grid")?,
+            block: dims_on(&self.block, shape, sms).context("block")?,
+            shared_bytes: eval_on(&self.shared, shape, sms).context("shared")? as u32,
         })
     }
 
@@ -267,12 +277,16 @@ impl KernelRef {
 }
 
 fn dims(exprs: &[String], shape: &Shape) -> Result<(u32, u32, u32)> {
+    dims_on(exprs, shape, DEFAULT_SMS)
+}
+
+fn dims_on(exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32, u32, u32)> {
     if exprs.is_empty() || exprs.len() > 3 {
         bail!("needs 1 to 3 dimensions, has {}", exprs.len());
     }
     let mut d = [1u32; 3];
     for (slot, e) in d.iter_mut().zip(exprs) {
-        let v = eval(e, shape)?;
+        let v = eval_on(e, shape, sms)?;
         if v < 1 || v > u32::MAX as i64 {
             bail!("{e:?} = {v} at shape {shape}: a launch dimension must be at least 1");
         }
@@ -281,15 +295,20 @@ fn dims(exprs: &[String], shape: &Shape) -> Result<(u32, u32, u32)> {
     Ok((d[0], d[1], d[2]))
 }
 
-/// Evaluates an integer expression of B, H, S, D with `cdiv(a, b)`, `min(a, b)`,
-/// `max(a, b)`.
+/// Evaluates an integer expression of B, H, S, D (and SMS, the multiprocessor count)
+/// with `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
+    eval_on(expr, shape, DEFAULT_SMS)
+}
+
+pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
     let mut ctx = HashMapContext::<evalexpr::DefaultNumericTypes>::new();
     for (name, v) in [
         ("B", shape.b),
         ("H", shape.h),
         ("S", shape.s),
         ("D", shape.d),
+        ("SMS", sms),
     ] {
         ctx.set_value(name.into(), evalexpr::Value::Int(v as i64))
             .expect("a fresh context takes variables");
