@@ -6,8 +6,9 @@
 // blockIdx.x + gridDim.x, … The producer runs ahead across item boundaries: the K/V ring
 // continues from one item into the next (stage and phase follow a running tile count),
 // and Q is double-buffered (two slots with their own full/empty barriers), so the next
-// item's Q and first tiles load while the consumers finish the current one. Items are
-// ordered with the last query tiles first, which are the longest under a causal mask.
+// item's Q and first tiles load while the consumers finish the current one. Items go
+// head by head, and within a head the last query tiles (the longest under a causal
+// mask) first.
 #include <cuda_fp16.h>
 
 #define NEG_INF __int_as_float(0xff800000)
@@ -186,9 +187,11 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
     const int wg = threadIdx.x / 128;          // 0: producer, 1..CONSUMERS: consumers
     const int q_tiles = (S + BR - 1) / BR;
     const int items = q_tiles * B * H;
-    // Item i: query tile q_tiles - 1 - i / (B·H) (the longest first), head i % (B·H).
-    auto item_q0 = [&](int i) { return (q_tiles - 1 - i / (B * H)) * BR; };
-    auto item_head = [&](int i) { return i % (B * H); };
+    // Item i: head i / q_tiles, query tile q_tiles - 1 - i % q_tiles (the longest first
+    // within a head). Heads vary slowest, so the blocks running at any time share a few
+    // heads' K and V in L2.
+    auto item_q0 = [&](int i) { return (q_tiles - 1 - i % q_tiles) * BR; };
+    auto item_head = [&](int i) { return i / q_tiles; };
     auto item_tiles = [&](int i) {
         const int kend = causal ? min(S, item_q0(i) + BR) : S;
         return (kend + BC - 1) / BC;
