@@ -136,6 +136,16 @@ pub struct OpcodeStat {
     pub reasons: Vec<(StallReason, u64)>,
 }
 
+impl OpcodeStat {
+    /// The reason this class stalls on most (`selected` is not a stall).
+    pub fn top_stall_reason(&self) -> Option<StallReason> {
+        self.reasons
+            .iter()
+            .find(|(r, _)| r.is_stall())
+            .map(|(r, _)| *r)
+    }
+}
+
 /// Aggregates a source page by instruction class, hottest (by stall samples) first.
 pub fn hot_ops(s: &SourceListing) -> Vec<OpcodeStat> {
     let mut by_op: HashMap<&str, (u64, usize, Vec<u64>)> = HashMap::new();

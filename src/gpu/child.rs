@@ -64,21 +64,8 @@ pub fn main(args: &ChildArgs) -> Result<()> {
 
 fn blank(args: &ChildArgs) -> RunResult {
     RunResult {
-        version: args.version.clone(),
-        shape: args.shape,
-        causal: args.causal,
-        status: RunStatus::Failed,
-        median_us: None,
-        min_us: None,
-        max_us: None,
-        tflops: None,
-        max_abs_err: None,
-        rel_l2_err: None,
         seed: Some(args.seed),
-        gpu: None,
-        when: Some(now_utc()),
-        message: None,
-        resources: None,
+        ..RunResult::new(&args.version, args.shape, args.causal, RunStatus::Failed)
     }
 }
 
@@ -152,39 +139,4 @@ fn profile(ladder: &KernelLadder, args: &ChildArgs) -> Result<()> {
         problem.run(&mut prepared)?;
     }
     dev.sync()
-}
-
-/// The current time, RFC 3339 in UTC, without a date crate.
-pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + (month <= 2) as i64;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn timestamps_look_right() {
-        let t = super::now_utc();
-        assert_eq!(t.len(), 20);
-        assert!(t.starts_with("20") && t.ends_with('Z'), "{t}");
-    }
 }

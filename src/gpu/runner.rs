@@ -116,21 +116,8 @@ fn fresh_seed() -> u64 {
 
 fn skipped(id: &str, shape: Shape, causal: bool, why: String) -> RunResult {
     RunResult {
-        version: id.to_string(),
-        shape,
-        causal,
-        status: RunStatus::Skipped,
-        median_us: None,
-        min_us: None,
-        max_us: None,
-        tflops: None,
-        max_abs_err: None,
-        rel_l2_err: None,
-        seed: None,
-        gpu: None,
-        when: Some(super::child::now_utc()),
         message: Some(why),
-        resources: None,
+        ..RunResult::new(id, shape, causal, RunStatus::Skipped)
     }
 }
 

@@ -2,7 +2,6 @@
 //! run, through the script shipped beside the kernels (`baselines/sdpa.py`). Where
 //! python3 or torch is missing they are skipped with a note.
 
-use super::child::now_utc;
 use super::recipe::KernelLadder;
 use crate::model::{RunResult, RunStatus, Shape};
 use anyhow::{Context, Result};
@@ -129,20 +128,7 @@ fn result(
     message: Option<String>,
 ) -> RunResult {
     RunResult {
-        version: id.to_string(),
-        shape,
-        causal,
-        status,
-        median_us: None,
-        min_us: None,
-        max_us: None,
-        tflops: None,
-        max_abs_err: None,
-        rel_l2_err: None,
-        seed: None,
-        gpu: None,
-        when: Some(now_utc()),
         message,
-        resources: None,
+        ..RunResult::new(id, shape, causal, status)
     }
 }

@@ -122,12 +122,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let op = |ops: &[analysis::OpcodeStat], i: usize| -> String {
         ops.get(i)
             .map(|o| {
-                let reason = o
-                    .reasons
-                    .iter()
-                    .find(|(r, _)| r.is_stall())
-                    .map(|(r, _)| r.metric_name())
-                    .unwrap_or("");
+                let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
                 format!(
                     "{} {} {}",
                     o.opcode,

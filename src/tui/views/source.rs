@@ -149,12 +149,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .take(right.height.saturating_sub(1) as usize)
             .map(|o| {
                 let share = o.stall_samples as f64 / op_total as f64;
-                let reason = o
-                    .reasons
-                    .iter()
-                    .find(|(r, _)| r.is_stall())
-                    .map(|(r, _)| r.metric_name())
-                    .unwrap_or("");
+                let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
                 Line::from(vec![
                     Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
                     Span::raw(format!("{:>5.1}%  ", share * 100.0)),
