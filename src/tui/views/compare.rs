@@ -149,7 +149,11 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     match (&va.source, &vb.source) {
         (Some((pa, sa)), Some((pb, sb))) => {
             out.push(Line::styled(
-                format!("source diff: {} → {}", pa.display(), pb.display()),
+                format!(
+                    "source diff: {} → {}",
+                    super::ladder_path(app, pa),
+                    super::ladder_path(app, pb)
+                ),
                 t.title(),
             ));
             out.extend(diff_lines(app, sa, sb));

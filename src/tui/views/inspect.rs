@@ -99,7 +99,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let files: Vec<String> = p
         .pages
         .iter()
-        .map(|(k, f)| format!("{} ({})", f.display(), k.name()))
+        .map(|(k, f)| format!("{} ({})", super::ladder_path(app, f), k.name()))
         .collect();
     out.push(Entry {
         line: Line::styled(format!("pages  {}", files.join(", ")), t.dim()),

@@ -299,3 +299,13 @@ pub fn stall_legend(app: &App, reasons: &[crate::ncu::StallReason]) -> Line<'sta
     }
     Line::from(spans)
 }
+
+/// A file of the current ladder, as its users name it: relative to the ladder's folder
+/// (`v09/raw.csv.gz`, `../../kernels/…`), or as given for loose files.
+pub fn ladder_path(app: &App, path: &std::path::Path) -> String {
+    let ladder = &app.ladder().ladder;
+    match &ladder.dir {
+        Some(dir) => crate::gpu::relative_path(path, dir).display().to_string(),
+        None => path.display().to_string(),
+    }
+}

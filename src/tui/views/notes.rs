@@ -54,7 +54,7 @@ pub fn document(app: &App) -> Vec<Line<'static>> {
     match (previous, &v.source) {
         (Some(p), Some((path, text))) => {
             out.push(Line::styled(
-                format!("diff from {} ({})", p.id, path.display()),
+                format!("diff from {} ({})", p.id, super::ladder_path(app, path)),
                 t.title(),
             ));
             let (_, old) = p.source.as_ref().expect("filtered on a source");
@@ -62,7 +62,7 @@ pub fn document(app: &App) -> Vec<Line<'static>> {
         }
         (None, Some((path, text))) => {
             out.push(Line::styled(
-                format!("source ({})", path.display()),
+                format!("source ({})", super::ladder_path(app, path)),
                 t.title(),
             ));
             out.extend(text.lines().map(|l| Line::raw(l.to_string())));
