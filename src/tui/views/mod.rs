@@ -151,14 +151,22 @@ pub fn headline(app: &App) -> Line<'static> {
 fn status_line(app: &App) -> Line<'static> {
     let t = &app.theme;
     if let Some(j) = &app.job {
+        // A gauge of the versions done, then what is running now.
+        let width = 20usize;
+        let filled = (j.done * width)
+            .checked_div(j.total)
+            .unwrap_or(0)
+            .min(width);
         let progress = if j.total > 0 {
-            format!("{}/{}", j.done, j.total)
+            format!(" {}/{} ", j.done, j.total)
         } else {
-            "starting".into()
+            " starting ".into()
         };
         return Line::from(vec![
             Span::styled(format!("{} ", job_name(j.kind)), t.key()),
-            Span::raw(format!("{progress} {} ", j.current)),
+            Span::styled("█".repeat(filled), t.ok()),
+            Span::styled("░".repeat(width - filled), t.dim()),
+            Span::raw(format!("{progress}{} ", j.current)),
             Span::styled("(x stops)", t.dim()),
         ]);
     }
