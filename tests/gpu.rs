@@ -75,3 +75,104 @@ fn gpu_every_version_is_correct() {
         }
     }
 }
+
+#[test]
+fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
+    use stallscope::model::{self, LoadReport, Store};
+    use stallscope::tui::{
+        jobs,
+        state::{Action, App, Effect, LadderState, Status},
+        theme::Theme,
+    };
+
+    if gpu_missing("gpu_explorer_runs_stream_into_the_timeline_and_failures_show") {
+        return;
+    }
+    // A working folder of its own: a kernel ladder of two versions (the naive kernel and
+    // one that faults) built from the repository's sources, and an empty profiles ladder
+    // it feeds. The explorer's `R` finds the kernel ladder under ./kernels.
+    let work = tempfile::tempdir().unwrap();
+    let k = repo().join("kernels");
+    let kernels = work.path().join("kernels/tui-test");
+    std::fs::create_dir_all(&kernels).unwrap();
+    std::fs::write(
+        kernels.join("ladder.toml"),
+        format!(
+            r#"ladder = "tui-test"
+title = "explorer test"
+flops = "4*B*H*S*S*D"
+tolerance = 2e-3
+reference_shape = "1,8,256,128"
+sdpa_script = "{fa}/baselines/sdpa.py"
+[reference]
+source = "{fa}/reference.cu"
+entry = "attn_reference"
+grid = ["cdiv(S, 16)", "B*H"]
+block = ["128"]
+[unfused_softmax]
+source = "{fa}/baselines/softmax.cu"
+entry = "softmax_rows"
+[[version]]
+id = "naive"
+title = "naive"
+source = "{fa}/v01_naive.cu"
+entry = "attn_v01"
+grid = ["cdiv(S, 128)", "B*H"]
+block = ["128"]
+[[version]]
+id = "fault"
+title = "illegal address"
+source = "{st}/faulty.cu"
+entry = "fault_oob"
+grid = ["1"]
+block = ["32"]
+"#,
+            fa = k.join("flash-attention").display(),
+            st = k.join("selftest").display()
+        ),
+    )
+    .unwrap();
+    let ladder_dir = work.path().join("profiles/tui-test");
+    std::fs::create_dir_all(&ladder_dir).unwrap();
+    std::fs::write(ladder_dir.join("ladder.toml"), "title = 'explorer test'\n").unwrap();
+    let ladder = model::load_ladder(&Store::Disk, &ladder_dir, &mut LoadReport::default()).unwrap();
+    let mut app = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    std::env::set_current_dir(work.path()).unwrap();
+
+    let Some(Effect::StartJob(req)) = app.update(Action::Run { all: true }) else {
+        panic!("R starts a job");
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = jobs::start(&app, req, tx);
+    let mut streamed = 0;
+    loop {
+        let msg = rx
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("the job reports");
+        if matches!(msg, jobs::Msg::Result { .. }) {
+            streamed += 1;
+        }
+        if jobs::apply(&mut app, msg) {
+            break;
+        }
+    }
+    job.handle.join().unwrap();
+    assert!(
+        streamed >= 6,
+        "each version's result streams in ({streamed})"
+    );
+    assert!(
+        app.job.is_none(),
+        "the job has ended and the explorer carries on"
+    );
+    match &app.status {
+        Some(Status::Info(m)) => assert!(m.contains("failed"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The reloaded ladder lists the versions run, with their results.
+    let l = &app.ladder().ladder;
+    let naive = l.version("naive").expect("naive joined the ladder");
+    assert_eq!(naive.runs.last().unwrap().status, model::RunStatus::Ok);
+    let fault = l.version("fault").unwrap();
+    assert_eq!(fault.runs.last().unwrap().status, model::RunStatus::Failed);
+}

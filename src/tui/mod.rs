@@ -2,24 +2,22 @@
 //! `App::update` is the only place state changes, views are pure functions of the state,
 //! and GPU runs happen on a worker thread that reports by message.
 
+pub mod jobs;
 pub mod keymap;
 pub mod state;
 pub mod theme;
 pub mod views;
 
-use crate::gpu;
-use crate::model::{self, Ladder, LoadReport, RunResult, Store};
-use anyhow::{Context, Result, anyhow};
+use crate::model::Ladder;
+use anyhow::{Context, Result};
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
     KeyModifiers, MouseButton, MouseEventKind,
 };
 use ratatui::crossterm::execute;
 use ratatui::layout::Rect;
-use state::{Action, App, Effect, JobKind, JobRequest, LadderState, View};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use state::{Action, App, Effect, LadderState, View};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
@@ -51,31 +49,9 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// What a worker thread tells the explorer.
-enum Msg {
-    Progress {
-        current: String,
-        done: usize,
-        total: usize,
-    },
-    Result {
-        ladder: String,
-        result: Box<RunResult>,
-    },
-    Done {
-        outcome: Result<String, String>,
-        reloaded: Option<Ladder>,
-    },
-}
-
-struct Job {
-    cancel: Arc<AtomicBool>,
-    handle: std::thread::JoinHandle<()>,
-}
-
 fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<()> {
-    let (tx, rx): (Sender<Msg>, Receiver<Msg>) = channel();
-    let mut job: Option<Job> = None;
+    let (tx, rx): (Sender<jobs::Msg>, Receiver<jobs::Msg>) = channel();
+    let mut job: Option<jobs::Job> = None;
     let mut area = terminal
         .size()
         .map(|s| Rect::new(0, 0, s.width, s.height))?;
@@ -96,7 +72,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
             for action in actions(app, &ev, area) {
                 if let Some(effect) = app.update(action) {
                     match effect {
-                        Effect::StartJob(req) => job = Some(start_job(app, req, tx.clone())),
+                        Effect::StartJob(req) => job = Some(jobs::start(app, req, tx.clone())),
                         Effect::CancelJob => {
                             if let Some(j) = &job {
                                 j.cancel.store(true, Ordering::Relaxed);
@@ -107,19 +83,10 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
             }
         }
         while let Ok(msg) = rx.try_recv() {
-            match msg {
-                Msg::Progress {
-                    current,
-                    done,
-                    total,
-                } => app.job_progress(current, done, total),
-                Msg::Result { ladder, result } => app.job_result(&ladder, *result),
-                Msg::Done { outcome, reloaded } => {
-                    app.job_done(outcome, reloaded);
-                    if let Some(j) = job.take() {
-                        let _ = j.handle.join();
-                    }
-                }
+            if jobs::apply(app, msg)
+                && let Some(j) = job.take()
+            {
+                let _ = j.handle.join();
             }
         }
     }
@@ -195,128 +162,4 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
         };
     }
     keymap::lookup(app.view, k)
-}
-
-/// The kernel ladder that feeds a profiles ladder: `kernels/*/ladder.toml` naming it.
-fn kernels_for(ladder: &str) -> Option<PathBuf> {
-    let dirs = std::fs::read_dir("kernels").ok()?;
-    dirs.filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join(gpu::recipe::FILE_NAME).is_file())
-        .find(|p| {
-            gpu::load_kernels(p)
-                .map(|k| k.ladder == ladder)
-                .unwrap_or(false)
-        })
-}
-
-fn start_job(app: &App, req: JobRequest, tx: Sender<Msg>) -> Job {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let ls = app
-        .ladders
-        .iter()
-        .find(|l| l.ladder.name == req.ladder)
-        .map(|l| &l.ladder);
-    let target = ls.and_then(|l| match (&l.store, &l.dir) {
-        (Store::Disk, Some(dir)) => Some(dir.clone()),
-        _ => None,
-    });
-    let flag = cancel.clone();
-    let handle = std::thread::spawn(move || {
-        let outcome = match target {
-            None => Err(anyhow!(
-                "the built-in profiles are read-only: start stallscope in the repository (or with --profiles DIR) to run kernels"
-            )),
-            Some(dir) => run_job(&req, &dir, &flag, &tx),
-        };
-        let reloaded = outcome.as_ref().ok().and_then(|(_, dir)| {
-            model::load_ladder(&Store::Disk, dir, &mut LoadReport::keep_going()).ok()
-        });
-        let _ = tx.send(Msg::Done {
-            outcome: outcome.map(|(m, _)| m).map_err(|e| format!("{e:#}")),
-            reloaded,
-        });
-    });
-    Job { cancel, handle }
-}
-
-fn run_job(
-    req: &JobRequest,
-    ladder_dir: &Path,
-    cancel: &Arc<AtomicBool>,
-    tx: &Sender<Msg>,
-) -> Result<(String, PathBuf)> {
-    let kernels = kernels_for(&req.ladder)
-        .ok_or_else(|| anyhow!("no kernel ladder under ./kernels builds {}", req.ladder))?;
-    let profiles = ladder_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
-    match req.kind {
-        JobKind::Run => {
-            let r = gpu::runner::Request {
-                kernels: &kernels,
-                versions: &req.versions,
-                shape: None,
-                causal: false,
-                baselines: req.versions.iter().any(|v| v == "all"),
-                seed: None,
-                reps: 15,
-                timeout: Duration::from_secs(180),
-            };
-            let out = gpu::runner::run(&r, cancel, &mut |p| {
-                let _ = match p {
-                    gpu::runner::Progress::Started { id, index, total } => tx.send(Msg::Progress {
-                        current: id,
-                        done: index,
-                        total,
-                    }),
-                    gpu::runner::Progress::Finished(result) => tx.send(Msg::Result {
-                        ladder: req.ladder.clone(),
-                        result,
-                    }),
-                };
-            })?;
-            gpu::runner::save(&profiles, &out.ladder, &out.results)?;
-            let failed = out
-                .results
-                .iter()
-                .filter(|r| r.status == model::RunStatus::Failed)
-                .count();
-            Ok((
-                format!(
-                    "ran {} version(s), {failed} failed; seed {}",
-                    out.results.len(),
-                    out.seed
-                ),
-                ladder_dir.to_path_buf(),
-            ))
-        }
-        JobKind::Profile => {
-            let p = gpu::profile::Request {
-                kernels: &kernels,
-                versions: &req.versions,
-                shape: None,
-                causal: false,
-                profiles: &profiles,
-                set: "full",
-                timeout: Duration::from_secs(600),
-            };
-            let done = gpu::profile::run(&p, cancel, &mut |id, i, n| {
-                let _ = tx.send(Msg::Progress {
-                    current: id.to_string(),
-                    done: i,
-                    total: n,
-                });
-            })?;
-            let failed: Vec<String> = done
-                .iter()
-                .filter_map(|d| d.outcome.as_ref().err().map(|e| format!("{}: {e:#}", d.id)))
-                .collect();
-            if failed.is_empty() {
-                Ok((
-                    format!("profiled {} version(s)", done.len()),
-                    ladder_dir.to_path_buf(),
-                ))
-            } else {
-                Err(anyhow!(failed.join("; ")))
-            }
-        }
-    }
 }
