@@ -376,3 +376,36 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         assert!(help.contains(b.help), "the help lacks {:?}", b.help);
     }
 }
+
+#[test]
+fn a_ladder_without_versions_yet_renders_and_can_be_run() {
+    // A new ladder before its first run: nothing selected, every view and key survives.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ladder.toml"), "title = 'new'\n").unwrap();
+    let ladder = model::load_ladder(&Store::Disk, dir.path(), &mut LoadReport::default()).unwrap();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    assert_eq!(a.version_index(), None);
+    for view in View::ALL {
+        a.update(Action::Show(view));
+        for action in [
+            Action::NextVersion,
+            Action::Mark,
+            Action::NextHot,
+            Action::Down,
+            Action::ToggleSort,
+        ] {
+            a.update(action);
+        }
+        for (w, h) in [(80, 24), (120, 40), (20, 6)] {
+            let shown = render(&a, w, h);
+            if w == 120 {
+                assert!(shown.contains("no versions yet"), "{shown}");
+            }
+        }
+    }
+    assert!(a.update(Action::Run { all: false }).is_none());
+    assert!(matches!(
+        a.update(Action::Run { all: true }),
+        Some(Effect::StartJob(_))
+    ));
+}

@@ -189,20 +189,24 @@ impl App {
         &self.ladders[self.current]
     }
 
-    /// Index (into the ladder's versions) of the selected version.
-    pub fn version_index(&self) -> usize {
-        self.ladder().order[self.selected.min(self.ladder().order.len() - 1)]
+    /// Index (into the ladder's versions) of the selected version; `None` while the
+    /// ladder has no versions yet (a new ladder before its first run).
+    pub fn version_index(&self) -> Option<usize> {
+        let order = &self.ladder().order;
+        order
+            .get(self.selected.min(order.len().saturating_sub(1)))
+            .copied()
     }
 
     /// The two versions the compare view shows: the marked one (or the one before the
     /// selected one in display order) against the selected one.
-    pub fn compare_pair(&self) -> (usize, usize) {
-        let b = self.version_index();
+    pub fn compare_pair(&self) -> Option<(usize, usize)> {
+        let b = self.version_index()?;
         let a = self
             .marked
             .filter(|&m| m != b)
             .unwrap_or_else(|| self.ladder().order[self.selected.saturating_sub(1)]);
-        (a, b)
+        Some((a, b))
     }
 
     fn view_slot(&self) -> usize {
@@ -259,7 +263,10 @@ impl App {
                 self.scroll = [0; 5];
             }
             Mark => {
-                let v = self.version_index();
+                let Some(v) = self.version_index() else {
+                    self.status = Some(Status::Info("this ladder has no versions yet".into()));
+                    return None;
+                };
                 self.marked = if self.marked == Some(v) {
                     None
                 } else {
@@ -324,7 +331,17 @@ impl App {
                     JobKind::Profile
                 };
                 let l = &self.ladder().ladder;
-                let v = &l.versions[self.version_index()];
+                let selected = self.version_index().map(|i| &l.versions[i]);
+                let v = match selected {
+                    Some(v) => v,
+                    None if all => &crate::model::Version::default(),
+                    None => {
+                        self.status = Some(Status::Error(
+                            "no version selected: `R` runs the whole kernel ladder".into(),
+                        ));
+                        return None;
+                    }
+                };
                 if !all && v.baseline {
                     self.status = Some(Status::Error(format!(
                         "{} is a baseline: `R` runs the ladder with its baselines",

@@ -40,7 +40,9 @@ fn verdict_style(app: &App, v: Verdict) -> Style {
 pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
-    let (ia, ib) = app.compare_pair();
+    let Some((ia, ib)) = app.compare_pair() else {
+        return Vec::new();
+    };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);
     let c = analysis::compare(aa, ab);

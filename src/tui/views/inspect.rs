@@ -62,7 +62,10 @@ pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
 
 pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let t = &app.theme;
-    let v = &app.ladder().ladder.versions[app.version_index()];
+    let Some(i) = app.version_index() else {
+        return Vec::new();
+    };
+    let v = &app.ladder().ladder.versions[i];
     let Some(p) = &v.profile else {
         return vec![Entry {
             line: Line::styled(

@@ -53,6 +53,14 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(area);
     frame.render_widget(Paragraph::new(tab_line(app, a.tabs.width)), a.tabs);
     frame.render_widget(Paragraph::new(headline(app)), a.headline);
+    if app.version_index().is_none() {
+        frame.render_widget(Paragraph::new(status_line(app)), a.status);
+        frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+        if app.help {
+            draw_help(frame, app, area);
+        }
+        return;
+    }
     match app.view {
         View::Timeline => timeline::draw(frame, app, a.body),
         View::Compare => compare::draw(frame, app, a.body),
@@ -117,7 +125,15 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
 pub fn headline(app: &App) -> Line<'static> {
     let t = &app.theme;
     let ls = app.ladder();
-    let i = app.version_index();
+    let Some(i) = app.version_index() else {
+        return Line::styled(
+            format!(
+                "{}: no versions yet (R runs its kernel ladder, or import exports)",
+                ls.ladder.name
+            ),
+            t.dim(),
+        );
+    };
     let v = &ls.ladder.versions[i];
     let a = &ls.analysis.versions[i];
     let mut spans = vec![

@@ -28,7 +28,9 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 pub fn document(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
-    let i = app.version_index();
+    let Some(i) = app.version_index() else {
+        return Vec::new();
+    };
     let v = &ls.ladder.versions[i];
     let mut out = Vec::new();
     match &v.notes {

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 fn listing(app: &App) -> Option<&SourceListing> {
-    app.ladder().ladder.versions[app.version_index()]
+    app.ladder().ladder.versions[app.version_index()?]
         .profile
         .as_ref()?
         .source
@@ -54,8 +54,11 @@ pub fn hot_positions(app: &App, rows: &[usize]) -> Vec<usize> {
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let t = &app.theme;
+    let Some(vi) = app.version_index() else {
+        return;
+    };
     let Some(s) = listing(app) else {
-        let v = &app.ladder().ladder.versions[app.version_index()];
+        let v = &app.ladder().ladder.versions[vi];
         frame.render_widget(
             Paragraph::new(Line::styled(
                 format!(
@@ -142,7 +145,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     );
 
     if wide {
-        let ops = &app.ladder().analysis.versions[app.version_index()].hot_ops;
+        let ops = &app.ladder().analysis.versions[vi].hot_ops;
         let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
         let lines: Vec<Line> = ops
             .iter()
