@@ -138,6 +138,9 @@ block = ["32"]
     let ladder = model::load_ladder(&Store::Disk, &ladder_dir, &mut LoadReport::default()).unwrap();
     let mut app = App::new(vec![LadderState::new(ladder)], Theme { color: false });
     std::env::set_current_dir(work.path()).unwrap();
+    // The worker starts children with the stallscope binary, not with this test.
+    // SAFETY: the GPU tests run one at a time (--test-threads 1 on the GPU machine).
+    unsafe { std::env::set_var("STALLSCOPE_EXE", assert_cmd::cargo::cargo_bin("stallscope")) };
 
     let Some(Effect::StartJob(req)) = app.update(Action::Run { all: true }) else {
         panic!("R starts a job");

@@ -57,7 +57,7 @@ pub fn run(
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
-    let exe = std::env::current_exe().context("cannot find the stallscope executable")?;
+    let exe = super::runner::stallscope_exe()?;
     let work = tempfile::tempdir().context("temporary folder")?;
     let mut out = Vec::new();
     for (i, v) in versions.iter().enumerate() {

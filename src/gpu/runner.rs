@@ -135,9 +135,9 @@ fn child(
         seed: Some(seed),
         ..skipped(id, shape, req.causal, message)
     };
-    let exe = match std::env::current_exe() {
+    let exe = match stallscope_exe() {
         Ok(e) => e,
-        Err(e) => return failed(format!("cannot find the stallscope executable: {e}")),
+        Err(e) => return failed(format!("{e:#}")),
     };
     let mut cmd = Command::new(exe);
     cmd.arg("__child")
@@ -173,6 +173,15 @@ fn child(
                 }),
             }
         }
+    }
+}
+
+/// The executable that runs child jobs: `$STALLSCOPE_EXE` when set (a program that uses
+/// stallscope as a library, or a test), else this process's own executable.
+pub fn stallscope_exe() -> Result<PathBuf> {
+    match std::env::var_os("STALLSCOPE_EXE") {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => std::env::current_exe().context("cannot find the stallscope executable"),
     }
 }
 
