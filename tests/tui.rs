@@ -234,7 +234,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    let (_, x0, _) = views::tab_spans(&a)
+    let (_, x0, _) = views::tab_spans()
         .into_iter()
         .find(|t| t.0 == View::Notes)
         .unwrap();

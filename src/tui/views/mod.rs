@@ -76,7 +76,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
 }
 
 /// The tab titles with their x ranges, for drawing and for clicks.
-pub fn tab_spans(app: &App) -> Vec<(View, u16, u16)> {
+pub fn tab_spans() -> Vec<(View, u16, u16)> {
     let mut x = "stallscope │ ".chars().count() as u16;
     View::ALL
         .iter()
@@ -84,7 +84,6 @@ pub fn tab_spans(app: &App) -> Vec<(View, u16, u16)> {
             let w = v.title().chars().count() as u16 + 2;
             let span = (v, x, x + w);
             x += w + 1;
-            let _ = app;
             span
         })
         .collect()
@@ -93,7 +92,7 @@ pub fn tab_spans(app: &App) -> Vec<(View, u16, u16)> {
 fn tab_line(app: &App, width: u16) -> Line<'static> {
     let t = &app.theme;
     let mut spans = vec![Span::styled("stallscope", t.title()), Span::raw(" │ ")];
-    for (v, _, _) in tab_spans(app) {
+    for (v, _, _) in tab_spans() {
         let style = if v == app.view {
             t.selected()
         } else {
