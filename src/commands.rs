@@ -295,13 +295,7 @@ pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
 }
 
 fn has_ladders(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .any(|e| e.path().join(manifest::FILE_NAME).is_file())
-        })
-        .unwrap_or(false)
+    !model::ladder_dirs(dir).is_empty()
 }
 
 /// Where import, run and profile write.

@@ -60,10 +60,13 @@ pub fn import(req: &Request) -> Result<Imported> {
     }
     // Read everything first: nothing is written unless every file is an ncu export.
     let mut exports = Vec::new();
+    let mut contents = Vec::new();
     for f in req.files {
-        exports.push(ncu::read_file(f)?);
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        exports.push(ncu::parse_bytes(f, &bytes)?);
+        contents.push(bytes);
     }
-    let profiles = model::merge_exports(exports.clone());
+    let profiles = model::merge_exports(exports);
     let profile = match req.kernel {
         Some(k) => profiles
             .iter()
@@ -139,8 +142,7 @@ pub fn import(req: &Request) -> Result<Imported> {
 
     std::fs::create_dir_all(&version_dir)
         .with_context(|| format!("cannot create {}", version_dir.display()))?;
-    for (f, name) in req.files.iter().zip(&names) {
-        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+    for (bytes, name) in contents.into_iter().zip(&names) {
         let data = if bytes.starts_with(&[0x1f, 0x8b]) {
             bytes
         } else {
@@ -194,13 +196,7 @@ fn ladder_dir(profiles: &Path, name: Option<&str>) -> Result<PathBuf> {
         }
         return Ok(profiles.join(n));
     }
-    let ladders: Vec<PathBuf> = match std::fs::read_dir(profiles) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join(manifest::FILE_NAME).is_file())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let ladders = model::ladder_dirs(profiles);
     match ladders.len() {
         0 => Ok(profiles.join("imported")),
         1 => Ok(ladders.into_iter().next().expect("one")),

@@ -162,6 +162,19 @@ catalogue! {
         "instructions that spill registers to local memory and load them back";
 }
 
+impl MetricDef {
+    /// The row label: the name with its unit, unless the unit is in the name already or
+    /// the values carry their own (bytes as KB, MB).
+    pub fn label(&self) -> String {
+        let unit = self.kind.unit();
+        if unit.is_empty() || self.kind == Kind::Bytes || self.name.contains(unit) {
+            self.name.to_string()
+        } else {
+            format!("{} ({unit})", self.name)
+        }
+    }
+}
+
 impl MetricId {
     pub fn def(self) -> &'static MetricDef {
         &METRICS[self as usize]

@@ -3,9 +3,9 @@
 //! source pages in base units, and imports them into the profiles ladder.
 
 use super::child::Mode;
-use super::runner::{ChildEnd, mode_name, read_manifest, run_child, sync_entry};
-use crate::import::{self, write_atomically};
-use crate::model::{Shape, manifest};
+use super::runner::{ChildEnd, mode_name, record_versions, run_child};
+use crate::import;
+use crate::model::Shape;
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -177,19 +177,6 @@ fn profile_one(
         force: true,
     })?;
     // The import wrote the exports; the kernel ladder supplies notes and source.
-    let ladder_dir = req.profiles.join(&ladder.ladder);
-    let mut m = read_manifest(&ladder_dir, ladder)?;
-    sync_entry(&mut m, ladder, v, &ladder_dir);
-    m.versions.sort_by_key(|e| {
-        ladder
-            .versions
-            .iter()
-            .position(|k| k.id == e.id)
-            .unwrap_or(usize::MAX)
-    });
-    write_atomically(
-        &ladder_dir.join(manifest::FILE_NAME),
-        m.to_toml().as_bytes(),
-    )?;
+    record_versions(req.profiles, ladder, &[v.id.as_str()])?;
     Ok(done.to_string())
 }

@@ -346,17 +346,9 @@ pub fn table(results: &[RunResult], ladder: &KernelLadder) -> String {
 /// Stores results in `profiles/<ladder>/runs.json` and makes sure the profiles
 /// manifest lists every version run (title, notes, source) and every baseline.
 pub fn save(profiles: &Path, ladder: &KernelLadder, results: &[RunResult]) -> Result<PathBuf> {
+    let ids: Vec<&str> = results.iter().map(|r| r.version.as_str()).collect();
+    record_versions(profiles, ladder, &ids)?;
     let dir = profiles.join(&ladder.ladder);
-    let mut m = read_manifest(&dir, ladder)?;
-    for r in results {
-        match ladder.version(&r.version) {
-            Some(v) => sync_entry(&mut m, ladder, v, &dir),
-            None => ensure_baseline(&mut m, &r.version),
-        }
-    }
-    order_like(&mut m, ladder);
-    write_atomically(&dir.join(manifest::FILE_NAME), m.to_toml().as_bytes())?;
-
     let path = dir.join(runs::FILE_NAME);
     let mut file: RunFile = match std::fs::read_to_string(&path) {
         Ok(t) => serde_json::from_str(&t)
@@ -376,7 +368,24 @@ pub fn save(profiles: &Path, ladder: &KernelLadder, results: &[RunResult]) -> Re
     Ok(path)
 }
 
-pub fn read_manifest(dir: &Path, ladder: &KernelLadder) -> Result<Manifest> {
+/// Makes the profiles manifest list these versions: kernel versions with their title,
+/// technique, notes and source (exports left as they are), other ids as baselines; the
+/// kernel ladder's order first.
+pub fn record_versions(profiles: &Path, ladder: &KernelLadder, ids: &[&str]) -> Result<()> {
+    let dir = profiles.join(&ladder.ladder);
+    let mut m = read_manifest(&dir, ladder)?;
+    for id in ids {
+        match ladder.version(id) {
+            Some(v) => sync_entry(&mut m, ladder, v, &dir),
+            None => ensure_baseline(&mut m, id),
+        }
+    }
+    let pos = |id: &str| ladder.versions.iter().position(|v| v.id == id);
+    m.versions.sort_by_key(|e| pos(&e.id).unwrap_or(usize::MAX));
+    write_atomically(&dir.join(manifest::FILE_NAME), m.to_toml().as_bytes())
+}
+
+fn read_manifest(dir: &Path, ladder: &KernelLadder) -> Result<Manifest> {
     let path = dir.join(manifest::FILE_NAME);
     match std::fs::read_to_string(&path) {
         Ok(t) => Manifest::parse(&t).map_err(|e| anyhow!("{}: {}", path.display(), e.message())),
@@ -391,7 +400,7 @@ pub fn read_manifest(dir: &Path, ladder: &KernelLadder) -> Result<Manifest> {
 
 /// Copies a kernel version's title, technique, notes and source into the profiles
 /// manifest (its exports are left as they are).
-pub fn sync_entry(m: &mut Manifest, ladder: &KernelLadder, v: &KernelVersion, dir: &Path) {
+fn sync_entry(m: &mut Manifest, ladder: &KernelLadder, v: &KernelVersion, dir: &Path) {
     let rel = |f: &str| {
         super::relative_path(&ladder.dir.join(f), dir)
             .to_string_lossy()
@@ -428,10 +437,4 @@ fn ensure_baseline(m: &mut Manifest, id: &str) {
         baseline: true,
         ..VersionEntry::default()
     });
-}
-
-/// The kernel ladder's versions first, in its order; everything else after, as it was.
-fn order_like(m: &mut Manifest, ladder: &KernelLadder) {
-    let pos = |id: &str| ladder.versions.iter().position(|v| v.id == id);
-    m.versions.sort_by_key(|e| pos(&e.id).unwrap_or(usize::MAX));
 }

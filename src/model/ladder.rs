@@ -91,6 +91,20 @@ impl LoadReport {
     }
 }
 
+/// The ladder folders (holding a `ladder.toml`) directly under a folder on disk, by name.
+pub fn ladder_dirs(profiles: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(profiles)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join(manifest::FILE_NAME).is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
 /// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`).
 pub fn load_ladders(
     store: &Store,

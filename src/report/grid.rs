@@ -78,14 +78,7 @@ pub fn timeline(a: &Analysed) -> Grid {
             rows.push(Row::Section(group_name(d.group).to_string()));
             group = Some(d.group);
         }
-        let name = if d.kind.unit().is_empty()
-            || d.kind == crate::analysis::Kind::Bytes
-            || d.name.contains(d.kind.unit())
-        {
-            d.name.to_string()
-        } else {
-            format!("{} ({})", d.name, d.kind.unit())
-        };
+        let name = d.label();
         rows.push(Row::Cells(
             std::iter::once(name)
                 .chain(

@@ -1,7 +1,7 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
 use super::{App, clamp_scroll, stall_bar, stall_legend};
-use crate::analysis::{Better, Kind, METRICS, MetricId};
+use crate::analysis::{Better, METRICS, MetricId};
 use crate::report::{format, stall_rows};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -163,14 +163,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
                 (a.min(x), b.max(x))
             });
-        let name = if d.kind.unit().is_empty()
-            || d.kind == Kind::Bytes
-            || d.name.contains(d.kind.unit())
-        {
-            d.name.to_string()
-        } else {
-            format!("{} ({})", d.name, d.kind.unit())
-        };
+        let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
