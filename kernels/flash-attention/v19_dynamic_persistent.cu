@@ -5,8 +5,8 @@
 // block a fixed list; under a causal mask items range from 1 to S/128 key tiles and the
 // lists end far apart. Now a block's producer asks a global counter for its next item
 // (atomicAdd) while the consumers still work on the current one, so blocks that drew
-// short items come back for more: a greedy, longest-first schedule. Items are numbered
-// with the longest (last query tiles) first and heads varying fastest. The producer
+// short items come back for more: a greedy, longest-first schedule when items are
+// numbered longest first (causal), an L2-friendly one when heads vary slowest. The producer
 // passes each item number to the consumers beside the Q tile it loads (a word in shared
 // memory next to the Q slot, published by the same mbarrier); -1 means no more work. The
 // last block to run out resets the counter for the next launch.
@@ -204,9 +204,12 @@ attn_v19(const half* __restrict__ Q, const half* __restrict__ K,
     const int q_tiles = (S + BR - 1) / BR;
     const int heads = B * H;
     const int items = q_tiles * heads;
-    // Item i: query tile q_tiles - 1 - i / heads (the longest first), head i % heads.
-    auto item_q0 = [&](int i) { return (q_tiles - 1 - i / heads) * BR; };
-    auto item_head = [&](int i) { return i % heads; };
+    // Under a causal mask item i is query tile q_tiles - 1 - i / heads (the longest
+    // first), head i % heads: the draw balances the blocks. Without one all items are
+    // equally long, and item i is head i / q_tiles, query tile i % q_tiles: heads vary
+    // slowest, so the blocks running at any time share a few heads' K and V in L2.
+    auto item_q0 = [&](int i) { return (causal ? q_tiles - 1 - i / heads : i % q_tiles) * BR; };
+    auto item_head = [&](int i) { return causal ? i % heads : i / q_tiles; };
     auto item_tiles = [&](int i) {
         const int kend = causal ? min(S, item_q0(i) + BR) : S;
         return (kend + BC - 1) / BC;
