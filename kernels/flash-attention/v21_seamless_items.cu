@@ -447,97 +447,105 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     softmax(sc, 0, corr);
     pack_p(sc, pa);
 
-    // Every turn: the next score tile (of this item, or the first of the next one) and
-    // the P·V of the current one. No branch around a wgmma: the compiler would
-    // serialize them.
-    int j = 0;                                  // current tile within the item
-    int gj = 0;                                 // running K/V tile count
-    for (;; ++gj) {
-        const bool last = j + 1 == tiles;
-        int next_item = item;
-        unsigned next_qt = qt;
-        if (last) {
-            release_slot();                     // the slot the next Q may need
-            const int ns = (n + 1) % 2;
-            mbar_wait(full_q(ns), ((n + 1) / 2) & 1);
-            next_item = item_slot[ns];
-            if (next_item < 0) break;
-            next_qt = base + Q_OFF + ns * QSLOT_BYTES + cw * QW_BYTES;
-        }
-        const int s = gj % STAGES, sn = (gj + 1) % STAGES;
-        const unsigned parity = (gj / STAGES) & 1, parity_n = ((gj + 1) / STAGES) & 1;
-        // All waits before the fence: a wait loop between the fence and a wgmma makes
-        // the compiler fence again and serialize the wgmmas.
-        mbar_wait(full_k(sn), parity_n);
-        mbar_wait(full_v(s), parity);
-        turn_wait(mine);
-        wgmma_fence();
-        score<BC>(sc, next_qt, base + K_OFF + sn * KV_BYTES);
-        wgmma_commit();
-        const unsigned vt = base + V_OFF + s * KV_BYTES;
+    int tile = 0;                               // running K/V tile count at the item's start
+    for (;;) {
+        // Steady state, as in v20: every turn issues the next Q·Kᵀ and the current P·V.
+        for (int j = 0; j + 1 < tiles; ++j) {
+            const int gj = tile + j;
+            const int s = gj % STAGES, sn = (gj + 1) % STAGES;
+            const unsigned parity = (gj / STAGES) & 1, parity_n = ((gj + 1) / STAGES) & 1;
+            // Both waits before the fence: a wait loop between the fence and a wgmma
+            // makes the compiler fence again and serialize the wgmmas.
+            mbar_wait(full_k(sn), parity_n);
+            mbar_wait(full_v(s), parity);
+            turn_wait(mine);
+            wgmma_fence();
+            score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
+            wgmma_commit();
+            const unsigned vt = base + V_OFF + s * KV_BYTES;
 #pragma unroll
-        for (int kk = 0; kk < BC / 16; ++kk)
-            wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
-        wgmma_commit();
-        turn_pass(other);
-        release_slot();
-        wgmma_wait<1>();                        // the next scores are ready
-        fence_regs(sc);
-        mbar_arrive(empty_k(sn));
-        float l_done[2] = {l[0], l[1]};
-        int j0 = (j + 1) * BC;
-        if (last) {                             // the scores belong to the next item
-            m[0] = m[1] = NEG_INF;
-            l[0] = l[1] = 0.f;
-            j0 = 0;
-            // Its rows, for the mask; the finished item's are kept for its output.
-            warp_first = item_q0(next_item) + 64 * cw + warp * 16;
-            row[0] = warp_first + g;
-            row[1] = warp_first + g + 8;
-        }
-        softmax(sc, j0, corr);                  // overlaps this P·V and the other's turn
-        wgmma_wait<0>();                        // this P·V is done with O and V
-        fence_regs(o);
-        mbar_arrive(empty_v(s));
-        if (last) {
-            // Rows of the finished item again, for its output.
-            warp_first = first + warp * 16;
-            row[0] = warp_first + g;
-            row[1] = warp_first + g + 8;
-            store_output(l_done);
-            pending = true;
-            pending_slot = n % 2;
-#pragma unroll
-            for (int i = 0; i < 64; ++i) o[i] = 0.f;
-            ++n;
-            item = next_item;
-            enter(item, n % 2);
-            j = 0;
-        } else {
+            for (int kk = 0; kk < BC / 16; ++kk)
+                wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
+            wgmma_commit();
+            turn_pass(other);
+            if (j == 0) release_slot();         // the previous item's output has been read
+            wgmma_wait<1>();                    // the scores of tile j + 1 are ready
+            fence_regs(sc);
+            mbar_arrive(empty_k(sn));
+            softmax(sc, (j + 1) * BC, corr);    // overlaps P·V of tile j and the other's turn
+            wgmma_wait<0>();                    // P·V of tile j is done with O and V
+            fence_regs(o);
+            mbar_arrive(empty_v(s));
             if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
                 for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
             }
-            ++j;
+            pack_p(sc, pa);
         }
-        pack_p(sc, pa);
-    }
-    // The block's last P·V, alone, and its output.
-    {
-        const int s = gj % STAGES;
+
+        // The item's last P·V, in one turn with the next item's first Q·Kᵀ.
+        const int gj = tile + tiles - 1;
+        const int s = gj % STAGES, sn = (gj + 1) % STAGES;
+        const unsigned vt = base + V_OFF + s * KV_BYTES;
+        release_slot();                         // a one-tile item: the next Q may need it
+        const int ns = (n + 1) % 2;
+        mbar_wait(full_q(ns), ((n + 1) / 2) & 1);
+        const int next = item_slot[ns];
+        if (next < 0) {                         // the block's last P·V, alone
+            mbar_wait(full_v(s), (gj / STAGES) & 1);
+            turn_wait(mine);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; ++kk)
+                wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
+            wgmma_commit();
+            turn_pass(other);
+            wgmma_wait<0>();
+            fence_regs(o);
+            mbar_arrive(empty_v(s));
+            store_output(l);
+            break;
+        }
+        const unsigned next_qt = base + Q_OFF + ns * QSLOT_BYTES + cw * QW_BYTES;
+        mbar_wait(full_k(sn), ((gj + 1) / STAGES) & 1);
         mbar_wait(full_v(s), (gj / STAGES) & 1);
         turn_wait(mine);
         wgmma_fence();
-        const unsigned vt = base + V_OFF + s * KV_BYTES;
+        score<BC>(sc, next_qt, base + K_OFF + sn * KV_BYTES);
+        wgmma_commit();
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk)
             wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
         wgmma_commit();
         turn_pass(other);
+        wgmma_wait<1>();                        // the next item's first scores are ready
+        fence_regs(sc);
+        mbar_arrive(empty_k(sn));
+        // Their softmax starts afresh with the next item's rows (for the mask); the
+        // finished item's row sums are kept for its output.
+        const float l_done[2] = {l[0], l[1]};
+        m[0] = m[1] = NEG_INF;
+        l[0] = l[1] = 0.f;
+        const int done_first = warp_first;
+        warp_first = item_q0(next) + 64 * cw + warp * 16;
+        row[0] = warp_first + g;
+        row[1] = warp_first + g + 8;
+        softmax(sc, 0, corr);                   // overlaps the last P·V and the other's turn
         wgmma_wait<0>();
         fence_regs(o);
         mbar_arrive(empty_v(s));
+        warp_first = done_first;
+        row[0] = warp_first + g;
+        row[1] = warp_first + g + 8;
+        store_output(l_done);
+        pending = true;
+        pending_slot = n % 2;
+#pragma unroll
+        for (int i = 0; i < 64; ++i) o[i] = 0.f;
+        pack_p(sc, pa);
+        tile += tiles;
+        ++n;
+        enter(next, n % 2);
     }
-    store_output(l);
     if (tid == 0) bulk_wait();                  // the last output is written
 }
