@@ -273,8 +273,9 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
                 tma_load(qdst + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, full_q(qs));
             }
             // The next item, asked for now: the answer is needed only after this item's
-            // tiles are queued.
-            int next = gridDim.x + (int)atomicAdd(&sched_next, 1u);
+            // tiles are queued. (The empty asm keeps the compiler from using the result,
+            // and so waiting for the atomic, before the first tile's copies.)
+            unsigned drawn = atomicAdd(&sched_next, 1u);
             for (int j = 0; j < tiles; ++j, ++tile) {
                 const int s = tile % STAGES, use = tile / STAGES;
                 if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
@@ -282,6 +283,8 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
                 if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
                 load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
             }
+            asm volatile("" : "+r"(drawn));
+            int next = gridDim.x + (int)drawn;
             if (next >= items) {
                 next = -1;
                 __threadfence();   // the last draw is ordered before the count of blocks done
