@@ -385,33 +385,42 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
     };
 
     // A finished item, waiting for its output to be stored: its row sums, first row,
-    // head and Q slot (where the output is staged for the TMA store).
+    // head and Q slot (where the output is staged for the TMA store). Before the first
+    // item finishes, the "finished item" is the current one, staged over its own Q rows,
+    // which every warp has already copied to registers, and never stored.
     bool finished = false;
-    float done_l[2] = {0.f, 0.f};
+    float done_l[2] = {1.f, 1.f};
     int done_first = 0, done_head_row = 0, done_slot = 0;
-    auto store_output = [&]() {
+    // Normalizes O and writes it, as fp16, into the slot's 128-byte-swizzled layout: row
+    // lr of a d-half at lr·128 bytes, its 16-byte chunk c at position c ^ (lr mod 8). No
+    // branch: it runs while a wgmma is in flight, and a branch there makes the compiler
+    // serialize the wgmmas.
+    auto stage_output = [&]() {
         float inv[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             float sum = done_l[r];
             sum += __shfl_xor_sync(0xffffffffu, sum, 1);
             sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            inv[r] = 1.f / sum;
+            inv[r] = __fdividef(1.f, sum);
         }
+        unsigned char* st = base_ptr + Q_OFF + done_slot * QSLOT_BYTES + cw * QW_BYTES;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int lr = warp * 16 + g + 8 * r;
+#pragma unroll
+            for (int jd = 0; jd < D / 8; ++jd) {
+                const unsigned at = (jd / 8) * 8192 + lr * 128 + (((jd % 8) ^ (lr % 8)) << 4) + t * 4;
+                *reinterpret_cast<__half2*>(st + at) =
+                    __floats2half2_rn(o[4 * jd + 2 * r] * inv[r], o[4 * jd + 2 * r + 1] * inv[r]);
+            }
+        }
+    };
+    // Stores the staged output with the TMA, or, for a tile that runs past the end of the
+    // head, writes it from registers.
+    auto store_output = [&]() {
         const unsigned stage = base + Q_OFF + done_slot * QSLOT_BYTES + cw * QW_BYTES;
         if (done_first + 64 <= S) {
-            // Row lr of a d-half at lr·128 bytes, its 16-byte chunk c at c ^ (lr mod 8).
-            unsigned char* st = base_ptr + (stage - base);
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int lr = warp * 16 + g + 8 * r;
-#pragma unroll
-                for (int jd = 0; jd < D / 8; ++jd) {
-                    const unsigned at = (jd / 8) * 8192 + lr * 128 + (((jd % 8) ^ (lr % 8)) << 4) + t * 4;
-                    *reinterpret_cast<__half2*>(st + at) =
-                        __floats2half2_rn(o[4 * jd + 2 * r] * inv[r], o[4 * jd + 2 * r + 1] * inv[r]);
-                }
-            }
             fence_async_proxy();
             warpgroup_sync(3 + cw);
             if (tid == 0) {
@@ -423,12 +432,16 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
             half* out = O + (long)done_head_row * D;
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
+                float sum = done_l[r];
+                sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+                sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+                const float inv = 1.f / sum;
                 const int rw = done_first + warp * 16 + g + 8 * r;
                 if (rw >= S) continue;
 #pragma unroll
                 for (int jd = 0; jd < D / 8; ++jd)
                     *reinterpret_cast<__half2*>(out + (long)rw * D + jd * 8 + t * 2) =
-                        __floats2half2_rn(o[4 * jd + 2 * r] * inv[r], o[4 * jd + 2 * r + 1] * inv[r]);
+                        __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
             }
         }
     };
@@ -471,13 +484,15 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
             wgmma_commit();
             turn_pass(other);
             // The previous item's output, while this Q·Kᵀ runs (O is not touched by it).
+            if (!finished) done_slot = qs;
+            stage_output();
+            wgmma_wait<0>();
+            fence_regs(sc);
             if (finished) {
                 store_output();
                 pending = true;
                 finished = false;
             }
-            wgmma_wait<0>();
-            fence_regs(sc);
             mbar_arrive(empty_k(s0));
             softmax(sc, 0, corr);
             pack_p(sc, pa);
@@ -541,6 +556,9 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
         done_head_row = item_head(item) * S;
         done_slot = qs;
     }
-    if (finished) store_output();
+    if (finished) {
+        stage_output();
+        store_output();
+    }
     if (tid == 0) bulk_wait();                  // the last output is written
 }
