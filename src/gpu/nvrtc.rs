@@ -207,7 +207,9 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("stallscope"))
 }
 
-/// Registers and spills from a ptxas log, for the run table.
+/// Registers and spills from a ptxas log, for the run table, and the performance
+/// advisories ptxas gives for Hopper code (wgmma serialized, its waits injected), which
+/// cost far more than they show: a kernel whose wgmmas are serialized still runs correctly.
 pub fn resource_summary(log: &str) -> Option<String> {
     let regs = log
         .lines()
@@ -219,10 +221,26 @@ pub fn resource_summary(log: &str) -> Option<String> {
             let s = l.split("bytes spill stores").next()?;
             s.rsplit(", ").next().map(str::trim).map(str::to_string)
         });
-    Some(match spills {
+    let mut summary = match spills {
         Some(s) if s != "0" => format!("{regs} regs, {s} B spilled"),
         _ => format!("{regs} regs"),
-    })
+    };
+    for advisory in log
+        .lines()
+        .filter(|l| l.contains("Potential Performance Loss"))
+    {
+        let code = advisory
+            .split_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map_or("ptxas", |(code, _)| code);
+        let what = if advisory.contains("serialized") {
+            "wgmma serialized"
+        } else {
+            "performance loss"
+        };
+        summary.push_str(&format!(", {what} ({code})"));
+    }
+    Some(summary)
 }
 
 #[cfg(test)]
@@ -235,5 +253,16 @@ mod tests {
         assert_eq!(resource_summary(log).unwrap(), "168 regs, 8 B spilled");
         let log = "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 40 registers\n";
         assert_eq!(resource_summary(log).unwrap(), "40 regs");
+    }
+
+    /// NVRTC's log of a kernel whose wgmmas ptxas serialized (a branch between a wgmma's
+    /// commit and its wait), as NVRTC 13.0 printed it.
+    #[test]
+    fn ptxas_serialization_advisory() {
+        let log = include_str!("../../tests/fixtures/ptxas/wgmma-serialized.log");
+        assert_eq!(
+            resource_summary(log).unwrap(),
+            "168 regs, wgmma serialized (C7518)"
+        );
     }
 }
