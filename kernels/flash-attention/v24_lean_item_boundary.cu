@@ -109,7 +109,9 @@ __device__ __forceinline__ float exp2_approx(float x) {
 #define EXP_POLY 0
 #endif
 __device__ __forceinline__ float exp2_poly(float x) {
-    x = fmaxf(x, -127.f);
+    // Clamped well above -127: p can be just under 1, and the exponent must not borrow
+    // below the smallest normal (2^-120 is zero once P is rounded to fp16).
+    x = fmaxf(x, -120.f);
     const float t = x + 12582912.f;
     const float f = x - (t - 12582912.f);
     const float p = fmaf(fmaf(fmaf(0.05286731f, f, 0.24215214f), f, 0.69358683f), f, 0.99996275f);

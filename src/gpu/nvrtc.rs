@@ -207,8 +207,8 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("stallscope"))
 }
 
-/// Registers and spills from a ptxas log, for the run table, and the performance
-/// advisories ptxas gives for Hopper code (wgmma serialized, its waits injected), which
+/// Registers and spills from a ptxas log, for the run table, and ptxas's "Potential
+/// Performance Loss" advisories (for Hopper code: wgmma serialized, C7510–C7520), which
 /// cost far more than they show: a kernel whose wgmmas are serialized still runs correctly.
 pub fn resource_summary(log: &str) -> Option<String> {
     let regs = log
