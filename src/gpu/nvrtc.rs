@@ -207,9 +207,28 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("stallscope"))
 }
 
-/// Registers and spills from a ptxas log, for the run table, and ptxas's "Potential
-/// Performance Loss" advisories (for Hopper code: wgmma serialized, C7510–C7520), which
-/// cost far more than they show: a kernel whose wgmmas are serialized still runs correctly.
+/// ptxas's "Potential Performance Loss" advisories in a log, as (code, what): for Hopper
+/// code, wgmmas serialized (C7510–C7520). They cost far more than they show — a kernel
+/// whose wgmmas are serialized still runs correctly, ~20 % slower.
+pub fn performance_advisories(log: &str) -> Vec<(&str, &'static str)> {
+    log.lines()
+        .filter(|l| l.contains("Potential Performance Loss"))
+        .map(|l| {
+            let code = l
+                .split_once('(')
+                .and_then(|(_, rest)| rest.split_once(')'))
+                .map_or("ptxas", |(code, _)| code);
+            let what = if l.contains("serialized") {
+                "wgmma serialized"
+            } else {
+                "performance loss"
+            };
+            (code, what)
+        })
+        .collect()
+}
+
+/// Registers, spills and performance advisories from a ptxas log, for the run table.
 pub fn resource_summary(log: &str) -> Option<String> {
     let regs = log
         .lines()
@@ -225,19 +244,7 @@ pub fn resource_summary(log: &str) -> Option<String> {
         Some(s) if s != "0" => format!("{regs} regs, {s} B spilled"),
         _ => format!("{regs} regs"),
     };
-    for advisory in log
-        .lines()
-        .filter(|l| l.contains("Potential Performance Loss"))
-    {
-        let code = advisory
-            .split_once('(')
-            .and_then(|(_, rest)| rest.split_once(')'))
-            .map_or("ptxas", |(code, _)| code);
-        let what = if advisory.contains("serialized") {
-            "wgmma serialized"
-        } else {
-            "performance loss"
-        };
+    for (code, what) in performance_advisories(log) {
         summary.push_str(&format!(", {what} ({code})"));
     }
     Some(summary)
@@ -245,7 +252,7 @@ pub fn resource_summary(log: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::resource_summary;
+    use super::{performance_advisories, resource_summary};
 
     #[test]
     fn ptxas_summary() {
@@ -264,5 +271,7 @@ mod tests {
             resource_summary(log).unwrap(),
             "168 regs, wgmma serialized (C7518)"
         );
+        assert_eq!(performance_advisories(log), [("C7518", "wgmma serialized")]);
+        assert!(performance_advisories("ptxas info    : Used 40 registers\n").is_empty());
     }
 }
