@@ -27,9 +27,9 @@ constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 query ro
 constexpr int BR = 64 * CONSUMERS;
 constexpr int THREADS = 128 * (CONSUMERS + 1);
 #ifndef STAGES_K
-#define STAGES_K 3
+#define STAGES_K 2
 #endif
-constexpr int KST = STAGES_K;                // K ring depth
+constexpr int KST = STAGES_K;                // K ring depth (a power of two is cheaper to index)
 constexpr int VST = 2;                       // V ring depth
 typedef unsigned long long u64;
 
