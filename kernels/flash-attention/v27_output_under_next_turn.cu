@@ -143,12 +143,6 @@ __device__ __forceinline__ void load_q(unsigned (&qa)[D / 16][4], unsigned qt, i
     }
 }
 
-// A compile-time flag for a generic lambda (`if constexpr` on its type).
-template <bool B>
-struct Flag {
-    static constexpr bool value = B;
-};
-
 // Pins registers that an asynchronous wgmma writes: code that reads them after a wait
 // may not be moved above it.
 template <int N>
@@ -499,9 +493,9 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     };
     int tile_base = 0;                          // the item's first stream tile
     // Steady turn j of the item: the Q·Kᵀ of tile j + 1, the P·V of tile j. With
-    // `staging`, the finished item's output, still in O, is staged between the two (the
-    // item's first P·V overwrites O).
-    auto steady_turn = [&](int j, auto staging) {
+    // `staging` (a constant at each call), the finished item's output, still in O, is
+    // staged between the two (the item's first P·V overwrites O).
+    auto steady_turn = [&](int j, bool staging) {
         const int gj = tile_base + j, gn = gj + 1;  // stream tiles of this P·V and next Q·Kᵀ
         // Both waits before the fence: a wait loop between the fence and a wgmma makes
         // the compiler fence again and serialize the wgmmas.
@@ -511,7 +505,7 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
         wgmma_fence();
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
         wgmma_commit();
-        if constexpr (decltype(staging)::value) {
+        if (staging) {
             stage_output();
             wgmma_fence();                      // the registers of O, read, go back to the tensor cores
         }
@@ -526,7 +520,7 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
         wgmma_wait<0>();                        // P·V of tile j is done with O and V
         fence_regs(o);
         mbar_arrive(empty_v(gj % VST));
-        if constexpr (decltype(staging)::value) store_output();
+        if (staging) store_output();
         if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
@@ -555,11 +549,12 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     bool unstaged = false;                      // O holds a finished item's output
     for (;;) {
         if (tiles > 1) {
-            if (unstaged) steady_turn(0, Flag<true>());
-            else steady_turn(0, Flag<false>());
+            // Two inlined copies: `staging` is a constant in each.
+            if (unstaged) steady_turn(0, true);
+            else steady_turn(0, false);
             unstaged = false;
         }
-        for (int j = 1; j + 1 < tiles; ++j) steady_turn(j, Flag<false>());
+        for (int j = 1; j + 1 < tiles; ++j) steady_turn(j, false);
 
         // The boundary: the next item's first Q·Kᵀ, paired with this item's last P·V.
         const int gl = tile_base + tiles - 1, gn = tile_base + tiles;
