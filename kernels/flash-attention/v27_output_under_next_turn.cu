@@ -143,6 +143,17 @@ __device__ __forceinline__ void load_q(unsigned (&qa)[D / 16][4], unsigned qt, i
     }
 }
 
+// Two halves to and from shared memory by 32-bit shared address (a generic pointer would
+// cost 64-bit address arithmetic and registers).
+__device__ __forceinline__ void st_shared(unsigned addr, __half2 v) {
+    asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(addr), "r"(*reinterpret_cast<unsigned*>(&v)) : "memory");
+}
+__device__ __forceinline__ __half2 ld_shared(unsigned addr) {
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return *reinterpret_cast<__half2*>(&v);
+}
+
 // Pins registers that an asynchronous wgmma writes: code that reads them after a wait
 // may not be moved above it.
 template <int N>
@@ -342,16 +353,13 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     const Desc v_desc = make_desc(base + V_OFF, BC * 128, 1024);
 
     // The item in hand: its slot, rows (for the mask), key tiles and softmax state.
-    int qs = 0, tiles = 0, first = 0, head_row = 0, warp_first = 0, row[2] = {0, 0};
+    int qs = 0, tiles = 0, first = 0, head_row = 0;
     float m[2], l[2];
     auto enter = [&](int it, int slot) {
         qs = slot;
         tiles = item_tiles(it);
         first = item_q0(it) + 64 * cw;          // this warpgroup's first row
         head_row = item_head(it) * S;
-        warp_first = first + warp * 16;
-        row[0] = warp_first + g;
-        row[1] = warp_first + g + 8;
         m[0] = m[1] = NEG_INF;
         l[0] = l[1] = 0.f;
     };
@@ -359,6 +367,7 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     // Softmax of a score tile in place (scores → probabilities), returning the
     // correction for O; masks only where the tile needs them.
     auto softmax = [&](float (&sc)[BC / 2], int j0, float (&corr)[2]) {
+        const int warp_first = first + warp * 16, row[2] = {warp_first + g, warp_first + g + 8};
         if (j0 + BC > S || (causal && j0 + BC - 1 > warp_first)) {
 #pragma unroll
             for (int i = 0; i < BC / 2; ++i) {
@@ -409,48 +418,44 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     unsigned pa[BC / 16][4];
     float corr[2];
 
-    // A finished item whose output is still in O: its row sums, first row, head and Q
-    // slot (where the output is staged for the TMA store).
-    float done_l[2] = {1.f, 1.f};
+    // A finished item whose output is still in O: its first row, head, Q slot (where the
+    // output is staged for the TMA store) and the inverses of its row sums.
     int done_first = 0, done_head_row = 0, done_slot = 0;
+    float done_inv[2] = {1.f, 1.f};
+    // This thread's place in the slot: row lr = 16·warp + g + 8r of a d-half at lr·128
+    // bytes, its 16-byte chunk c at position c ^ (lr mod 8) = c ^ g, as TMA boxes with the
+    // 128-byte swizzle expect. Row and chunk bits do not overlap, so the chunk goes in
+    // with one XOR: stage_at(r, jd) = (done_stage ^ (c << 4)) + r·1024 + (d-half)·8192.
+    unsigned done_stage = 0;
     auto finish = [&]() {
-        done_l[0] = l[0];
-        done_l[1] = l[1];
         done_first = first;
         done_head_row = head_row;
         done_slot = qs;
-    };
-    // Normalizes O and writes it, as fp16, into this warpgroup's part of the finished
-    // item's Q slot (every warp copied its Q rows to registers long ago), laid out as the
-    // TMA boxes expect: row lr of a d-half at lr·128 bytes, its 16-byte chunk c at
-    // position c ^ (lr mod 8). No branch: it runs while a wgmma is in flight, and a
-    // branch there makes the compiler serialize the wgmmas.
-    auto stage_at = [&](int r, int jd) {
-        const int lr = warp * 16 + g + 8 * r;
-        return Q_OFF + done_slot * QSLOT_BYTES + cw * QW_BYTES + (jd / 8) * 8192 + lr * 128 +
-               (((jd % 8) ^ (lr % 8)) << 4) + t * 4;
-    };
-    auto stage_output = [&]() {
-        float inv[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            float sum = done_l[r];
+            float sum = l[r];
             sum += __shfl_xor_sync(0xffffffffu, sum, 1);
             sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            inv[r] = __fdividef(1.f, sum);
+            done_inv[r] = __fdividef(1.f, sum);
         }
+        done_stage = (Q_OFF + qs * QSLOT_BYTES + cw * QW_BYTES + (warp * 16 + g) * 128 + t * 4) ^ (g << 4);
+    };
+    auto stage_at = [&](int r, int jd) { return base + (done_stage ^ ((jd % 8) << 4)) + r * 1024 + (jd / 8) * 8192; };
+    // Normalizes O and writes it, as fp16, into the finished item's Q slot (every warp
+    // copied its Q rows to registers long ago). No branch: it runs while a wgmma is in
+    // flight, and a branch there makes the compiler serialize the wgmmas.
+    auto stage_output = [&]() {
 #pragma unroll
         for (int r = 0; r < 2; ++r)
 #pragma unroll
             for (int jd = 0; jd < D / 8; ++jd)
-                *reinterpret_cast<__half2*>(base_ptr + stage_at(r, jd)) =
-                    __floats2half2_rn(o[4 * jd + 2 * r] * inv[r], o[4 * jd + 2 * r + 1] * inv[r]);
+                st_shared(stage_at(r, jd),
+                          __floats2half2_rn(o[4 * jd + 2 * r] * done_inv[r], o[4 * jd + 2 * r + 1] * done_inv[r]));
     };
     // Sends the staged output out with the TMA or, for a tile that runs past the end of
     // the head (the tensor map spans all heads), copies this thread's own staged values
     // of the rows inside the head with plain stores.
     bool pending = false;                       // a stored output still occupies its slot
-    int pending_slot = 0;
     auto store_output = [&]() {
         if (done_first + 64 <= S) {
             const unsigned st = base + Q_OFF + done_slot * QSLOT_BYTES + cw * QW_BYTES;
@@ -469,18 +474,16 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
                 if (rw >= S) continue;
 #pragma unroll
                 for (int jd = 0; jd < D / 8; ++jd)
-                    *reinterpret_cast<__half2*>(out + (long)rw * D + jd * 8 + t * 2) =
-                        *reinterpret_cast<const __half2*>(base_ptr + stage_at(r, jd));
+                    *reinterpret_cast<__half2*>(out + (long)rw * D + jd * 8 + t * 2) = ld_shared(stage_at(r, jd));
             }
         }
         pending = true;
-        pending_slot = done_slot;
     };
     // The Q slot of a stored output returns to the producer once the copy has read it.
     auto release_slot = [&]() {
         if (pending && tid == 0) {
             bulk_wait_read();
-            mbar_arrive(empty_q(pending_slot));
+            mbar_arrive(empty_q(done_slot));
         }
         pending = false;
     };
@@ -512,7 +515,9 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
         pv(gj, j == 0);
         wgmma_commit();
         turn_pass(other);
-        if (j == 0) release_slot();             // the previous output has been read by now
+        // The output stored in the turn before has been read by now; its slot must go
+        // back well before the item's last tile, when the producer loads the next Q.
+        if (j == 1) release_slot();
         wgmma_wait<1>();                        // the scores of tile j + 1 are ready
         fence_regs(sc);
         mbar_arrive(empty_k(gn % KST));
@@ -562,7 +567,7 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
             stage_output();
             store_output();
         }
-        release_slot();                         // (nor has it released the slot)
+        release_slot();                         // (nor has an item of two)
         ++n;
         mbar_wait(full_q(n % 2), (n / 2) & 1);
         const int next = item_slot[n % 2];
