@@ -122,7 +122,7 @@ fn main() {
         .ladder()
         .order
         .iter()
-        .position(|&i| app.ladder().ladder.versions[i].id == "v23")
+        .position(|&i| app.ladder().ladder.versions[i].id == "v28")
         .unwrap_or(0);
     app.update(Action::SelectVersion(pos));
     std::fs::create_dir_all("assets").unwrap();
