@@ -4,8 +4,8 @@
 // Every wave of items at S = 1024 starts on heads no block has touched yet, so an item's
 // Q and first K and V tiles come from device memory at its first steady turn and at the
 // boundary before it, and the consumers wait for them there (v28's profile: the waits
-// of the first steady turn for its K and V hold 2.7 % of the stall samples, three times
-// those of any other turn). The producer now learns the block's next item at the
+// of an item's first steady turn for its K and V hold 2.7 % of the stall samples, the
+// other six steady turns 1.7 % together). The producer now learns the block's next item at the
 // current item's second tile (the scheduler's answer has long arrived by then) and asks
 // the TMA unit to prefetch that item's Q rows and its first two K and V tiles into L2
 // (cp.async.bulk.prefetch.tensor: no shared memory, no barrier). When the copies into
