@@ -5,11 +5,10 @@
 // Q and first K and V tiles come from device memory at its first steady turn and at the
 // boundary before it, and the consumers wait for them there (v28's profile: the waits
 // of an item's first steady turn for its K and V hold 2.7 % of the stall samples, the
-// other six steady turns 1.7 % together). The producer now learns the block's next item at the
-// current item's second tile (the scheduler's answer has long arrived by then) and asks
-// the TMA unit to prefetch that item's Q rows and its first two K and V tiles into L2
-// (cp.async.bulk.prefetch.tensor: no shared memory, no barrier). When the copies into
-// shared memory come, they hit L2.
+// other six steady turns 1.7 % together). The producer now learns the block's next item
+// halfway through the current one and asks the TMA unit to prefetch that item's Q rows
+// and its first two K and V tiles into L2 (cp.async.bulk.prefetch.tensor: no shared
+// memory, no barrier). When the copies into shared memory come, they hit L2.
 #include <cuda_fp16.h>
 
 #define NEG_INF __int_as_float(0xff800000)
@@ -331,13 +330,15 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
         finish_q(item, n);
         for (;;) {
             const int row0 = item_head(item) * S, tiles = item_tiles(item);
-            // The next item, asked for now: the answer is needed only at this item's
-            // second tile (its last, if it has one). (The empty asm keeps the compiler from
-            // using the result, and so waiting for the atomic, before then.)
+            // The next item, asked for now: the answer is needed only halfway through this
+            // item, for the prefetch. (The empty asm keeps the compiler from using the
+            // result, and so waiting for the atomic, before then: with 132 blocks drawing
+            // from one counter its answer can take microseconds, and a producer waiting
+            // for it copies nothing.)
             unsigned drawn = atomicAdd(&sched_next, 1u);
             int next = -1;
             for (int j = 0; j < tiles; ++j) {
-                if (j == min(1, tiles - 1)) {
+                if (j == tiles / 2) {
                     asm volatile("" : "+r"(drawn));
                     next = gridDim.x + (int)drawn;
                     if (next < items) {
