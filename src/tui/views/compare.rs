@@ -1,32 +1,17 @@
 //! Two versions side by side: metric deltas coloured by direction, stall bars, hot
 //! instruction classes, and the diff of their kernel sources.
 
-use super::{App, clamp_scroll, stall_bar, stall_legend};
+use super::{App, stall_bar, stall_legend};
 use crate::analysis::{self, Verdict};
 use crate::report::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = document(app, body.width as usize);
-    let offset = clamp_scroll(
-        app.scroll_of(super::View::Compare),
-        lines.len(),
-        body.height as usize,
-    );
-    frame.render_widget(
-        Paragraph::new(
-            lines
-                .into_iter()
-                .skip(offset)
-                .take(body.height as usize)
-                .collect::<Vec<_>>(),
-        ),
-        body,
-    );
+    super::draw_document(frame, lines, app.scroll_of(super::View::Compare), body);
 }
 
 fn verdict_style(app: &App, v: Verdict) -> Style {

@@ -1,13 +1,12 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::{App, clamp_scroll};
+use super::App;
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 use std::collections::BTreeMap;
 
 /// One line of the listing, with the text the filter searches.
@@ -20,17 +19,7 @@ pub struct Entry {
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = filtered(app, body.width as usize);
-    let offset = clamp_scroll(
-        app.scroll_of(super::View::Inspect),
-        lines.len(),
-        body.height as usize,
-    );
-    let visible: Vec<Line> = lines
-        .into_iter()
-        .skip(offset)
-        .take(body.height as usize)
-        .collect();
-    frame.render_widget(Paragraph::new(visible), body);
+    super::draw_document(frame, lines, app.scroll_of(super::View::Inspect), body);
 }
 
 pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {

@@ -281,6 +281,14 @@ pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
 }
 
+/// Draws a view's document, one line a row, from its scroll offset.
+pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
+    let visible = body.height as usize;
+    let offset = clamp_scroll(scroll, lines.len(), visible);
+    let page: Vec<Line> = lines.into_iter().skip(offset).take(visible).collect();
+    frame.render_widget(Paragraph::new(page), body);
+}
+
 /// A stacked bar of stall shares, `width` cells wide.
 pub fn stall_bar(
     app: &App,
