@@ -1,6 +1,10 @@
-//! The command line: every subcommand, its arguments and its help.
+//! The command line: every subcommand, its arguments and its help. Each subcommand's
+//! arguments are one `Args` struct; its defaults are the constants of the module that
+//! does the work, so the explorer's jobs start from the same ones.
 
+use crate::gpu::{profile, protocol, runner};
 use crate::model::Shape;
+use crate::model::runs::Regime;
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -13,7 +17,10 @@ use std::path::PathBuf;
 /// a ladder in the order given.
 #[derive(Debug, Parser)]
 #[command(name = "stallscope", version, about, long_about)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_precedence_over_arg = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -25,138 +32,244 @@ pub struct Cli {
     pub common: Common,
 }
 
+/// Options every subcommand takes, before or after its name.
 #[derive(Debug, Clone, Args, Default)]
 pub struct Common {
     /// Folder of ladders [default: ./profiles if present, else the built-in copy].
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
+    /// Kernel recipes: a recipe folder (holding recipe.toml) or a folder of them
+    /// [default: ./kernels if present, else the built-in copy].
+    #[arg(long, global = true, env = "STALLSCOPE_KERNELS", value_name = "DIR")]
+    pub kernels: Option<PathBuf>,
+
     /// Read every file given even when some fail; list the failures at the end.
     #[arg(long, global = true)]
     pub keep_going: bool,
 }
 
+impl Common {
+    pub fn kernels(&self) -> PathBuf {
+        self.kernels
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(crate::gpu::DEFAULT_KERNELS))
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
-    Open {
-        /// The folder to open.
-        dir: PathBuf,
-    },
+    Open(OpenArgs),
     /// Print the ladder timeline: versions as columns, metrics as rows, the trail on top.
-    Report {
-        /// Exports, ladder folders or profiles folders [default: the bundled profiles].
-        paths: Vec<PathBuf>,
-        /// Output format.
-        #[arg(long, short, value_enum, default_value = "table")]
-        format: Format,
-        /// Only this ladder (its folder name).
-        #[arg(long)]
-        ladder: Option<String>,
-    },
+    Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
-    Compare {
-        /// A version id (`v1`, or `LADDER:v1`) or an export file.
-        a: String,
-        /// A version id or an export file.
-        b: String,
-        /// The ladder holding both versions [default: the first one that does].
-        #[arg(long)]
-        ladder: Option<String>,
-        #[arg(long, short, value_enum, default_value = "table")]
-        format: Format,
-    },
+    Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
-    Import {
-        /// The exports of one report (raw, details, source pages).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// The version they belong to (e.g. v07).
-        #[arg(long = "version", value_name = "ID")]
-        version_id: String,
-        /// The ladder folder to add to [default: the only ladder, or `imported`].
-        #[arg(long)]
-        ladder: Option<String>,
-        /// The version's title [default: the kernel's short name].
-        #[arg(long)]
-        title: Option<String>,
-        /// Which kernel of the exports, where they hold several (part of its name).
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Mark the version as a baseline (a reference beside the ladder).
-        #[arg(long)]
-        baseline: bool,
-        /// Replace the version's existing exports.
-        #[arg(long)]
-        force: bool,
-    },
+    Import(ImportArgs),
     /// On a GPU: compile, launch, check and time versions of a kernel ladder.
     ///
-    /// Each version runs in its own process on fresh random inputs (seeded; the seed is
-    /// printed), its output poisoned with NaN before the launch and compared with an fp32
-    /// GPU reference and fp64 CPU rows. Results go to the profiles ladder's runs.json.
-    Run {
-        /// Version ids, or `all` [default: all].
-        versions: Vec<String>,
-        /// Problem shape B,H,S,D [default: the ladder's reference shape].
-        #[arg(long)]
-        shape: Option<Shape>,
-        /// Causal masking.
-        #[arg(long)]
-        causal: bool,
-        /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
-        #[arg(long)]
-        baselines: bool,
-        /// Print the results as JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Seed of the random inputs, to replay a run [default: fresh].
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Timed repetitions per version (the median is reported).
-        #[arg(long, default_value_t = 15)]
-        reps: usize,
-        /// Seconds a version may take before it is stopped.
-        #[arg(long, default_value_t = 180)]
-        timeout: u64,
-        /// The kernel ladder folder.
-        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
-        kernels: std::path::PathBuf,
-        /// Do not store the results.
-        #[arg(long)]
-        no_save: bool,
-    },
+    /// Every candidate runs in a worker process of its own on fresh random inputs
+    /// (seeded; the seed is printed). Each version is first checked on the input cases
+    /// (large logits, the row maximum in the last key tile, tied scores, partial tiles,
+    /// small and odd shapes) at its first and a later launch, its output poisoned with
+    /// NaN before each, against an fp32 GPU reference checked by fp64 CPU rows. Then
+    /// every candidate is timed under one protocol (CUDA-graph replays; the regime's
+    /// warm-up and window) in interleaved rounds, with the SM clock, power and energy
+    /// recorded through NVML, and its last launch is checked again. Results go to the
+    /// profiles ladder's runs.json.
+    Run(RunArgs),
     /// On a GPU with Nsight Compute: profile versions with ncu and import the exports.
-    Profile {
-        /// Version ids, or `all` [default: all].
-        versions: Vec<String>,
-        #[arg(long)]
-        shape: Option<Shape>,
-        #[arg(long)]
-        causal: bool,
-        /// ncu section set.
-        #[arg(long, default_value = "full")]
-        set: String,
-        /// Seconds one version's profile may take.
-        #[arg(long, default_value_t = 600)]
-        timeout: u64,
-        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
-        kernels: std::path::PathBuf,
-    },
+    Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
-    Build {
-        /// Version ids, or `all` [default: all].
-        versions: Vec<String>,
-        /// Target architecture.
-        #[arg(long, default_value = "sm_90a")]
-        arch: String,
-        /// Head dimension (HEAD_DIM).
-        #[arg(long, default_value_t = 128)]
-        head_dim: u32,
-        #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
-        kernels: std::path::PathBuf,
-    },
-    /// Internal: runs one version in a child process.
-    #[command(name = "__child", hide = true)]
-    Child(crate::gpu::child::ChildArgs),
+    Build(BuildArgs),
+    /// Internal: one candidate's worker process.
+    #[command(name = "__worker", hide = true)]
+    Worker(crate::gpu::worker::WorkerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// The folder to open.
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Exports, ladder folders or profiles folders [default: the bundled profiles].
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Only this ladder (its folder name).
+    #[arg(long)]
+    pub ladder: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A version id (`v1`, or `LADDER:v1`) or an export file.
+    pub a: String,
+    /// A version id or an export file.
+    pub b: String,
+    /// The ladder holding both versions [default: the first one that does].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    #[arg(long, short, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The exports of one report (raw, details, source pages).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The version they belong to (e.g. v07).
+    #[arg(long = "version", value_name = "ID")]
+    pub version_id: String,
+    /// The ladder folder to add to [default: the only ladder, or `imported`].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    /// The version's title [default: the kernel's short name].
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Which kernel of the exports, where they hold several (part of its name).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Mark the version as a baseline (a reference beside the ladder).
+    #[arg(long)]
+    pub baseline: bool,
+    /// Replace the version's existing exports.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Version ids, or `all` [default: all].
+    pub versions: Vec<String>,
+    /// The ladder whose recipe to run, where the kernels folder holds several
+    /// [default: flash-attention].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    /// Problem shape B,H,S,D [default: the recipe's reference shape].
+    #[arg(long, value_name = "B,H,S,D")]
+    pub shape: Option<Shape>,
+    /// Causal masking.
+    #[arg(long)]
+    pub causal: bool,
+    /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
+    #[arg(long)]
+    pub baselines: bool,
+    /// Timing regime: `sustained` times a window of at least 200 ms after the SM clock
+    /// has settled under the candidate's load; `burst` times a short window from an
+    /// idle GPU at boost clock.
+    #[arg(long, value_enum, default_value_t = Regime::Sustained)]
+    pub regime: Regime,
+    /// Rounds: every candidate is measured this many times, in alternation (A B C A B
+    /// C …); the figure is the median over rounds, the spread its range.
+    #[arg(long, default_value_t = protocol::DEFAULT_ROUNDS)]
+    pub rounds: u32,
+    /// Timed repetitions in each round's window, at least [default: 20 sustained, 15
+    /// burst].
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the random inputs, to replay a run [default: fresh].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Seconds a candidate may take to set up and check, or for one timing step.
+    #[arg(long, default_value_t = runner::DEFAULT_TIMEOUT_S)]
+    pub timeout: u64,
+    /// Check only the timed shape, not the input cases (faster, less trustworthy).
+    #[arg(long)]
+    pub no_cases: bool,
+    /// Exit non-zero when a version is slower than the `--against` candidate by more
+    /// than PCT percent (and the verdict says slower).
+    #[arg(long, value_name = "PCT", requires = "against")]
+    pub fail_if_slower: Option<f64>,
+    /// The candidate `--fail-if-slower` compares against (a version id or a baseline
+    /// such as cudnn).
+    #[arg(long, value_name = "ID")]
+    pub against: Option<String>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Version ids, or `all` [default: all].
+    pub versions: Vec<String>,
+    /// The ladder whose recipe to profile, where the kernels folder holds several
+    /// [default: flash-attention].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    /// Problem shape B,H,S,D [default: the recipe's reference shape].
+    #[arg(long, value_name = "B,H,S,D")]
+    pub shape: Option<Shape>,
+    /// Causal masking.
+    #[arg(long)]
+    pub causal: bool,
+    /// ncu section set.
+    #[arg(long, default_value = profile::DEFAULT_SET)]
+    pub set: String,
+    /// Seconds one version's profile may take.
+    #[arg(long, default_value_t = profile::DEFAULT_TIMEOUT_S)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Version ids, or `all` [default: all].
+    pub versions: Vec<String>,
+    /// The ladder whose recipe to build, where the kernels folder holds several
+    /// [default: flash-attention].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    /// Target architecture.
+    #[arg(long, default_value = "sm_90a")]
+    pub arch: String,
+    /// Head dimension (HEAD_DIM).
+    #[arg(long, default_value_t = 128)]
+    pub head_dim: u32,
+}
+
+impl RunArgs {
+    /// The runner's request, the recipe found under `kernels`.
+    pub fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
+        let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
+        let mut settings = protocol::Settings::for_regime(self.regime);
+        settings.rounds = self.rounds;
+        if let Some(r) = self.reps {
+            settings.min_reps = r;
+        }
+        Ok(runner::Request {
+            versions: self.versions.clone(),
+            shape: self.shape,
+            causal: self.causal,
+            baselines: self.baselines,
+            seed: self.seed,
+            settings,
+            timeout: std::time::Duration::from_secs(self.timeout),
+            cases: !self.no_cases,
+            ..runner::Request::new(kernels)
+        })
+    }
+}
+
+impl ProfileArgs {
+    pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
+        let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
+        Ok(profile::Request {
+            versions: self.versions.clone(),
+            shape: self.shape,
+            causal: self.causal,
+            set: self.set.clone(),
+            timeout: std::time::Duration::from_secs(self.timeout),
+            ..profile::Request::new(kernels, profiles)
+        })
+    }
 }

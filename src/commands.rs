@@ -2,174 +2,142 @@
 //! report, the comparison, the importer or the explorer.
 
 use crate::analysis::{self, compare};
-use crate::cli::{Cli, Command, Common};
-use crate::gpu::{profile, runner};
-use crate::import;
+use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
+use crate::gpu::{process, profile, runner};
 use crate::model::RunStatus;
+use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
 use crate::report::format;
 use crate::report::{self, Analysed, CompareInput, Format};
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
-    let common = cli.common.clone();
+    let common = &cli.common;
     match cli.command {
         None => {
-            let mut report = load_report(&common);
+            let mut report = load_report(common);
             let ladders = if cli.files.is_empty() {
-                default_ladders(&common, &mut report)?
+                default_ladders(common, &mut report)?
             } else {
                 resolve_paths(&cli.files, &mut report)?
             };
-            explore(ladders, &report)
+            explore(common, ladders, &report)
         }
-        Some(Command::Open { dir }) => {
-            let mut report = load_report(&common);
-            let ladders = resolve_paths(&[dir], &mut report)?;
-            explore(ladders, &report)
+        Some(Command::Open(a)) => {
+            let mut report = load_report(common);
+            let ladders = resolve_paths(&[a.dir], &mut report)?;
+            explore(common, ladders, &report)
         }
-        Some(Command::Report {
-            paths,
-            format,
-            ladder,
-        }) => {
-            let mut report = load_report(&common);
-            let mut ladders = if paths.is_empty() {
-                default_ladders(&common, &mut report)?
-            } else {
-                resolve_paths(&paths, &mut report)?
-            };
-            if let Some(name) = ladder {
-                ladders.retain(|l| l.name == name);
-                if ladders.is_empty() {
-                    bail!("no ladder named {name:?}");
-                }
-            }
-            print_report(&ladders, format);
-            Ok(finish(&report))
-        }
-        Some(Command::Compare {
-            a,
-            b,
-            ladder,
-            format,
-        }) => compare_command(&common, &a, &b, ladder.as_deref(), format),
-        Some(Command::Import {
-            files,
-            version_id,
-            ladder,
-            title,
-            kernel,
-            baseline,
-            force,
-        }) => {
-            let profiles = writable_profiles(&common);
+        Some(Command::Report(a)) => report_command(common, &a),
+        Some(Command::Compare(a)) => compare_command(common, &a),
+        Some(Command::Import(a)) => {
+            let profiles = writable_profiles(common);
             let done = import::import(&import::Request {
                 profiles: &profiles,
-                ladder: ladder.as_deref(),
-                version: &version_id,
-                title: title.as_deref(),
-                kernel: kernel.as_deref(),
-                baseline,
-                files: &files,
-                force,
+                ladder: a.ladder.as_deref(),
+                version: &a.version_id,
+                title: a.title.as_deref(),
+                kernel: a.kernel.as_deref(),
+                baseline: a.baseline,
+                files: &a.files,
+                force: a.force,
             })?;
             eprintln!("{done}");
             Ok(true)
         }
-        Some(Command::Run {
-            versions,
-            shape,
-            causal,
-            baselines,
-            json,
-            seed,
-            reps,
-            timeout,
-            kernels,
-            no_save,
-        }) => {
-            let req = runner::Request {
-                kernels: &kernels,
-                versions: &versions,
-                shape,
-                causal,
-                baselines,
-                seed,
-                reps,
-                timeout: Duration::from_secs(timeout),
-            };
-            run_command(&req, json, (!no_save).then(|| writable_profiles(&common)))
-        }
-        Some(Command::Profile {
-            versions,
-            shape,
-            causal,
-            set,
-            timeout,
-            kernels,
-        }) => {
-            let profiles = writable_profiles(&common);
-            let req = profile::Request {
-                kernels: &kernels,
-                versions: &versions,
-                shape,
-                causal,
-                profiles: &profiles,
-                set: &set,
-                timeout: Duration::from_secs(timeout),
-            };
+        Some(Command::Run(a)) => run_command(common, &a),
+        Some(Command::Profile(a)) => {
+            let req = a.request(common, writable_profiles(common))?;
             profile_command(&req)
         }
-        Some(Command::Build {
-            versions,
-            arch,
-            head_dim,
-            kernels,
-        }) => {
-            let ladder = crate::gpu::load_kernels(&kernels)?;
-            let mut ok = true;
-            for b in crate::gpu::build(&ladder, &versions, &arch, head_dim)? {
-                match b.outcome {
-                    Ok(c) => println!(
-                        "{:<16} ok   {}",
-                        b.id,
-                        crate::gpu::nvrtc::resource_summary(&c.log)
-                            .unwrap_or_else(|| "(cached)".into())
-                    ),
-                    Err(e) => {
-                        ok = false;
-                        println!("{:<16} FAILED\n{e:#}", b.id);
-                    }
-                }
-            }
-            Ok(ok)
-        }
-        Some(Command::Child(args)) => {
-            crate::gpu::child::main(&args)?;
+        Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Worker(args)) => {
+            crate::gpu::worker::main(&args)?;
             Ok(true)
         }
     }
 }
 
-fn run_command(req: &runner::Request, json: bool, save_to: Option<PathBuf>) -> Result<bool> {
-    let cancel = Arc::new(AtomicBool::new(false));
+fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
+    let mut report = load_report(common);
+    let mut ladders = if a.paths.is_empty() {
+        default_ladders(common, &mut report)?
+    } else {
+        resolve_paths(&a.paths, &mut report)?
+    };
+    if let Some(name) = &a.ladder {
+        ladders.retain(|l| &l.name == name);
+        if ladders.is_empty() {
+            bail!("no ladder named {name:?}");
+        }
+    }
+    print_report(&ladders, a.format);
+    Ok(finish(&report))
+}
+
+fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
+    let recipe = crate::gpu::load_recipe(&crate::gpu::find_recipe(
+        &common.kernels(),
+        a.ladder.as_deref(),
+    )?)?;
+    let mut ok = true;
+    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
+        match b.outcome {
+            Ok(c) => println!(
+                "{:<16} ok   {}",
+                b.id,
+                crate::gpu::nvrtc::resource_summary(&c.log).unwrap_or_else(|| "(cached)".into())
+            ),
+            Err(e) => {
+                ok = false;
+                println!("{:<16} FAILED\n{e:#}", b.id);
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// The JSON `run --json` prints.
+#[derive(serde::Serialize)]
+struct RunJson<'a> {
+    schema: &'static str,
+    ladder: &'a str,
+    shape: model::Shape,
+    causal: bool,
+    seed: u64,
+    environment: &'a model::runs::Environment,
+    results: &'a [model::RunResult],
+}
+
+fn progress_bar() -> ProgressBar {
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
             .expect("a valid template"),
     );
     bar.enable_steady_tick(Duration::from_millis(120));
-    let outcome = runner::run(req, &cancel, &mut |p| match p {
-        runner::Progress::Started { id, index, total } => {
+    bar
+}
+
+fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
+    let req = a.request(common)?;
+    process::handle_interrupts()?;
+    let cancel = AtomicBool::new(false);
+    let bar = progress_bar();
+    let outcome = runner::run(&req, &cancel, &mut |p| match p {
+        runner::Progress::Step {
+            id,
+            what,
+            index,
+            total,
+        } => {
             bar.set_length(total as u64);
             bar.set_position(index as u64);
-            bar.set_message(format!("running {id}"));
+            bar.set_message(format!("{id}: {what}"));
         }
         runner::Progress::Finished(r) => {
             let what = match r.status {
@@ -185,48 +153,101 @@ fn run_command(req: &runner::Request, json: bool, save_to: Option<PathBuf>) -> R
     });
     bar.finish_and_clear();
     let outcome = outcome?;
-    let header = format!(
-        "{} · shape {}{} · seed {} (replay with --seed {}) · {}",
-        outcome.ladder.ladder,
-        outcome.shape,
-        if req.causal { " causal" } else { "" },
-        outcome.seed,
-        outcome.seed,
-        outcome
-            .results
-            .iter()
-            .find_map(|r| r.gpu.clone())
-            .unwrap_or_else(|| "GPU unknown".into())
-    );
-    if json {
-        println!("{}", serde_json::to_string_pretty(&outcome.results)?);
+    let recipe = &outcome.recipe;
+    let is_version = |id: &str| recipe.version(id).is_some();
+    if a.json {
+        let out = RunJson {
+            schema: RUN_SCHEMA,
+            ladder: &recipe.ladder,
+            shape: outcome.shape,
+            causal: outcome.causal,
+            seed: outcome.seed,
+            environment: &outcome.environment,
+            results: &outcome.results,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("{header}\n");
-        print!("{}", runner::table(&outcome.results, &outcome.ladder));
+        println!(
+            "{} · shape {}{} · seed {} (replay with --seed {})",
+            recipe.ladder,
+            outcome.shape,
+            if outcome.causal { " causal" } else { "" },
+            outcome.seed,
+            outcome.seed,
+        );
+        println!(
+            "{}\n",
+            report::runs::environment_line(&outcome.environment, &outcome.results)
+        );
+        print!("{}", report::runs::table(&outcome.results, &is_version));
     }
-    if let Some(profiles) = save_to {
-        let path = runner::save(&profiles, &outcome.ladder, &outcome.results)?;
+    if !a.no_save {
+        let profiles = writable_profiles(common);
+        let dir = profiles.join(&recipe.ladder);
+        let ids: Vec<&str> = outcome.results.iter().map(|r| r.version.as_str()).collect();
+        manifest::record_versions(
+            &dir,
+            &recipe.manifest_defaults(),
+            &recipe.manifest_entries(&ids, &dir),
+        )?;
+        let path =
+            model::runs::RunFile::store(&dir, &outcome.results, Some(outcome.environment.clone()))?;
         eprintln!("results stored in {}", path.display());
     }
     let failed: Vec<&str> = outcome
         .results
         .iter()
-        .filter(|r| r.status == RunStatus::Failed && outcome.ladder.version(&r.version).is_some())
+        .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
         .map(|r| r.version.as_str())
         .collect();
     if !failed.is_empty() {
         eprintln!("failed: {}", failed.join(", "));
     }
-    Ok(failed.is_empty())
+    let regressed = match (a.fail_if_slower, &a.against) {
+        (Some(pct), Some(against)) => slower_than(&outcome.results, &is_version, against, pct)?,
+        _ => Vec::new(),
+    };
+    for line in &regressed {
+        eprintln!("{line}");
+    }
+    Ok(failed.is_empty() && regressed.is_empty())
 }
 
+/// The versions slower than `against` by more than `pct` percent with the verdict
+/// `slower`, one line each.
+fn slower_than(
+    results: &[model::RunResult],
+    is_version: &dyn Fn(&str) -> bool,
+    against: &str,
+    pct: f64,
+) -> Result<Vec<String>> {
+    let reference = results
+        .iter()
+        .find(|r| r.version == against && r.status == RunStatus::Ok)
+        .with_context(|| format!("--against {against}: it did not run, or failed"))?;
+    Ok(results
+        .iter()
+        .filter(|r| is_version(&r.version) && r.version != against)
+        .filter_map(|r| {
+            let s = analysis::speed::speedup(r, reference)?;
+            let slower_pct = (1.0 / s.ratio - 1.0) * 100.0;
+            (s.verdict == analysis::speed::SpeedVerdict::Slower && slower_pct > pct).then(|| {
+                format!(
+                    "{} is {slower_pct:.1} % slower than {against} (over rounds {:.3}–{:.3}×), more than --fail-if-slower {pct}",
+                    r.version, s.low, s.high
+                )
+            })
+        })
+        .collect())
+}
+
+/// The schema of `run --json`.
+pub const RUN_SCHEMA: &str = "stallscope/run/1";
+
 fn profile_command(req: &profile::Request) -> Result<bool> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
-            .expect("a valid template"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(120));
+    process::handle_interrupts()?;
+    let cancel = AtomicBool::new(false);
+    let bar = progress_bar();
     let results = profile::run(req, &cancel, &mut |id, i, n| {
         bar.set_length(n as u64);
         bar.set_position(i as u64);
@@ -271,10 +292,10 @@ fn print_report(ladders: &[Ladder], format: Format) {
 
 /// The explorer in a terminal; the timeline as text when output is not a terminal
 /// (a pipe, a file, CI).
-fn explore(ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
+fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        crate::tui::run(ladders)?;
+        crate::tui::run(ladders, common.kernels())?;
     } else {
         print_report(&ladders, Format::Table);
     }
@@ -373,13 +394,13 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn compare_command(
-    common: &Common,
-    a: &str,
-    b: &str,
-    ladder: Option<&str>,
-    format: Format,
-) -> Result<bool> {
+fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
+    let (a, b, ladder, format) = (
+        args.a.as_str(),
+        args.b.as_str(),
+        args.ladder.as_deref(),
+        args.format,
+    );
     let mut report = load_report(common);
     let (pa, pb) = (Path::new(a), Path::new(b));
     let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {

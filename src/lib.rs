@@ -8,8 +8,8 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod files;
 pub mod gpu;
-pub mod import;
 pub mod model;
 pub mod ncu;
 pub mod report;

@@ -18,18 +18,27 @@ fn gpu_missing(test: &str) -> bool {
     }
 }
 
-fn run_json(args: &[&str]) -> Vec<Value> {
+/// `stallscope run ARGS --json --no-save`, quickly (one burst round): the whole
+/// document.
+fn run_doc(args: &[&str]) -> Value {
     let out = Command::cargo_bin("stallscope")
         .unwrap()
         .current_dir(repo())
         .arg("run")
         .args(args)
-        .args(["--json", "--no-save", "--reps", "3"])
+        .args(["--json", "--no-save"])
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    v.as_array().unwrap().clone()
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn run_json(args: &[&str]) -> Vec<Value> {
+    let mut all = args.to_vec();
+    all.extend(["--regime", "burst", "--rounds", "1"]);
+    let v = run_doc(&all);
+    assert_eq!(v["schema"], "stallscope/run/1");
+    v["results"].as_array().unwrap().clone()
 }
 
 fn by_id<'a>(results: &'a [Value], id: &str) -> &'a Value {
@@ -44,12 +53,21 @@ fn gpu_broken_kernels_fail_alone() {
     if gpu_missing("gpu_broken_kernels_fail_alone") {
         return;
     }
-    let r = run_json(&["all", "--kernels", "kernels/selftest", "--timeout", "20"]);
+    let r = run_json(&["all", "--kernels", "kernels/selftest", "--timeout", "30"]);
     for ok in ["naive", "naive-again"] {
         assert_eq!(by_id(&r, ok)["status"], "ok", "{}", by_id(&r, ok));
     }
     let msg = |id: &str| by_id(&r, id)["message"].as_str().unwrap_or("").to_string();
-    assert_eq!(by_id(&r, "fault")["status"], "failed");
+    for bad in [
+        "fault",
+        "hang",
+        "wrong",
+        "unwritten",
+        "no-max",
+        "stale-counter",
+    ] {
+        assert_eq!(by_id(&r, bad)["status"], "failed", "{}", by_id(&r, bad));
+    }
     assert!(msg("fault").contains("ILLEGAL_ADDRESS"), "{}", msg("fault"));
     assert!(msg("hang").contains("timed out"), "{}", msg("hang"));
     assert!(msg("wrong").contains("wrong result"), "{}", msg("wrong"));
@@ -57,6 +75,19 @@ fn gpu_broken_kernels_fail_alone() {
         msg("unwritten").contains("never written"),
         "{}",
         msg("unwritten")
+    );
+    // The softmax without the row maximum passes gentle inputs: the large-logits case
+    // catches it.
+    assert!(
+        msg("no-max").contains("case large-logits"),
+        "{}",
+        msg("no-max")
+    );
+    // Right at its first launch, wrong at a later one.
+    assert!(
+        msg("stale-counter").contains("the fourth launch"),
+        "{}",
+        msg("stale-counter")
     );
 }
 
@@ -66,13 +97,54 @@ fn gpu_every_version_is_correct() {
         return;
     }
     for extra in [&[][..], &["--causal"][..]] {
-        // A shape that is no multiple of the tiles, two batches.
+        // A shape that is no multiple of the tiles, two batches; and every input case.
         let mut args = vec!["all", "--shape", "2,3,333,128"];
         args.extend_from_slice(extra);
         for r in run_json(&args) {
             assert_eq!(r["status"], "ok", "{r}");
             assert!(r["rel_l2_err"].as_f64().unwrap() < 2e-3, "{r}");
+            let checks = r["checks"].as_array().expect("the input cases ran");
+            assert!(checks.len() >= 8, "{r}");
+            for c in checks {
+                assert_eq!(c["status"], "ok", "{}: {c}", r["version"]);
+            }
         }
+    }
+}
+
+#[test]
+fn gpu_every_candidate_is_timed_alike_with_clocks_and_energy() {
+    if gpu_missing("gpu_every_candidate_is_timed_alike_with_clocks_and_energy") {
+        return;
+    }
+    let doc = run_doc(&[
+        "v01",
+        "--baselines",
+        "--shape",
+        "1,8,512,128",
+        "--rounds",
+        "2",
+    ]);
+    let env = &doc["environment"];
+    assert!(env["driver"].is_string(), "{env}");
+    let results = doc["results"].as_array().unwrap();
+    let timed: Vec<&Value> = results.iter().filter(|r| r["status"] == "ok").collect();
+    assert!(timed.len() >= 2, "v01 and unfused at least: {doc}");
+    let first = &timed[0]["protocol"];
+    for r in &timed {
+        let p = &r["protocol"];
+        assert_eq!(p["regime"], "sustained", "{r}");
+        assert_eq!(p["mechanism"], "cuda_graph", "{r}");
+        assert_eq!(p["rounds"], 2, "{r}");
+        assert!(p["window_ms"].as_f64().unwrap() >= 200.0, "{r}");
+        assert_eq!(
+            p["reps"], first["reps"],
+            "the same repetitions for everyone"
+        );
+        assert!(r["sm_clock_mhz"].as_f64().unwrap() > 500.0, "{r}");
+        assert!(r["power_w"].as_f64().unwrap() > 50.0, "{r}");
+        assert!(r["energy_mj"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["rounds_us"].as_array().unwrap().len(), 2, "{r}");
     }
 }
 
@@ -81,7 +153,7 @@ fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
     use stallscope::model::{self, LoadReport, Store};
     use stallscope::tui::{
         jobs,
-        state::{Action, App, Effect, LadderState, Status},
+        state::{Action, App, Effect, JobEvent, LadderState, Status},
         theme::Theme,
     };
 
@@ -96,7 +168,7 @@ fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
     let kernels = work.path().join("kernels/tui-test");
     std::fs::create_dir_all(&kernels).unwrap();
     std::fs::write(
-        kernels.join("ladder.toml"),
+        kernels.join("recipe.toml"),
         format!(
             r#"ladder = "tui-test"
 title = "explorer test"
@@ -152,10 +224,11 @@ block = ["32"]
         let msg = rx
             .recv_timeout(std::time::Duration::from_secs(300))
             .expect("the job reports");
-        if matches!(msg, jobs::Msg::Result { .. }) {
+        if matches!(msg, JobEvent::Result { .. }) {
             streamed += 1;
         }
-        if jobs::apply(&mut app, msg) {
+        app.update(msg);
+        if app.job.is_none() {
             break;
         }
     }

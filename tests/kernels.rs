@@ -4,14 +4,14 @@
 mod common;
 
 use common::{repo, skip};
-use stallscope::gpu::{self, recipe::KernelLadder};
+use stallscope::gpu::{self, recipe::KernelRecipe};
 use stallscope::model::Shape;
 
-fn ladders() -> Vec<KernelLadder> {
+fn ladders() -> Vec<KernelRecipe> {
     ["flash-attention", "selftest", "experiments"]
         .iter()
         .map(|n| {
-            gpu::load_kernels(&repo().join("kernels").join(n))
+            gpu::load_recipe(&repo().join("kernels").join(n))
                 .unwrap_or_else(|e| panic!("{n}: {e:#}"))
         })
         .collect()
@@ -55,7 +55,7 @@ fn manifests_load_and_recipes_evaluate_at_every_shape() {
 
 #[test]
 fn the_reference_shape_flops_and_grids() {
-    let l = gpu::load_kernels(&repo().join("kernels/flash-attention")).unwrap();
+    let l = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
     let s = l.reference_shape();
     assert_eq!(s, Shape::REFERENCE);
     assert_eq!(l.flops_for(&s, false).unwrap(), 34_359_738_368.0);

@@ -11,7 +11,9 @@ use ratatui::crossterm::event::{
 use ratatui::layout::Rect;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::keymap::{Context, KEYMAP};
-use stallscope::tui::state::{Action, App, Effect, JobKind, LadderState, SourceSort, View};
+use stallscope::tui::state::{
+    Action, App, Effect, JobEvent, JobKind, LadderState, SourceSort, View,
+};
 use stallscope::tui::theme::Theme;
 use stallscope::tui::{self, views};
 
@@ -102,21 +104,21 @@ fn filter_typing_and_cancel() {
     let mut a = app();
     a.update(Action::FilterStart);
     assert_eq!(a.view, View::Inspect);
-    assert!(a.filter_editing);
+    assert!(a.inspect.editing);
     for c in "dram".chars() {
         a.update(Action::FilterInput(c));
     }
     a.update(Action::FilterBackspace);
-    assert_eq!(a.filter, "dra");
+    assert_eq!(a.inspect.filter, "dra");
     a.update(Action::FilterEnd);
-    assert!(!a.filter_editing);
-    assert_eq!(a.filter, "dra");
+    assert!(!a.inspect.editing);
+    assert_eq!(a.inspect.filter, "dra");
     let shown = render(&a, 120, 40);
     assert!(shown.contains("DRAM Throughput"), "{shown}");
     assert!(!shown.contains("Registers Per Thread"));
     a.update(Action::FilterStart);
     a.update(Action::FilterCancel);
-    assert!(a.filter.is_empty());
+    assert!(a.inspect.filter.is_empty());
 }
 
 #[test]
@@ -165,13 +167,20 @@ fn source_sorting_and_hot_spots() {
         "the second hottest line is the next hot spot"
     );
     a.update(Action::ToggleSort);
-    assert_eq!(a.sort, SourceSort::Address);
+    assert_eq!(a.source.sort, SourceSort::Address);
     assert_eq!(a.scroll_of(View::Source), 0);
     a.update(Action::NextHot);
-    let cursor = a.scroll_of(View::Source);
-    assert!(cursor > 0);
+    let first = a.scroll_of(View::Source);
+    assert!(first > 0);
+    a.update(Action::NextHot);
+    let second = a.scroll_of(View::Source);
+    assert!(second > first, "a second hot spot further down");
     a.update(Action::PrevHot);
-    assert!(a.scroll_of(View::Source) < cursor || a.status.is_some());
+    assert_eq!(
+        a.scroll_of(View::Source),
+        first,
+        "back to the first hot spot"
+    );
 }
 
 #[test]
@@ -192,7 +201,10 @@ fn run_asks_for_a_job_and_refuses_a_second_one() {
         "one job at a time"
     );
     assert!(matches!(a.update(Action::StopJob), Some(Effect::CancelJob)));
-    a.job_done(Err("no CUDA driver found".into()), None);
+    a.update(JobEvent::Done {
+        outcome: Err("no CUDA driver found".into()),
+        reloaded: None,
+    });
     assert!(a.job.is_none());
     let shown = render(&a, 120, 40);
     assert!(
@@ -208,7 +220,10 @@ fn a_streamed_run_result_updates_the_timeline() {
     r.median_us = Some(50.0);
     r.shape = stallscope::model::Shape::REFERENCE;
     r.causal = false;
-    a.job_result("flash-attention", r);
+    a.update(JobEvent::Result {
+        ladder: "flash-attention".into(),
+        result: Box::new(r),
+    });
     let i = a
         .ladder()
         .ladder

@@ -3,6 +3,7 @@
 
 pub mod catalogue;
 pub mod compare;
+pub mod speed;
 mod stalls;
 
 pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};

@@ -2,9 +2,9 @@
 //! (itself checked against fp64 CPU rows), poisoned outputs, the common argument list,
 //! checking and timing.
 
-use super::check::{ErrorStats, Inputs, sample_rows};
+use super::check::{ErrorStats, InputKind, Inputs, sample_rows};
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
-use super::recipe::{KernelLadder, KernelVersion, Launch};
+use super::recipe::{KernelRecipe, KernelVersion, Launch};
 use crate::model::Shape;
 use anyhow::{Context, Result, bail};
 use half::f16;
@@ -75,8 +75,19 @@ pub struct Prepared {
 }
 
 impl<'d> Problem<'d> {
+    /// A problem on the timed runs' inputs ([`InputKind::Uniform`]).
     pub fn new(dev: &'d Device, shape: Shape, causal: bool, seed: u64) -> Result<Problem<'d>> {
-        let inputs = Inputs::random(shape, seed);
+        Problem::with_inputs(dev, shape, causal, seed, InputKind::Uniform)
+    }
+
+    pub fn with_inputs(
+        dev: &'d Device,
+        shape: Shape,
+        causal: bool,
+        seed: u64,
+        kind: InputKind,
+    ) -> Result<Problem<'d>> {
+        let inputs = Inputs::of_kind(shape, kind, seed);
         let q = dev.upload(&inputs.q)?;
         let k = dev.upload(&inputs.k)?;
         let v = dev.upload(&inputs.v)?;
@@ -114,7 +125,7 @@ impl<'d> Problem<'d> {
 
     /// Computes the fp32 GPU reference of the whole output, and checks it against fp64
     /// CPU rows: a reference that disagrees with the CPU is an error of its own.
-    pub fn compute_reference(&mut self, ladder: &KernelLadder) -> Result<()> {
+    pub fn compute_reference(&mut self, ladder: &KernelRecipe) -> Result<()> {
         let r = &ladder.reference;
         let source = ladder.read(&r.source)?;
         let kernel = self
@@ -174,7 +185,7 @@ impl<'d> Problem<'d> {
     }
 
     /// Compiles a version and binds its arguments (tensor maps included) to this problem.
-    pub fn prepare(&self, ladder: &KernelLadder, v: &KernelVersion) -> Result<Prepared> {
+    pub fn prepare(&self, ladder: &KernelRecipe, v: &KernelVersion) -> Result<Prepared> {
         let source = ladder.read(&v.source)?;
         let mut options = vec![format!("-DHEAD_DIM={}", self.shape.d)];
         options.extend(v.options.iter().cloned());
@@ -245,43 +256,16 @@ impl<'d> Problem<'d> {
     pub fn device(&self) -> &Device {
         self.dev
     }
-}
 
-/// Median, fastest and slowest time of one launch, µs.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    pub median_us: f64,
-    pub min_us: f64,
-    pub max_us: f64,
-}
+    /// Fills the output with the NaN poison.
+    pub fn poison(&self) -> Result<()> {
+        self.dev.fill_u16(&self.o, POISON)
+    }
 
-/// Times `launch` with CUDA events: warm-up, then `reps` repetitions of enough
-/// back-to-back launches to last about 2 ms each; the median over repetitions.
-pub fn measure(
-    dev: &Device,
-    reps: usize,
-    mut launch: impl FnMut() -> Result<()>,
-) -> Result<Timing> {
-    for _ in 0..3 {
-        launch()?;
+    /// Checks what the output holds now against the reference.
+    pub fn check_current(&self) -> Result<ErrorStats> {
+        self.dev.sync()?;
+        let out: Vec<f16> = self.dev.download(&self.o)?;
+        self.check_output(&out)
     }
-    dev.sync()?;
-    let one = dev.time_ms(&mut launch)?;
-    let per_rep = ((2.0 / one.max(1e-6)).ceil() as usize).clamp(1, 200);
-    let mut times: Vec<f64> = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let ms = dev.time_ms(|| {
-            for _ in 0..per_rep {
-                launch()?;
-            }
-            Ok(())
-        })?;
-        times.push(ms * 1e3 / per_rep as f64);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(Timing {
-        median_us: times[times.len() / 2],
-        min_us: times[0],
-        max_us: times[times.len() - 1],
-    })
 }

@@ -39,20 +39,61 @@ pub struct Inputs {
     pub v: Vec<f16>,
 }
 
+/// What the inputs of a check look like: each kind is built to catch one way a kernel
+/// can be wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputKind {
+    /// K and V uniform in [-1, 1), Q in [-2, 2): scores spread over a useful range.
+    Uniform,
+    /// Q and K uniform in [-8, 8): scores with a standard deviation near 21 that reach
+    /// ±100, so that a softmax which does not subtract the row maximum overflows.
+    LargeLogits,
+    /// Q positive, and the last key of every head far more aligned with it than the
+    /// others: each row's maximum sits in the last key tile, found after the rest.
+    MaxInLastTile,
+    /// Every key of a head equal: all scores of a row tie and the output is V's mean.
+    EqualScores,
+}
+
 impl Inputs {
-    /// Random inputs: uniform in [-1, 1) for K and V, and for Q scaled so that scores
-    /// spread over a useful range of the softmax.
+    /// The inputs of the timed runs: [`InputKind::Uniform`].
     pub fn random(shape: Shape, seed: u64) -> Inputs {
+        Inputs::of_kind(shape, InputKind::Uniform, seed)
+    }
+
+    pub fn of_kind(shape: Shape, kind: InputKind, seed: u64) -> Inputs {
         let n = shape.elements();
         let mut rng = Rng::new(seed);
-        let mut fill = |scale: f32| -> Vec<f16> {
+        let mut fill = |lo: f32, hi: f32| -> Vec<f16> {
             (0..n)
-                .map(|_| f16::from_f32(rng.next_signed() * scale))
+                .map(|_| {
+                    let u = (rng.next_signed() + 1.0) / 2.0;
+                    f16::from_f32(lo + u * (hi - lo))
+                })
                 .collect()
         };
-        let q = fill(2.0);
-        let k = fill(1.0);
-        let v = fill(1.0);
+        let (q, mut k, v) = match kind {
+            InputKind::Uniform => (fill(-2.0, 2.0), fill(-1.0, 1.0), fill(-1.0, 1.0)),
+            InputKind::LargeLogits => (fill(-8.0, 8.0), fill(-8.0, 8.0), fill(-1.0, 1.0)),
+            InputKind::MaxInLastTile | InputKind::EqualScores => {
+                (fill(0.0, 1.0), fill(-1.0, 1.0), fill(-1.0, 1.0))
+            }
+        };
+        let (d, s) = (shape.d as usize, shape.s as usize);
+        for head in 0..(shape.b * shape.h) as usize {
+            let keys = &mut k[head * s * d..(head + 1) * s * d];
+            match kind {
+                InputKind::MaxInLastTile => keys[(s - 1) * d..].fill(f16::from_f32(2.0)),
+                InputKind::EqualScores => {
+                    let (first, rest) = keys.split_at_mut(d);
+                    for row in rest.chunks_mut(d) {
+                        row.copy_from_slice(first);
+                    }
+                }
+                _ => {}
+            }
+        }
         Inputs { shape, q, k, v }
     }
 
@@ -99,7 +140,7 @@ impl Inputs {
 }
 
 /// How far an output is from a reference.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorStats {
     pub max_abs: f64,
     /// ‖out − ref‖ / ‖ref‖.
@@ -141,6 +182,29 @@ impl ErrorStats {
             rel_l2: self.rel_l2.max(other.rel_l2),
             non_finite: self.non_finite.max(other.non_finite),
         }
+    }
+}
+
+/// Why an output is wrong, if it is: NaN or infinite elements (unwritten, or broken),
+/// or an error past either tolerance.
+pub fn judge(e: &ErrorStats, rel_tolerance: f64, abs_tolerance: f64) -> Option<String> {
+    if e.non_finite > 0 {
+        Some(format!(
+            "{} output elements are NaN or infinite (never written, or overflowed)",
+            e.non_finite
+        ))
+    } else if e.rel_l2 > rel_tolerance {
+        Some(format!(
+            "wrong result: relative error {:.2e} exceeds the tolerance {rel_tolerance:.0e}",
+            e.rel_l2
+        ))
+    } else if e.max_abs > abs_tolerance {
+        Some(format!(
+            "wrong result: largest absolute error {:.2e} exceeds the tolerance {abs_tolerance:.0e}",
+            e.max_abs
+        ))
+    } else {
+        None
     }
 }
 
@@ -214,6 +278,27 @@ mod tests {
         assert!(e.rel_l2 > 0.0);
         let same = ErrorStats::of([1.0, 2.0], [1.0, 2.0]);
         assert_eq!(same.rel_l2, 0.0);
+    }
+
+    #[test]
+    fn both_tolerances_judge() {
+        let e = |rel, abs, nf| ErrorStats {
+            max_abs: abs,
+            rel_l2: rel,
+            non_finite: nf,
+        };
+        assert_eq!(judge(&e(1e-4, 1e-3, 0), 2e-3, 2e-2), None);
+        assert!(
+            judge(&e(3e-3, 1e-3, 0), 2e-3, 2e-2)
+                .unwrap()
+                .contains("relative error")
+        );
+        assert!(
+            judge(&e(1e-4, 5e-2, 0), 2e-3, 2e-2)
+                .unwrap()
+                .contains("absolute error")
+        );
+        assert!(judge(&e(0.0, 0.0, 4), 2e-3, 2e-2).unwrap().contains("NaN"));
     }
 
     #[test]

@@ -51,8 +51,12 @@ pub fn unavailable() -> Option<String> {
 
 pub struct Device {
     pub ctx: Arc<CudaContext>,
+    /// A stream of its own (the legacy default stream cannot be captured into a graph).
+    _stream: Arc<cudarc::driver::CudaStream>,
     stream: sys::CUstream,
     pub name: String,
+    /// `GPU-xxxxxxxx-…`, as NVML names the same GPU.
+    pub uuid: String,
     pub cc: (i32, i32),
     pub compiler: Compiler,
 }
@@ -95,12 +99,15 @@ impl Device {
             (10, 0) => "sm_100a".to_string(),
             (maj, min) => format!("sm_{maj}{min}"),
         };
-        let stream = ctx.default_stream().cu_stream();
+        let uuid = format_uuid(&ctx.uuid().cuda("device UUID")?);
+        let owned = ctx.new_stream().cuda("cannot create a stream")?;
         Ok(Device {
             compiler: Compiler::new(&arch)?,
+            stream: owned.cu_stream(),
+            _stream: owned,
             ctx,
-            stream,
             name,
+            uuid,
             cc,
         })
     }
@@ -206,6 +213,70 @@ impl Device {
         out
     }
 
+    /// Captures `n` calls of `work` (launches on this device's stream) into a graph.
+    pub fn capture(&self, n: u32, mut work: impl FnMut() -> Result<()>) -> Result<Graph> {
+        use sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        unsafe { sys::cuStreamBeginCapture_v2(self.stream, CU_STREAM_CAPTURE_MODE_RELAXED) }
+            .result()
+            .cuda("cannot start capturing a graph")?;
+        let launched = (0..n).try_for_each(|_| work());
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        let ended = unsafe { sys::cuStreamEndCapture(self.stream, &mut graph) }
+            .result()
+            .cuda("cannot finish capturing a graph");
+        launched?;
+        ended?;
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        let made = unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }
+            .result()
+            .cuda("cannot instantiate a graph");
+        unsafe {
+            let _ = sys::cuGraphDestroy(graph);
+        }
+        made?;
+        Ok(Graph {
+            exec,
+            stream: self.stream,
+        })
+    }
+
+    /// Milliseconds of each of `count` calls of `work`, queued back to back (no host
+    /// synchronisation between them), timed with one event between consecutive calls.
+    pub fn time_each(
+        &self,
+        count: usize,
+        mut work: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let mut events = Vec::with_capacity(count + 1);
+        let out = (|| {
+            for i in 0..=count {
+                let e =
+                    result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).cuda("event")?;
+                events.push(e);
+                unsafe { result::event::record(e, self.stream) }.cuda("event record")?;
+                if i < count {
+                    work()?;
+                }
+            }
+            let last = *events.last().expect("count + 1 events");
+            unsafe { result::event::synchronize(last) }.cuda("kernel execution")?;
+            events
+                .windows(2)
+                .map(|w| {
+                    unsafe { result::event::elapsed(w[0], w[1]) }
+                        .cuda("event time")
+                        .map(|ms| ms as f64)
+                })
+                .collect()
+        })();
+        for e in events {
+            unsafe {
+                let _ = result::event::destroy(e);
+            }
+        }
+        out
+    }
+
     pub fn stream(&self) -> sys::CUstream {
         self.stream
     }
@@ -215,6 +286,50 @@ impl Device {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .cuda("SM count")
     }
+}
+
+/// An instantiated CUDA graph, destroyed on drop.
+pub struct Graph {
+    exec: sys::CUgraphExec,
+    stream: sys::CUstream,
+}
+
+impl Graph {
+    pub fn launch(&self) -> Result<()> {
+        unsafe { sys::cuGraphLaunch(self.exec, self.stream) }
+            .result()
+            .cuda("graph launch")
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = sys::cuGraphExecDestroy(self.exec);
+        }
+    }
+}
+
+/// `GPU-` and the 16 bytes as 8-4-4-4-12 hex digits, the way NVML and nvidia-smi write it.
+pub fn format_uuid(u: &sys::CUuuid) -> String {
+    let b: Vec<u8> = u.bytes.iter().map(|&c| c as u8).collect();
+    let hex =
+        |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
+}
+
+/// The CUDA version the driver supports ("13.0").
+pub fn driver_cuda_version() -> Option<String> {
+    let mut v = 0;
+    unsafe { sys::cuDriverGetVersion(&mut v) }.result().ok()?;
+    Some(format!("{}.{}", v / 1000, v % 1000 / 10))
 }
 
 /// A TMA descriptor as a kernel argument (`const __grid_constant__` 128-byte struct).

@@ -3,25 +3,35 @@
 //! only produces run results and profiles; browsing never touches it, and nothing here
 //! loads CUDA until a run asks for it.
 //!
-//! Each version runs in a child process (`stallscope __child …`), so a kernel that
-//! faults or hangs fails alone.
+//! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
+//! script), so a kernel that faults or hangs fails alone; [`process`] starts and stops
+//! every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
+//! a run and [`profile`] a profile. Nothing here writes the report or the TUI.
 
 pub mod attention;
+pub mod cases;
 pub mod check;
-pub mod child;
 pub mod device;
+pub mod nvml;
 pub mod nvrtc;
+pub mod process;
 pub mod profile;
+pub mod protocol;
 pub mod recipe;
 pub mod runner;
 pub mod sdpa;
 pub mod unfused;
+pub mod worker;
 
 use crate::model::Store;
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-pub const DEFAULT_KERNELS: &str = "kernels/flash-attention";
+/// Where recipes are looked for: a recipe folder, or a folder of recipe folders.
+pub const DEFAULT_KERNELS: &str = "kernels";
+/// The ladder `run`, `profile` and `build` pick when the kernels folder holds several
+/// recipes and no `--ladder` is given: the one this project ships.
+pub const DEFAULT_LADDER: &str = "flash-attention";
 
 /// Where a kernel ladder's sources are read from: the folder on disk when it exists,
 /// else the copy built into the binary.
@@ -33,35 +43,59 @@ pub fn kernel_store(dir: &Path) -> Store {
     }
 }
 
-pub fn load_kernels(dir: &Path) -> Result<recipe::KernelLadder> {
-    recipe::KernelLadder::load(&kernel_store(dir), dir)
+pub fn load_recipe(dir: &Path) -> Result<recipe::KernelRecipe> {
+    recipe::KernelRecipe::load(&kernel_store(dir), dir)
 }
 
-/// `target` as seen from `base` (both relative to the working directory, or both
-/// absolute): `kernels/fa/v01.cu` from `profiles/fa` is `../../kernels/fa/v01.cu`.
-pub fn relative_path(target: &Path, base: &Path) -> PathBuf {
-    let abs = |p: &Path| -> PathBuf {
-        let p = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            std::env::current_dir().unwrap_or_default().join(p)
-        };
-        crate::model::store::normalize(&p)
+/// The recipe folders `kernels` stands for: itself when it holds a recipe, else its
+/// sub-folders that do (on disk, or in the built-in copy), by name.
+pub fn recipe_dirs(kernels: &Path) -> Result<Vec<PathBuf>> {
+    let store = kernel_store(kernels);
+    if store.exists(&kernels.join(recipe::FILE_NAME)) {
+        return Ok(vec![kernels.to_path_buf()]);
+    }
+    let store = if kernels.is_dir() {
+        Store::Disk
+    } else {
+        Store::Embedded
     };
-    let (t, b) = (abs(target), abs(base));
-    let common = t
-        .components()
-        .zip(b.components())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let mut out = PathBuf::new();
-    for _ in b.components().skip(common) {
-        out.push("..");
+    let dirs: Vec<PathBuf> = store
+        .subdirs(kernels)
+        .with_context(|| format!("{} holds no kernel recipes", kernels.display()))?
+        .into_iter()
+        .filter(|d| store.exists(&d.join(recipe::FILE_NAME)))
+        .collect();
+    if dirs.is_empty() {
+        bail!(
+            "{} holds no kernel recipe ({}), nor folders that do",
+            kernels.display(),
+            recipe::FILE_NAME
+        );
     }
-    for c in t.components().skip(common) {
-        out.push(c);
+    Ok(dirs)
+}
+
+/// The recipe folder for a command: the one `kernels` names, or among several the one
+/// feeding `ladder` (default [`DEFAULT_LADDER`]).
+pub fn find_recipe(kernels: &Path, ladder: Option<&str>) -> Result<PathBuf> {
+    let dirs = recipe_dirs(kernels)?;
+    if dirs.len() == 1 && ladder.is_none() {
+        return Ok(dirs[0].clone());
     }
-    out
+    let wanted = ladder.unwrap_or(DEFAULT_LADDER);
+    let mut names = Vec::new();
+    for d in &dirs {
+        let r = load_recipe(d)?;
+        if r.ladder == wanted {
+            return Ok(d.clone());
+        }
+        names.push(r.ladder);
+    }
+    bail!(
+        "no recipe under {} feeds the ladder {wanted:?} (they feed {}): pick one with --ladder",
+        kernels.display(),
+        names.join(", ")
+    )
 }
 
 /// One kernel compiled without a GPU (NVRTC only): for `stallscope build` and tests.
@@ -72,7 +106,7 @@ pub struct Built {
 
 /// Compiles the selected versions, the reference and the unfused softmax for `arch`.
 pub fn build(
-    ladder: &recipe::KernelLadder,
+    ladder: &recipe::KernelRecipe,
     ids: &[String],
     arch: &str,
     head_dim: u32,
@@ -105,22 +139,4 @@ pub fn build(
             id,
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::relative_path;
-    use std::path::Path;
-
-    #[test]
-    fn relative_paths() {
-        assert_eq!(
-            relative_path(Path::new("kernels/fa/v01.cu"), Path::new("profiles/fa")),
-            Path::new("../../kernels/fa/v01.cu")
-        );
-        assert_eq!(
-            relative_path(Path::new("/a/b/c.cu"), Path::new("/a/p/q")),
-            Path::new("../../b/c.cu")
-        );
-    }
 }

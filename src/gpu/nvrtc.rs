@@ -100,8 +100,8 @@ impl Compiler {
             && std::fs::create_dir_all(dir).is_ok()
         {
             // A cache that cannot be written only costs a recompilation next time.
-            let _ = crate::import::write_atomically(&p.with_extension("log"), log.as_bytes());
-            let _ = crate::import::write_atomically(p, &cubin);
+            let _ = crate::files::write_atomically(&p.with_extension("log"), log.as_bytes());
+            let _ = crate::files::write_atomically(p, &cubin);
         }
         Ok(Compiled {
             cubin,

@@ -2,28 +2,47 @@
 //! that launches one version after two warm-up launches), exports the raw, details and
 //! source pages in base units, and imports them into the profiles ladder.
 
-use super::child::Mode;
-use super::runner::{ChildEnd, mode_name, record_versions, run_child};
-use crate::import;
+use super::process::{self, Limits, Line};
+use super::worker::Mode;
 use crate::model::Shape;
+use crate::model::import;
+use crate::model::manifest;
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub struct Request<'a> {
-    pub kernels: &'a Path,
-    pub versions: &'a [String],
+/// Seconds one version's profile may take.
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
+/// The ncu section set: `full` gives stall sampling and the source page.
+pub const DEFAULT_SET: &str = "full";
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The recipe folder.
+    pub kernels: PathBuf,
+    pub versions: Vec<String>,
     pub shape: Option<Shape>,
     pub causal: bool,
-    pub profiles: &'a Path,
-    /// ncu section set (`full` gives stall sampling and the source page).
-    pub set: &'a str,
+    pub profiles: PathBuf,
+    pub set: String,
     pub timeout: Duration,
 }
 
+impl Request {
+    pub fn new(kernels: PathBuf, profiles: PathBuf) -> Request {
+        Request {
+            kernels,
+            versions: Vec::new(),
+            shape: None,
+            causal: false,
+            profiles,
+            set: DEFAULT_SET.into(),
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
+        }
+    }
+}
 /// One version's profile: where it went, or why it failed.
 pub struct Profiled {
     pub id: String,
@@ -47,17 +66,28 @@ pub fn find_ncu() -> Result<PathBuf> {
 
 pub fn run(
     req: &Request,
-    cancel: &Arc<AtomicBool>,
+    cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<Vec<Profiled>> {
-    let ladder = super::load_kernels(req.kernels)?;
-    let versions = ladder.select(req.versions)?;
+    let ladder = super::load_recipe(&req.kernels)?;
+    let versions = ladder.select(&req.versions)?;
     let ncu = find_ncu()?;
     if let Some(why) = super::device::unavailable() {
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
     let exe = super::runner::stallscope_exe()?;
+    if !ladder
+        .ladder
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || ladder.ladder.starts_with('.')
+    {
+        bail!(
+            "the recipe's ladder {:?} must be a plain folder name",
+            ladder.ladder
+        );
+    }
     let work = tempfile::tempdir().context("temporary folder")?;
     let mut out = Vec::new();
     for (i, v) in versions.iter().enumerate() {
@@ -80,10 +110,10 @@ fn profile_one(
     ncu: &Path,
     exe: &Path,
     work: &Path,
-    ladder: &super::recipe::KernelLadder,
+    ladder: &super::recipe::KernelRecipe,
     v: &super::recipe::KernelVersion,
     shape: Shape,
-    cancel: &Arc<AtomicBool>,
+    cancel: &AtomicBool,
 ) -> Result<String> {
     let report = work.join(&v.id);
     let mut cmd = Command::new(ncu);
@@ -91,7 +121,7 @@ fn profile_one(
         "--clock-control",
         "none",
         "--set",
-        req.set,
+        &req.set,
         "--import-source",
         "yes",
     ])
@@ -99,21 +129,21 @@ fn profile_one(
     .args(["--launch-skip", "2", "--launch-count", "1", "-f", "-o"])
     .arg(&report)
     .arg(exe)
-    .arg("__child")
-    .args(["--mode", mode_name(Mode::Profile), "--version", &v.id])
-    .arg("--kernels")
-    .arg(req.kernels)
+    .arg("__worker")
+    .args(["--mode", Mode::Profile.name(), "--version", &v.id])
+    .arg("--recipe")
+    .arg(&req.kernels)
     .args(["--shape", &shape.to_string(), "--seed", "1"]);
     if req.causal {
         cmd.arg("--causal");
     }
-    let out = run_child(cmd, req.timeout, cancel)?;
+    let limits = Limits::new(req.timeout, cancel);
+    let out = match process::run(cmd, &limits, &mut |_: &Line| {})? {
+        Ok(f) => f,
+        Err(process::Stopped::TimedOut(d)) => bail!("ncu timed out after {} s", d.as_secs()),
+        Err(stop) => bail!("{stop}"),
+    };
     let all = format!("{}\n{}", out.stdout, out.stderr);
-    match out.status {
-        ChildEnd::TimedOut => bail!("ncu timed out after {} s", req.timeout.as_secs()),
-        ChildEnd::Cancelled => bail!("stopped"),
-        ChildEnd::Exited(_) => {}
-    }
     if all.contains("ERR_NVGPUCTRPERM") {
         bail!(
             "ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root or allow profiling for all users"
@@ -145,29 +175,24 @@ fn profile_one(
     std::fs::create_dir_all(&dir)?;
     let mut files = Vec::new();
     for (name, args) in pages {
-        let o = Command::new(ncu)
-            .arg("--import")
-            .arg(&rep)
-            .arg("--csv")
-            .args(args)
-            .output()
-            .with_context(|| format!("ncu export of the {name} page"))?;
-        if !o.status.success() {
-            bail!(
-                "ncu could not export the {name} page: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            );
-        }
+        let mut export = Command::new(ncu);
+        export.arg("--import").arg(&rep).arg("--csv").args(args);
+        let o = match process::run(
+            export,
+            &Limits::new(req.timeout, cancel),
+            &mut |_: &Line| {},
+        )? {
+            Ok(f) => process::success(f, &format!("ncu's export of the {name} page"))?,
+            Err(stop) => bail!("exporting the {name} page: {stop}"),
+        };
         let path = dir.join(name);
-        std::fs::write(&path, &o.stdout)?;
+        std::fs::write(&path, &o.stdout)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         files.push(path);
     }
 
     let done = import::import(&import::Request {
-        profiles: req.profiles,
+        profiles: &req.profiles,
         ladder: Some(&ladder.ladder),
         version: &v.id,
         title: Some(&v.title),
@@ -176,7 +201,12 @@ fn profile_one(
         files: &files,
         force: true,
     })?;
-    // The import wrote the exports; the kernel ladder supplies notes and source.
-    record_versions(req.profiles, ladder, &[v.id.as_str()])?;
+    // The import wrote the exports; the recipe supplies title, notes and source.
+    let dir = req.profiles.join(&ladder.ladder);
+    manifest::record_versions(
+        &dir,
+        &ladder.manifest_defaults(),
+        &ladder.manifest_entries(&[v.id.as_str()], &dir),
+    )?;
     Ok(done.to_string())
 }

@@ -1,8 +1,9 @@
-//! The kernel ladder manifest (`kernels/<ladder>/ladder.toml`): per version its source,
+//! The kernel recipe (`kernels/<ladder>/recipe.toml`): per version its source,
 //! entry point and launch recipe (grid, block, dynamic shared memory as expressions of
 //! the shape; the TMA tensor maps it takes), and the ladder's FLOP formula. Pure data:
 //! nothing here touches CUDA.
 
+use crate::model::manifest::{Manifest, VersionEntry};
 use crate::model::{Shape, store::Store};
 use anyhow::{Context, Result, anyhow, bail};
 use evalexpr::{
@@ -11,11 +12,11 @@ use evalexpr::{
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-pub const FILE_NAME: &str = "ladder.toml";
+pub const FILE_NAME: &str = "recipe.toml";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KernelLadder {
+pub struct KernelRecipe {
     /// The profiles ladder (folder under profiles/) results are written to.
     pub ladder: String,
     pub title: String,
@@ -23,6 +24,9 @@ pub struct KernelLadder {
     pub flops: String,
     /// Relative L2 error a version may have against the reference.
     pub tolerance: f64,
+    /// Largest absolute error of one element a version may have.
+    #[serde(default = "default_max_abs")]
+    pub max_abs_tolerance: f64,
     pub reference_shape: String,
     /// The fp32 reference kernel every version is checked against.
     pub reference: KernelRef,
@@ -52,6 +56,10 @@ pub struct KernelRef {
     pub block: Vec<String>,
     #[serde(default = "zero")]
     pub shared: String,
+}
+
+fn default_max_abs() -> f64 {
+    2e-2
 }
 
 fn default_sdpa() -> String {
@@ -104,6 +112,9 @@ pub struct KernelVersion {
     /// Relative L2 error allowed, where it differs from the ladder's.
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// Largest absolute error allowed, where it differs from the ladder's.
+    #[serde(default)]
+    pub max_abs_tolerance: Option<f64>,
     /// Passed to NVRTC after the defaults.
     #[serde(default)]
     pub options: Vec<String>,
@@ -135,12 +146,12 @@ pub struct Launch {
     pub shared_bytes: u32,
 }
 
-impl KernelLadder {
-    /// Reads `dir/ladder.toml` from disk or from the built-in copy.
-    pub fn load(store: &Store, dir: &Path) -> Result<KernelLadder> {
+impl KernelRecipe {
+    /// Reads `dir/recipe.toml` from disk or from the built-in copy.
+    pub fn load(store: &Store, dir: &Path) -> Result<KernelRecipe> {
         let path = dir.join(FILE_NAME);
         let text = store.read_text(&path)?;
-        let mut l: KernelLadder = toml::from_str(&text)
+        let mut l: KernelRecipe = toml::from_str(&text)
             .map_err(|e| anyhow!("{}: {}", store.describe(&path), e.message()))?;
         l.dir = dir.to_path_buf();
         l.store = Some(store.clone());
@@ -196,7 +207,7 @@ impl KernelLadder {
 
     /// The path of a file named in the manifest.
     pub fn path_of(&self, rel: &str) -> PathBuf {
-        crate::model::store::normalize(&self.dir.join(rel))
+        crate::files::normalize(&self.dir.join(rel))
     }
 
     pub fn read(&self, rel: &str) -> Result<String> {
@@ -204,6 +215,56 @@ impl KernelLadder {
             .as_ref()
             .unwrap_or(&Store::Disk)
             .read_text(&self.path_of(rel))
+    }
+
+    /// The profiles manifest a new ladder fed by this recipe starts from.
+    pub fn manifest_defaults(&self) -> Manifest {
+        Manifest {
+            title: self.title.clone(),
+            flops: self.flops_for(&self.reference_shape(), false).ok(),
+            reference_shape: Some(self.reference_shape.clone()),
+            ..Manifest::default()
+        }
+    }
+
+    /// Manifest entries for the ids of a run or a profile, in the recipe's order then the
+    /// baselines': versions with their title, technique, notes and source (relative to
+    /// `ladder_dir`), other ids as baselines.
+    pub fn manifest_entries(&self, ids: &[&str], ladder_dir: &Path) -> Vec<VersionEntry> {
+        let rel = |f: &str| {
+            crate::files::relative_path(&self.dir.join(f), ladder_dir)
+                .to_string_lossy()
+                .into_owned()
+        };
+        let mut entries: Vec<VersionEntry> = self
+            .versions
+            .iter()
+            .filter(|v| ids.contains(&v.id.as_str()))
+            .map(|v| VersionEntry {
+                id: v.id.clone(),
+                title: v.title.clone(),
+                technique: v.technique.clone(),
+                notes: v.notes.as_deref().map(rel),
+                source: Some(rel(&v.source)),
+                ..VersionEntry::default()
+            })
+            .collect();
+        for id in ids.iter().filter(|id| self.version(id).is_none()) {
+            let title = super::sdpa::BACKENDS
+                .iter()
+                .find(|(b, _)| b == id)
+                .map(|(_, t)| *t)
+                .or((*id == super::worker::UNFUSED)
+                    .then_some("unfused: cuBLAS Q·Kᵀ, softmax kernel, cuBLAS P·V"))
+                .unwrap_or(id);
+            entries.push(VersionEntry {
+                id: id.to_string(),
+                title: title.to_string(),
+                baseline: true,
+                ..VersionEntry::default()
+            });
+        }
+        entries
     }
 
     /// Picks versions by id (`all` or nothing means every one).
@@ -246,6 +307,14 @@ impl KernelVersion {
             block: dims_on(&self.block, shape, sms).context("block")?,
             shared_bytes: eval_on(&self.shared, shape, sms).context("shared")? as u32,
         })
+    }
+
+    /// The relative and absolute error this version may have.
+    pub fn tolerances(&self, recipe: &KernelRecipe) -> (f64, f64) {
+        (
+            self.tolerance.unwrap_or(recipe.tolerance),
+            self.max_abs_tolerance.unwrap_or(recipe.max_abs_tolerance),
+        )
     }
 
     /// Why this version cannot run a shape, if it cannot.

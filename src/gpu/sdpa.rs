@@ -1,134 +1,42 @@
 //! PyTorch SDPA's cuDNN, flash and memory-efficient backends as baselines in the same
-//! run, through the script shipped beside the kernels (`baselines/sdpa.py`). Where
-//! python3 or torch is missing they are skipped with a note.
+//! run: each runs as a worker of its own through the script shipped beside the kernels
+//! (`baselines/sdpa.py`), which speaks the runner's timing protocol. Where python3,
+//! PyTorch or a backend is missing, that baseline is skipped with the reason.
 
-use super::recipe::KernelLadder;
-use crate::model::{RunResult, RunStatus, Shape};
+use super::recipe::KernelRecipe;
+use crate::model::Shape;
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The ids the backends get, as the profiles ladder names them.
-pub const BACKENDS: &[&str] = &["cudnn", "fa2", "mem-efficient"];
+/// The ids the backends get, as the profiles ladder names them, with their titles.
+pub const BACKENDS: &[(&str, &str)] = &[
+    ("cudnn", "cuDNN (PyTorch SDPA cuDNN backend)"),
+    ("fa2", "FlashAttention-2 (PyTorch SDPA flash backend)"),
+    ("mem-efficient", "memory-efficient attention (PyTorch SDPA)"),
+];
 
-#[derive(Deserialize)]
-struct Output {
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    gpu: Option<String>,
-    #[serde(default)]
-    results: Vec<Backend>,
+/// The recipe's SDPA script written to `dir` (it may come from the built-in copy).
+pub fn write_script(recipe: &KernelRecipe, dir: &Path) -> Result<PathBuf> {
+    let script = recipe.read(&recipe.sdpa_script)?;
+    let path = dir.join("sdpa.py");
+    std::fs::write(&path, script).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }
 
-#[derive(Deserialize)]
-struct Backend {
-    backend: String,
-    #[serde(default)]
-    skipped: Option<String>,
-    median_us: Option<f64>,
-    min_us: Option<f64>,
-    max_us: Option<f64>,
-    rel_l2_err: Option<f64>,
-    max_abs_err: Option<f64>,
-}
-
-pub fn run(
-    ladder: &KernelLadder,
-    shape: Shape,
-    causal: bool,
-    reps: usize,
-    seed: u64,
-) -> Vec<RunResult> {
-    let skipped = |why: String| -> Vec<RunResult> {
-        BACKENDS
-            .iter()
-            .map(|b| result(b, shape, causal, RunStatus::Skipped, Some(why.clone())))
-            .collect()
-    };
-    match try_run(ladder, shape, causal, reps, seed) {
-        Ok(out) => {
-            if let Some(e) = out.error {
-                return skipped(e);
-            }
-            let flops = ladder.flops_for(&shape, causal).unwrap_or(0.0);
-            out.results
-                .into_iter()
-                .map(|b| {
-                    let mut r = result(&b.backend, shape, causal, RunStatus::Ok, None);
-                    r.gpu = out.gpu.clone();
-                    if let Some(why) = b.skipped {
-                        r.status = RunStatus::Skipped;
-                        r.message = Some(why);
-                        return r;
-                    }
-                    r.median_us = b.median_us;
-                    r.min_us = b.min_us;
-                    r.max_us = b.max_us;
-                    r.rel_l2_err = b.rel_l2_err;
-                    r.max_abs_err = b.max_abs_err;
-                    r.tflops = b.median_us.map(|us| flops / us / 1e6);
-                    if b.rel_l2_err.is_some_and(|e| e > ladder.tolerance) {
-                        r.status = RunStatus::Failed;
-                        r.message = Some("wrong result against the fp32 math backend".into());
-                    }
-                    r
-                })
-                .collect()
-        }
-        Err(e) => skipped(format!("{e:#}")),
-    }
-}
-
-fn try_run(
-    ladder: &KernelLadder,
-    shape: Shape,
-    causal: bool,
-    reps: usize,
-    seed: u64,
-) -> Result<Output> {
-    let script = ladder.read(&ladder.sdpa_script)?;
-    let dir = tempfile::tempdir().context("temporary folder")?;
-    let path = dir.path().join("sdpa.py");
-    std::fs::write(&path, script)?;
-    let mut cmd = Command::new("python3");
-    cmd.arg(&path)
-        .args(["--shape", &shape.to_string(), "--reps", &reps.to_string()])
+/// The command that starts one backend's worker.
+pub fn worker(script: &Path, backend: &str, shape: Shape, causal: bool, seed: u64) -> Command {
+    let mut cmd = Command::new(python());
+    cmd.arg(script)
+        .args(["--backend", backend, "--shape", &shape.to_string()])
         .args(["--seed", &seed.to_string()]);
     if causal {
         cmd.arg("--causal");
     }
-    let out = cmd
-        .output()
-        .context("python3 could not be started (PyTorch baselines need python3 with torch)")?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'));
-    match last {
-        Some(line) => serde_json::from_str(line).context("the SDPA script's output"),
-        None => {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let tail = err
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output");
-            anyhow::bail!("the SDPA script failed: {tail}")
-        }
-    }
+    cmd
 }
 
-fn result(
-    id: &str,
-    shape: Shape,
-    causal: bool,
-    status: RunStatus,
-    message: Option<String>,
-) -> RunResult {
-    RunResult {
-        message,
-        ..RunResult::new(id, shape, causal, status)
-    }
+/// `$STALLSCOPE_PYTHON`, else `python3`.
+pub fn python() -> std::ffi::OsString {
+    std::env::var_os("STALLSCOPE_PYTHON").unwrap_or_else(|| "python3".into())
 }

@@ -2,9 +2,9 @@
 //! accumulation) with a softmax kernel between, the score matrix in device memory.
 //! What attention costs without fusion, measured in the same run as the ladder.
 
-use super::attention::{POISON, Problem};
+use super::attention::Problem;
 use super::device::{Buffer, Kernel};
-use super::recipe::KernelLadder;
+use super::recipe::KernelRecipe;
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::cublas::sys as cublas;
 use std::ffi::c_void;
@@ -36,7 +36,7 @@ pub struct Unfused<'p, 'd> {
 }
 
 impl<'p, 'd> Unfused<'p, 'd> {
-    pub fn new(problem: &'p Problem<'d>, ladder: &KernelLadder) -> Result<Self> {
+    pub fn new(problem: &'p Problem<'d>, ladder: &KernelRecipe) -> Result<Self> {
         if !unsafe { cublas::is_culib_present() } {
             bail!("cuBLAS (libcublas.so) was not found: the unfused baseline needs it");
         }
@@ -161,13 +161,7 @@ impl<'p, 'd> Unfused<'p, 'd> {
         )
     }
 
-    /// Poisons the output, runs once, and checks it like a ladder version.
-    pub fn check(&self) -> Result<super::check::ErrorStats> {
-        let dev = self.problem.device();
-        dev.fill_u16(&self.problem.o, POISON)?;
-        self.run()?;
-        dev.sync()?;
-        let out: Vec<half::f16> = dev.download(&self.problem.o)?;
-        self.problem.check_output(&out)
+    pub fn problem(&self) -> &Problem<'d> {
+        self.problem
     }
 }

@@ -3,8 +3,9 @@
 
 use super::manifest::{self, Manifest};
 use super::runs::{self, RunFile, RunResult, Shape};
-use super::store::{Store, normalize};
+use super::store::Store;
 use super::{Profile, merge_exports, short_kernel_name};
+use crate::files::normalize;
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;

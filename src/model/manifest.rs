@@ -1,7 +1,10 @@
 //! The ladder manifest, `profiles/<ladder>/ladder.toml`: order, titles, notes and the
 //! FLOP count of one launch; the exports of each version sit beside it.
 
+use crate::files::write_atomically;
+use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 pub const FILE_NAME: &str = "ladder.toml";
 
@@ -58,6 +61,21 @@ impl Manifest {
         toml::from_str(text)
     }
 
+    /// Reads a manifest on disk; `None` when there is none.
+    pub fn read(path: &Path) -> Result<Option<Manifest>> {
+        match std::fs::read_to_string(path) {
+            Ok(t) => Manifest::parse(&t)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: {}", path.display(), e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_atomically(path, self.to_toml().as_bytes())
+    }
+
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("a manifest always serializes")
     }
@@ -65,4 +83,32 @@ impl Manifest {
     pub fn version_mut(&mut self, id: &str) -> Option<&mut VersionEntry> {
         self.versions.iter_mut().find(|v| v.id == id)
     }
+}
+
+/// Makes the manifest of `ladder_dir` list these versions: each entry's title,
+/// technique, notes and source replace what it had (its exports are kept); a new
+/// manifest starts from `defaults`. Versions are ordered as `entries`, those it does not
+/// name after them.
+pub fn record_versions(
+    ladder_dir: &Path,
+    defaults: &Manifest,
+    entries: &[VersionEntry],
+) -> Result<()> {
+    let path = ladder_dir.join(FILE_NAME);
+    let mut m = Manifest::read(&path)?.unwrap_or_else(|| defaults.clone());
+    for e in entries {
+        match m.version_mut(&e.id) {
+            Some(old) => {
+                old.title = e.title.clone();
+                old.technique = e.technique.clone();
+                old.notes = e.notes.clone().or(old.notes.take());
+                old.source = e.source.clone().or(old.source.take());
+                old.baseline = e.baseline;
+            }
+            None => m.versions.push(e.clone()),
+        }
+    }
+    let pos = |id: &str| entries.iter().position(|e| e.id == id);
+    m.versions.sort_by_key(|v| pos(&v.id).unwrap_or(usize::MAX));
+    m.write(&path)
 }

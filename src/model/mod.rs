@@ -1,6 +1,7 @@
 //! The model: a ladder of kernel versions, each with its profile (what ncu measured for
 //! one launch) and its run results (what stallscope measured itself).
 
+pub mod import;
 mod ladder;
 pub mod manifest;
 mod merge;

@@ -81,16 +81,20 @@ pub struct RunResult {
     pub shape: Shape,
     pub causal: bool,
     pub status: RunStatus,
-    /// Median time of one launch over the repetitions, µs.
+    /// Time of one launch: the median over the rounds of each round's median, µs.
     #[serde(default)]
     pub median_us: Option<f64>,
-    /// Fastest and slowest repetition, µs.
+    /// Fastest and slowest repetition over all rounds, µs.
     #[serde(default)]
     pub min_us: Option<f64>,
     #[serde(default)]
     pub max_us: Option<f64>,
+    /// Each round's median, µs, in the order measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_us: Vec<f64>,
     #[serde(default)]
     pub tflops: Option<f64>,
+    /// The worse of the first and the last launch at the timed shape.
     #[serde(default)]
     pub max_abs_err: Option<f64>,
     #[serde(default)]
@@ -108,6 +112,117 @@ pub struct RunResult {
     /// Registers and spills as ptxas reported them.
     #[serde(default)]
     pub resources: Option<String>,
+    /// Mean SM clock over the timed windows, MHz.
+    #[serde(default)]
+    pub sm_clock_mhz: Option<f64>,
+    /// Mean board power over the timed windows, W.
+    #[serde(default)]
+    pub power_w: Option<f64>,
+    /// Energy of one launch, mJ (unknown where the windows were too short for NVML's
+    /// energy counter).
+    #[serde(default)]
+    pub energy_mj: Option<f64>,
+    /// Throttle reasons NVML reported during the timed windows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttle: Vec<String>,
+    /// How it was timed.
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    /// The input cases it was checked on besides the timed shape.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CaseCheck>,
+    /// The run it belongs to: its environment is in the run file's `environments`.
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+/// How a candidate warms up before its timed window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    /// From an idle GPU at boost clock: an idle gap, then a short window.
+    Burst,
+    /// After the SM clock has settled under the candidate's own load: a long window.
+    Sustained,
+}
+
+impl fmt::Display for Regime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Regime::Burst => "burst",
+            Regime::Sustained => "sustained",
+        })
+    }
+}
+
+/// The timing protocol a result was measured under: the same for every candidate of a
+/// run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Protocol {
+    pub regime: Regime,
+    /// How launches were issued: `cuda_graph` (a graph of back-to-back launches
+    /// replayed once per repetition).
+    pub mechanism: String,
+    /// Launches in one repetition (one graph replay).
+    pub launches_per_rep: u32,
+    /// Repetitions timed in each round.
+    pub reps: u32,
+    pub rounds: u32,
+    /// Mean length of one round's timed window, ms.
+    pub window_ms: f64,
+    /// Mean warm-up before a window, ms (sustained: until the SM clock settled).
+    pub warmup_ms: f64,
+    /// Whether every sustained warm-up settled before its cap.
+    #[serde(default)]
+    pub settled: Option<bool>,
+    /// Idle time before each window, ms (burst).
+    #[serde(default)]
+    pub idle_ms: Option<f64>,
+}
+
+/// One input case a version was checked on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseCheck {
+    pub case: String,
+    pub shape: Shape,
+    pub causal: bool,
+    pub status: RunStatus,
+    #[serde(default)]
+    pub rel_l2_err: Option<f64>,
+    #[serde(default)]
+    pub max_abs_err: Option<f64>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// What a run ran on, recorded once per run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub run_id: String,
+    #[serde(default)]
+    pub when: Option<String>,
+    #[serde(default)]
+    pub gpu: Option<String>,
+    #[serde(default)]
+    pub gpu_uuid: Option<String>,
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// The CUDA version the driver supports.
+    #[serde(default)]
+    pub cuda_driver: Option<String>,
+    #[serde(default)]
+    pub nvrtc: Option<String>,
+    #[serde(default)]
+    pub torch: Option<String>,
+    #[serde(default)]
+    pub cudnn: Option<String>,
+    #[serde(default)]
+    pub max_sm_clock_mhz: Option<u32>,
+    #[serde(default)]
+    pub power_limit_w: Option<f64>,
+    /// Why clocks, power and energy are missing, where they are.
+    #[serde(default)]
+    pub nvml: Option<String>,
 }
 
 impl RunResult {
@@ -121,6 +236,7 @@ impl RunResult {
             median_us: None,
             min_us: None,
             max_us: None,
+            rounds_us: Vec::new(),
             tflops: None,
             max_abs_err: None,
             rel_l2_err: None,
@@ -129,49 +245,133 @@ impl RunResult {
             when: Some(now_utc()),
             message: None,
             resources: None,
+            sm_clock_mhz: None,
+            power_w: None,
+            energy_mj: None,
+            throttle: Vec::new(),
+            protocol: None,
+            checks: Vec::new(),
+            run_id: None,
+        }
+    }
+
+    pub fn regime(&self) -> Option<Regime> {
+        self.protocol.as_ref().map(|p| p.regime)
+    }
+
+    /// TFLOPS per watt of board power.
+    pub fn tflops_per_watt(&self) -> Option<f64> {
+        match (self.tflops, self.power_w) {
+            (Some(t), Some(w)) if w > 0.0 => Some(t / w),
+            _ => None,
+        }
+    }
+
+    /// Time × mean SM clock: the launch in cycles (millions).
+    pub fn mega_cycles(&self) -> Option<f64> {
+        Some(self.median_us? * self.sm_clock_mhz? / 1e6)
+    }
+}
+
+/// The current time, RFC 3339 in UTC, to the second.
+pub fn now_utc() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// The version of the run file's layout.
+pub const SCHEMA: &str = "stallscope/runs/1";
+
+/// `runs.json`: every result kept, and the environment of every run they came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunFile {
+    #[serde(default = "schema")]
+    pub schema: String,
+    #[serde(default)]
+    pub environments: Vec<Environment>,
+    pub runs: Vec<RunResult>,
+}
+
+fn schema() -> String {
+    SCHEMA.to_string()
+}
+
+impl Default for RunFile {
+    fn default() -> Self {
+        RunFile {
+            schema: schema(),
+            environments: Vec::new(),
+            runs: Vec::new(),
         }
     }
 }
 
-/// The current time, RFC 3339 in UTC, without a date crate.
-pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + (month <= 2) as i64;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RunFile {
-    pub runs: Vec<RunResult>,
-}
-
 impl RunFile {
-    /// Adds results, replacing earlier ones of the same version, shape and masking.
-    pub fn upsert(&mut self, results: impl IntoIterator<Item = RunResult>) {
+    /// Reads a run file; a missing file is an empty history, anything else unreadable
+    /// is an error naming the file.
+    pub fn read(store: &super::Store, path: &std::path::Path) -> anyhow::Result<RunFile> {
+        use anyhow::Context;
+        if !store.exists(path) {
+            return Ok(RunFile::default());
+        }
+        let text = store.read_text(path)?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a run file", store.describe(path)))
+    }
+
+    /// Adds results, replacing earlier ones of the same version, shape, masking and
+    /// regime; keeps the environment of every run a result still refers to.
+    pub fn upsert(
+        &mut self,
+        results: impl IntoIterator<Item = RunResult>,
+        env: Option<Environment>,
+    ) {
         for r in results {
             self.runs.retain(|o| {
-                !(o.version == r.version && o.shape == r.shape && o.causal == r.causal)
+                !(o.version == r.version
+                    && o.shape == r.shape
+                    && o.causal == r.causal
+                    && o.regime() == r.regime())
             });
             self.runs.push(r);
         }
+        if let Some(e) = env {
+            self.environments.retain(|o| o.run_id != e.run_id);
+            self.environments.push(e);
+        }
+        let used: std::collections::HashSet<&str> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.run_id.as_deref())
+            .collect();
+        self.environments
+            .retain(|e| used.contains(e.run_id.as_str()));
+    }
+
+    /// Adds results (skipped ones are not kept) and their run's environment to
+    /// `runs.json` in `ladder_dir`.
+    pub fn store(
+        ladder_dir: &std::path::Path,
+        results: &[RunResult],
+        env: Option<Environment>,
+    ) -> anyhow::Result<std::path::PathBuf> {
+        let path = ladder_dir.join(FILE_NAME);
+        let mut file = RunFile::read(&super::Store::Disk, &path)?;
+        file.upsert(
+            results
+                .iter()
+                .filter(|r| r.status != RunStatus::Skipped)
+                .cloned(),
+            env,
+        );
+        let text = serde_json::to_string_pretty(&file)? + "\n";
+        crate::files::write_atomically(&path, text.as_bytes())?;
+        Ok(path)
+    }
+
+    pub fn environment(&self, run_id: &str) -> Option<&Environment> {
+        self.environments.iter().find(|e| e.run_id == run_id)
     }
 }
 
@@ -180,10 +380,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_look_right() {
+    fn timestamps_are_rfc3339_utc() {
         let t = now_utc();
-        assert_eq!(t.len(), 20);
-        assert!(t.starts_with("20") && t.ends_with('Z'), "{t}");
+        let parsed: jiff::Timestamp = t.parse().expect("RFC 3339");
+        let age = jiff::Timestamp::now().duration_since(parsed);
+        assert!(age.as_secs() >= 0 && age.as_secs() < 5, "{t}");
+        assert!(t.ends_with('Z'), "{t}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `kernels/` built into the binary (so that `stallscope` shows the bundled ladder on any
 //! machine, from any working directory).
 
+use crate::files::normalize;
 use anyhow::{Context, Result, anyhow};
 use include_dir::{Dir, include_dir};
 use std::borrow::Cow;
@@ -103,21 +104,4 @@ fn embedded_root(path: &Path) -> Result<(&'static Dir<'static>, PathBuf)> {
         }
     };
     Ok((root, parts.as_path().to_path_buf()))
-}
-
-/// Resolves `.` and `..` without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

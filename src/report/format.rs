@@ -2,6 +2,11 @@
 
 use crate::analysis::Kind;
 
+/// Columns a text takes on a terminal (wide characters count two, combining ones none).
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
 /// Shown for a value that is unknown (absent from the export), never "0".
 pub const UNKNOWN: &str = "—";
 
@@ -111,5 +116,8 @@ mod tests {
             "-1.00 µs (0.50×)"
         );
         assert_eq!(delta(Kind::Percent, Some(10.0), Some(12.5)), "+2.5 pt");
+        // Display width, not chars: a CJK character takes two columns.
+        assert_eq!(width("µs"), 2);
+        assert_eq!(width("名前"), 4);
     }
 }

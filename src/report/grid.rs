@@ -1,7 +1,7 @@
 //! The timeline and the comparison as a grid of cells, printed as aligned text or as a
 //! Markdown table.
 
-use super::format::{self, UNKNOWN};
+use super::format::{self, UNKNOWN, width};
 use super::{Analysed, CompareInput, Exporter, display_order, stall_rows, trail_line};
 use crate::analysis::{Group, METRICS, catalogue::stall_help};
 
@@ -230,10 +230,6 @@ impl TextExporter {
             render_text(g)
         }
     }
-}
-
-fn width(s: &str) -> usize {
-    s.chars().count()
 }
 
 pub fn render_text(g: &Grid) -> String {

@@ -4,6 +4,7 @@
 pub mod format;
 pub mod grid;
 mod json;
+pub mod runs;
 
 pub use grid::Grid;
 

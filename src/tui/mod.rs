@@ -4,6 +4,7 @@
 
 pub mod jobs;
 pub mod keymap;
+pub mod listing;
 pub mod state;
 pub mod theme;
 pub mod views;
@@ -16,17 +17,22 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use ratatui::layout::Rect;
-use state::{Action, App, Effect, LadderState, View};
+use state::{Action, App, Effect, JobEvent, LadderState, View};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
-/// Opens the explorer on these ladders until the user quits.
-pub fn run(ladders: Vec<Ladder>) -> Result<()> {
+/// Opens the explorer on these ladders until the user quits; jobs find their kernel
+/// recipes under `kernels`.
+pub fn run(ladders: Vec<Ladder>, kernels: std::path::PathBuf) -> Result<()> {
     let mut app = App::new(
         ladders.into_iter().map(LadderState::new).collect(),
         theme::Theme::from_env(),
     );
+    app.kernels = kernels;
+    // SIGTERM and SIGHUP end the loop like `q`, so the terminal is restored and every
+    // child of a running job is stopped.
+    crate::gpu::process::handle_interrupts()?;
     let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
     let _guard = TerminalGuard;
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
@@ -50,7 +56,7 @@ impl Drop for TerminalGuard {
 }
 
 fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<()> {
-    let (tx, rx): (Sender<jobs::Msg>, Receiver<jobs::Msg>) = channel();
+    let (tx, rx): (Sender<JobEvent>, Receiver<JobEvent>) = channel();
     let mut job: Option<jobs::Job> = None;
     let mut area = terminal
         .size()
@@ -60,7 +66,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
     });
     loop {
         terminal.draw(|f| views::draw(f, app))?;
-        if app.quit {
+        if app.quit || crate::gpu::process::interrupted() {
             break;
         }
         let timeout = Duration::from_millis(if job.is_some() { 100 } else { 500 });
@@ -83,7 +89,8 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
             }
         }
         while let Ok(msg) = rx.try_recv() {
-            if jobs::apply(app, msg)
+            app.update(msg);
+            if app.job.is_none()
                 && let Some(j) = job.take()
             {
                 let _ = j.handle.join();
@@ -138,7 +145,7 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
 
 fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
     let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
-    if app.filter_editing && !ctrl_c {
+    if app.inspect.editing && !ctrl_c {
         return match k.code {
             KeyCode::Enter => Some(Action::FilterEnd),
             KeyCode::Esc => Some(Action::FilterCancel),

@@ -1,6 +1,7 @@
 //! The explorer's state and the one function that changes it, `update(action)`. No
 //! terminal here: tests drive it with actions and read the state back.
 
+use super::listing;
 use super::theme::Theme;
 use crate::analysis::{self, LadderAnalysis};
 use crate::model::{Ladder, RunResult};
@@ -80,6 +81,46 @@ pub enum Action {
     },
 }
 
+/// What a background job tells the explorer.
+#[derive(Debug, Clone)]
+pub enum JobEvent {
+    /// A step of the job begins.
+    Progress {
+        current: String,
+        done: usize,
+        total: usize,
+    },
+    /// A run result arrived.
+    Result {
+        ladder: String,
+        result: Box<RunResult>,
+    },
+    /// The job ended; with the ladder reloaded when it wrote new results or profiles.
+    Done {
+        outcome: Result<String, String>,
+        reloaded: Option<Box<Ladder>>,
+    },
+}
+
+/// Everything `update` handles: the user's actions and the jobs' events.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Action(Action),
+    Job(JobEvent),
+}
+
+impl From<Action> for Msg {
+    fn from(a: Action) -> Msg {
+        Msg::Action(a)
+    }
+}
+
+impl From<JobEvent> for Msg {
+    fn from(e: JobEvent) -> Msg {
+        Msg::Job(e)
+    }
+}
+
 /// Work the event loop must start or stop on behalf of `update`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -140,6 +181,22 @@ impl LadderState {
     }
 }
 
+/// The inspect view's state: its scroll offset and the filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InspectState {
+    pub scroll: usize,
+    pub filter: String,
+    /// The filter is being typed.
+    pub editing: bool,
+}
+
+/// The source view's state: the cursor (a position in the sorted listing) and the sort.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceState {
+    pub cursor: usize,
+    pub sort: SourceSort,
+}
+
 pub struct App {
     pub ladders: Vec<LadderState>,
     pub current: usize,
@@ -148,11 +205,12 @@ pub struct App {
     pub selected: usize,
     /// Version (index into the ladder's versions) marked for compare.
     pub marked: Option<usize>,
-    /// Scroll offset (timeline, compare, inspect, notes) or cursor (source), per view.
-    pub scroll: [usize; 5],
-    pub filter: String,
-    pub filter_editing: bool,
-    pub sort: SourceSort,
+    /// Scroll offsets of the timeline, compare and notes views.
+    pub timeline_scroll: usize,
+    pub compare_scroll: usize,
+    pub notes_scroll: usize,
+    pub inspect: InspectState,
+    pub source: SourceState,
     pub help: bool,
     pub help_scroll: usize,
     pub status: Option<Status>,
@@ -161,6 +219,8 @@ pub struct App {
     pub theme: Theme,
     /// Rows of the main area, for paging.
     pub page_rows: usize,
+    /// Where jobs look for kernel recipes (`--kernels`).
+    pub kernels: std::path::PathBuf,
 }
 
 impl App {
@@ -171,10 +231,14 @@ impl App {
             view: View::Timeline,
             selected: 0,
             marked: None,
-            scroll: [0; 5],
-            filter: String::new(),
-            filter_editing: false,
-            sort: SourceSort::Samples,
+            timeline_scroll: 0,
+            compare_scroll: 0,
+            notes_scroll: 0,
+            inspect: InspectState::default(),
+            source: SourceState {
+                cursor: 0,
+                sort: SourceSort::Samples,
+            },
             help: false,
             help_scroll: 0,
             status: None,
@@ -182,6 +246,7 @@ impl App {
             quit: false,
             theme,
             page_rows: 20,
+            kernels: crate::gpu::DEFAULT_KERNELS.into(),
         }
     }
 
@@ -213,17 +278,53 @@ impl App {
         View::ALL.iter().position(|v| *v == self.view).unwrap_or(0)
     }
 
+    /// The scroll offset (or, in the source view, the cursor) of a view.
     pub fn scroll_of(&self, v: View) -> usize {
-        self.scroll[View::ALL.iter().position(|x| *x == v).unwrap_or(0)]
+        match v {
+            View::Timeline => self.timeline_scroll,
+            View::Compare => self.compare_scroll,
+            View::Inspect => self.inspect.scroll,
+            View::Source => self.source.cursor,
+            View::Notes => self.notes_scroll,
+        }
+    }
+
+    fn scroll_mut(&mut self) -> &mut usize {
+        match self.view {
+            View::Timeline => &mut self.timeline_scroll,
+            View::Compare => &mut self.compare_scroll,
+            View::Inspect => &mut self.inspect.scroll,
+            View::Source => &mut self.source.cursor,
+            View::Notes => &mut self.notes_scroll,
+        }
     }
 
     fn scroll_by(&mut self, delta: isize) {
-        let slot = self.view_slot();
-        let s = &mut self.scroll[slot];
+        let s = self.scroll_mut();
         *s = s.saturating_add_signed(delta);
     }
 
-    pub fn update(&mut self, action: Action) -> Option<Effect> {
+    /// The selected version's SASS listing, when its profile has a source page.
+    pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
+        self.ladder().ladder.versions[self.version_index()?]
+            .profile
+            .as_ref()?
+            .source
+            .as_ref()
+    }
+
+    /// Handles a user action or a job's event: the only place the state changes.
+    pub fn update(&mut self, msg: impl Into<Msg>) -> Option<Effect> {
+        match msg.into() {
+            Msg::Action(a) => self.act(a),
+            Msg::Job(e) => {
+                self.job_event(e);
+                None
+            }
+        }
+    }
+
+    fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
             Quit => {
@@ -254,13 +355,15 @@ impl App {
             Down => self.scroll_by(1),
             PageUp => self.scroll_by(-(self.page_rows.max(2) as isize - 1)),
             PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
-            Top => self.scroll[self.view_slot()] = 0,
-            Bottom => self.scroll[self.view_slot()] = usize::MAX / 2,
+            Top => *self.scroll_mut() = 0,
+            Bottom => *self.scroll_mut() = usize::MAX / 2,
             NextLadder => {
                 self.current = (self.current + 1) % self.ladders.len();
                 self.selected = 0;
                 self.marked = None;
-                self.scroll = [0; 5];
+                self.timeline_scroll = 0;
+                self.compare_scroll = 0;
+                self.reset_version_views();
             }
             Mark => {
                 let Some(v) = self.version_index() else {
@@ -280,40 +383,40 @@ impl App {
             }
             FilterStart => {
                 self.view = View::Inspect;
-                self.filter_editing = true;
+                self.inspect.editing = true;
             }
             FilterInput(c) => {
-                self.filter.push(c);
-                self.scroll[2] = 0;
+                self.inspect.filter.push(c);
+                self.inspect.scroll = 0;
             }
             FilterBackspace => {
-                self.filter.pop();
-                self.scroll[2] = 0;
+                self.inspect.filter.pop();
+                self.inspect.scroll = 0;
             }
-            FilterEnd => self.filter_editing = false,
+            FilterEnd => self.inspect.editing = false,
             FilterCancel => {
-                self.filter_editing = false;
-                self.filter.clear();
-                self.scroll[2] = 0;
+                self.inspect = InspectState::default();
             }
             ToggleSort => {
-                self.sort = match self.sort {
+                self.source.sort = match self.source.sort {
                     SourceSort::Samples => SourceSort::Address,
                     SourceSort::Address => SourceSort::Samples,
                 };
-                self.scroll[3] = 0;
+                self.source.cursor = 0;
             }
             NextHot | PrevHot => {
-                let rows = super::views::source::rows(self);
-                let cur = self.scroll[3];
-                let hot = super::views::source::hot_positions(self, &rows);
+                let hot = self
+                    .listing()
+                    .map(|s| listing::hot_positions(s, &listing::rows(s, self.source.sort)))
+                    .unwrap_or_default();
+                let cur = self.source.cursor;
                 let next = if action == NextHot {
                     hot.iter().copied().find(|&p| p > cur)
                 } else {
                     hot.iter().rev().copied().find(|&p| p < cur)
                 };
                 match next {
-                    Some(p) => self.scroll[3] = p,
+                    Some(p) => self.source.cursor = p,
                     None => self.status = Some(Status::Info("no further hot spot".into())),
                 }
             }
@@ -382,50 +485,61 @@ impl App {
     fn select(&mut self, i: usize) {
         let n = self.ladder().order.len();
         self.selected = i.min(n.saturating_sub(1));
-        // Per-version views start from the top for the new version.
-        self.scroll[2] = 0;
-        self.scroll[3] = 0;
-        self.scroll[4] = 0;
+        self.reset_version_views();
     }
 
-    /// A job started on `id` (of `total`).
-    pub fn job_progress(&mut self, current: String, done: usize, total: usize) {
-        if let Some(j) = &mut self.job {
-            j.current = current;
-            j.done = done;
-            j.total = total;
-        }
+    /// Per-version views start from the top for a newly selected version; the inspect
+    /// filter stays (it is shown with how to clear it).
+    fn reset_version_views(&mut self) {
+        self.inspect.scroll = 0;
+        self.source.cursor = 0;
+        self.notes_scroll = 0;
     }
 
-    /// A run result arrived: it joins its version and the analysis is redone.
-    pub fn job_result(&mut self, ladder: &str, r: RunResult) {
-        let Some(ls) = self.ladders.iter_mut().find(|l| l.ladder.name == ladder) else {
-            return;
-        };
-        if let Some(v) = ls.ladder.versions.iter_mut().find(|v| v.id == r.version) {
-            v.runs
-                .retain(|o| !(o.shape == r.shape && o.causal == r.causal));
-            v.runs.push(r);
-            ls.analysis = analysis::analyse_ladder(&ls.ladder);
+    fn job_event(&mut self, e: JobEvent) {
+        match e {
+            JobEvent::Progress {
+                current,
+                done,
+                total,
+            } => {
+                if let Some(j) = &mut self.job {
+                    j.current = current;
+                    j.done = done;
+                    j.total = total;
+                }
+            }
+            // A run result joins its version and the analysis is redone.
+            JobEvent::Result { ladder, result } => {
+                let r = *result;
+                let Some(ls) = self.ladders.iter_mut().find(|l| l.ladder.name == ladder) else {
+                    return;
+                };
+                if let Some(v) = ls.ladder.versions.iter_mut().find(|v| v.id == r.version) {
+                    v.runs.retain(|o| {
+                        !(o.shape == r.shape && o.causal == r.causal && o.regime() == r.regime())
+                    });
+                    v.runs.push(r);
+                    ls.analysis = analysis::analyse_ladder(&ls.ladder);
+                }
+            }
+            JobEvent::Done { outcome, reloaded } => {
+                let kind = self.job.take().map(|j| j.kind);
+                if let Some(l) = reloaded
+                    && let Some(slot) = self.ladders.iter_mut().find(|s| s.ladder.name == l.name)
+                {
+                    *slot = LadderState::new(*l);
+                    self.selected = self.selected.min(slot.order.len().saturating_sub(1));
+                }
+                self.status = Some(match outcome {
+                    Ok(msg) => Status::Info(msg),
+                    Err(e) => Status::Error(format!(
+                        "{} failed: {e}",
+                        kind.map(job_name).unwrap_or("job")
+                    )),
+                });
+            }
         }
-    }
-
-    /// A job ended; with a reloaded ladder when it wrote new profiles.
-    pub fn job_done(&mut self, outcome: Result<String, String>, reloaded: Option<Ladder>) {
-        let kind = self.job.take().map(|j| j.kind);
-        if let Some(l) = reloaded
-            && let Some(slot) = self.ladders.iter_mut().find(|s| s.ladder.name == l.name)
-        {
-            *slot = LadderState::new(l);
-            self.selected = self.selected.min(slot.order.len().saturating_sub(1));
-        }
-        self.status = Some(match outcome {
-            Ok(msg) => Status::Info(msg),
-            Err(e) => Status::Error(format!(
-                "{} failed: {e}",
-                kind.map(job_name).unwrap_or("job")
-            )),
-        });
     }
 }
 

@@ -24,10 +24,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 
 pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
     let entries = entries(app, width);
-    if app.filter.is_empty() {
+    if app.inspect.filter.is_empty() {
         return entries.into_iter().map(|e| e.line).collect();
     }
-    let needle = app.filter.to_lowercase();
+    let needle = app.inspect.filter.to_lowercase();
     let mut out: Vec<Line> = Vec::new();
     let mut pending_header: Option<Line> = None;
     for e in entries {
@@ -42,7 +42,7 @@ pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
     }
     if out.is_empty() {
         out.push(Line::styled(
-            format!("nothing matches {:?}", app.filter),
+            format!("nothing matches {:?}", app.inspect.filter),
             app.theme.dim(),
         ));
     }
@@ -194,7 +194,9 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut cur = String::new();
     for word in text.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+        if !cur.is_empty()
+            && crate::report::format::width(&cur) + 1 + crate::report::format::width(word) > width
+        {
             lines.push(std::mem::take(&mut cur));
         }
         if !cur.is_empty() {

@@ -77,11 +77,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
 
 /// The tab titles with their x ranges, for drawing and for clicks.
 pub fn tab_spans() -> Vec<(View, u16, u16)> {
-    let mut x = "stallscope │ ".chars().count() as u16;
+    let mut x = format::width("stallscope │ ") as u16;
     View::ALL
         .iter()
         .map(|&v| {
-            let w = v.title().chars().count() as u16 + 2;
+            let w = format::width(v.title()) as u16 + 2;
             let span = (v, x, x + w);
             x += w + 1;
             span
@@ -112,8 +112,8 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
     } else {
         format!("│ {}", l.name)
     };
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    if used + ladder.chars().count() <= width as usize {
+    let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
+    if used + format::width(&ladder) <= width as usize {
         spans.push(Span::styled(ladder, t.dim()));
     }
     Line::from(spans)
@@ -188,9 +188,9 @@ fn status_line(app: &App) -> Line<'static> {
     match &app.status {
         Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
         Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
-        None if app.filter_editing => Line::from(vec![
+        None if app.inspect.editing => Line::from(vec![
             Span::styled("filter: ", t.key()),
-            Span::raw(app.filter.clone()),
+            Span::raw(app.inspect.filter.clone()),
             Span::styled("▏", t.key()),
         ]),
         None => Line::default(),
@@ -201,7 +201,7 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut used = 0usize;
-    let items: Vec<(String, &str)> = if app.filter_editing {
+    let items: Vec<(String, &str)> = if app.inspect.editing {
         vec![
             ("Enter".into(), "keep filter"),
             ("Esc".into(), "clear filter"),
@@ -220,7 +220,7 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
             .collect()
     };
     for (keys, help) in items {
-        let w = keys.chars().count() + help.chars().count() + 3;
+        let w = format::width(&keys) + format::width(help) + 3;
         if used + w > width as usize {
             break;
         }
@@ -336,7 +336,7 @@ pub fn stall_legend(app: &App, reasons: &[crate::ncu::StallReason]) -> Line<'sta
 pub fn ladder_path(app: &App, path: &std::path::Path) -> String {
     let ladder = &app.ladder().ladder;
     match &ladder.dir {
-        Some(dir) => crate::gpu::relative_path(path, dir).display().to_string(),
+        Some(dir) => crate::files::relative_path(path, dir).display().to_string(),
         None => path.display().to_string(),
     }
 }

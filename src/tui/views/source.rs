@@ -2,62 +2,21 @@
 //! heat-coloured and sortable, beside the per-opcode aggregate.
 
 use super::{App, clamp_scroll};
-use crate::ncu::{SourceListing, StallReason};
+use crate::ncu::StallReason;
 use crate::report::format;
+use crate::tui::listing::{rows, stall_samples};
 use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-fn listing(app: &App) -> Option<&SourceListing> {
-    app.ladder().ladder.versions[app.version_index()?]
-        .profile
-        .as_ref()?
-        .source
-        .as_ref()
-}
-
-/// Stall samples of a line: everything but `selected` (the warp issued).
-fn stall_samples(l: &crate::ncu::SassLine) -> u64 {
-    l.samples - l.stall(StallReason::Selected) as u64
-}
-
-/// The listing's lines in display order (indices into its lines).
-pub fn rows(app: &App) -> Vec<usize> {
-    let Some(s) = listing(app) else {
-        return Vec::new();
-    };
-    let mut idx: Vec<usize> = (0..s.lines.len()).collect();
-    if app.sort == SourceSort::Samples {
-        idx.sort_by(|&a, &b| {
-            stall_samples(&s.lines[b])
-                .cmp(&stall_samples(&s.lines[a]))
-                .then(a.cmp(&b))
-        });
-    }
-    idx
-}
-
-/// Positions (in `rows`) of the hot spots: lines with at least 1 % of the stall samples.
-pub fn hot_positions(app: &App, rows: &[usize]) -> Vec<usize> {
-    let Some(s) = listing(app) else {
-        return Vec::new();
-    };
-    let total: u64 = s.lines.iter().map(stall_samples).sum();
-    rows.iter()
-        .enumerate()
-        .filter(|&(_, &i)| total > 0 && stall_samples(&s.lines[i]) * 100 >= total)
-        .map(|(p, _)| p)
-        .collect()
-}
-
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let t = &app.theme;
     let Some(vi) = app.version_index() else {
         return;
     };
-    let Some(s) = listing(app) else {
+    let Some(s) = app.listing() else {
         let v = &app.ladder().ladder.versions[vi];
         frame.render_widget(
             Paragraph::new(Line::styled(
@@ -78,13 +37,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     ])
     .areas(body);
 
-    let order = rows(app);
+    let order = rows(s, app.source.sort);
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
     let base = s.lines.first().map(|l| l.address).unwrap_or(0);
     let visible = left.height.saturating_sub(2) as usize;
-    let cursor = app
-        .scroll_of(super::View::Source)
-        .min(order.len().saturating_sub(1));
+    let cursor = app.source.cursor.min(order.len().saturating_sub(1));
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
     let header = Row::new(["offset", "stall", "%", "top reason", "instruction"]).style(t.title());
     let rows: Vec<Row> = order
@@ -118,7 +75,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             }
         })
         .collect();
-    let sort = match app.sort {
+    let sort = match app.source.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
     };

@@ -45,7 +45,7 @@ pub fn columns(app: &App, width: u16) -> Columns {
 pub fn layout(app: &App, body: Rect) -> [Rect; 3] {
     let trail_len: usize = trail_line(app)
         .iter()
-        .map(|s| s.content.chars().count())
+        .map(|s| crate::report::format::width(&s.content))
         .sum();
     let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
     Layout::vertical([
@@ -127,11 +127,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 .trail
                 .iter()
                 .any(|s| s.index == ls.order[pos] && s.changed);
-            let label = if label.chars().count() > cw {
+            let label = if crate::report::format::width(&label) > cw {
                 // "short_scoreboard @ LDS" → "short_sc…@LDS": keep the opcode readable.
                 match label.split_once(" @ ") {
                     Some((r, op)) => {
-                        let keep = cw.saturating_sub(op.chars().count() + 2);
+                        let keep = cw.saturating_sub(crate::report::format::width(op) + 2);
                         format!("{}…@{op}", r.chars().take(keep).collect::<String>())
                     }
                     None => label.chars().take(cw).collect(),
@@ -182,7 +182,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 let text = format::value(d.kind, x);
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
-                        let room = cw.saturating_sub(text.chars().count() + 1);
+                        let room = cw.saturating_sub(crate::report::format::width(&text) + 1);
                         let n = ((v / hi) * room as f64).round() as usize;
                         format!("{} {text}", "▆".repeat(n.min(room)))
                     }

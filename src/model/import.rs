@@ -2,6 +2,7 @@
 //! through a temporary file and a rename, and the manifest is updated the same way.
 //! Existing exports are never replaced without `force`.
 
+use crate::files::write_atomically;
 use crate::model::{
     self,
     manifest::{self, Manifest, VersionEntry},
@@ -10,7 +11,7 @@ use crate::model::{
 use crate::ncu;
 use anyhow::{Context, Result, bail};
 use flate2::{Compression, write::GzEncoder};
-use std::io::Write;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 pub struct Request<'a> {
@@ -213,21 +214,4 @@ fn ladder_dir(profiles: &Path, name: Option<&str>) -> Result<PathBuf> {
             )
         }
     }
-}
-
-/// Writes a file so that readers see the old or the new content, never a part.
-pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(data)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
 }

@@ -1,0 +1,367 @@
+//! The worker process (hidden subcommand `__worker`): it holds one candidate, a ladder
+//! version or the unfused cuBLAS baseline, checks it, and then replays and times it as
+//! the runner asks ([`super::protocol`]); a fault or a hang ends only the worker.
+//! In profile mode it launches the version three times for ncu and exits.
+
+use super::attention::{Prepared, Problem};
+use super::cases::{Case, case_seed, cases};
+use super::check::{ErrorStats, judge};
+use super::device::{Device, Graph};
+use super::protocol::{Command, Hello, Ready, Reply};
+use super::recipe::{KernelRecipe, KernelVersion};
+use super::unfused::Unfused;
+use crate::model::runs::CaseCheck;
+use crate::model::{RunStatus, Shape};
+use anyhow::{Context, Result};
+use std::io::BufRead;
+use std::path::PathBuf;
+
+/// Id of the built-in unfused cuBLAS baseline.
+pub const UNFUSED: &str = "unfused";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Check one version on every case, then serve the timing protocol.
+    Run,
+    /// Check the unfused cuBLAS baseline, then serve the timing protocol.
+    Unfused,
+    /// Launch one version after two warm-up launches, for ncu.
+    Profile,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Run => "run",
+            Mode::Unfused => "unfused",
+            Mode::Profile => "profile",
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long, value_enum)]
+    pub mode: Mode,
+    /// The recipe folder.
+    #[arg(long)]
+    pub recipe: PathBuf,
+    #[arg(long)]
+    pub version: String,
+    #[arg(long)]
+    pub shape: Shape,
+    #[arg(long)]
+    pub causal: bool,
+    #[arg(long)]
+    pub seed: u64,
+    /// Skip the check cases (the timed shape is still checked).
+    #[arg(long)]
+    pub no_cases: bool,
+}
+
+/// One candidate as the protocol drives it.
+trait Candidate {
+    fn launch(&mut self) -> Result<()>;
+    fn poison(&self) -> Result<()>;
+    fn check_current(&self) -> Result<ErrorStats>;
+}
+
+struct Version<'d> {
+    problem: Problem<'d>,
+    prepared: Prepared,
+}
+
+impl Candidate for Version<'_> {
+    fn launch(&mut self) -> Result<()> {
+        self.problem.run(&mut self.prepared)
+    }
+    fn poison(&self) -> Result<()> {
+        self.problem.poison()
+    }
+    fn check_current(&self) -> Result<ErrorStats> {
+        self.problem.check_current()
+    }
+}
+
+struct UnfusedCandidate<'p, 'd>(Unfused<'p, 'd>);
+
+impl Candidate for UnfusedCandidate<'_, '_> {
+    fn launch(&mut self) -> Result<()> {
+        self.0.run()
+    }
+    fn poison(&self) -> Result<()> {
+        self.0.problem().poison()
+    }
+    fn check_current(&self) -> Result<ErrorStats> {
+        self.0.problem().check_current()
+    }
+}
+
+/// Runs the worker; its conversation is on stdin and stdout.
+pub fn main(args: &WorkerArgs) -> Result<()> {
+    let recipe = super::load_recipe(&args.recipe)?;
+    if args.mode == Mode::Profile {
+        return profile(&recipe, args);
+    }
+    let failed = |e: anyhow::Error| {
+        say(&Hello::Failed {
+            message: format!("{e:#}"),
+            skipped: false,
+        })
+    };
+    let dev = match Device::open() {
+        Ok(d) => d,
+        Err(e) => return failed(e),
+    };
+    let mut ready = Ready {
+        gpu: Some(dev.name.clone()),
+        gpu_uuid: Some(dev.uuid.clone()),
+        versions: vec![(
+            "nvrtc".into(),
+            format!("{}.{}", dev.compiler.version().0, dev.compiler.version().1),
+        )],
+        ..Ready::default()
+    };
+    let problem = match Problem::new(&dev, args.shape, args.causal, args.seed)
+        .and_then(|mut p| p.compute_reference(&recipe).map(|_| p))
+    {
+        Ok(p) => p,
+        Err(e) => return failed(e),
+    };
+    match args.mode {
+        Mode::Run => {
+            let v = match recipe
+                .version(&args.version)
+                .with_context(|| format!("no version {}", args.version))
+            {
+                Ok(v) => v,
+                Err(e) => return failed(e),
+            };
+            if !args.no_cases {
+                match check_cases(&dev, &recipe, v, args.seed) {
+                    Ok(c) => ready.checks = c,
+                    Err(e) => return failed(e),
+                }
+                // A fault leaves the context unusable: the timed shape cannot run.
+                if let Some(m) = ready
+                    .checks
+                    .iter()
+                    .filter_map(|c| c.message.as_deref())
+                    .find(|m| m.contains("CUDA_ERROR"))
+                {
+                    return failed(anyhow::anyhow!("{m}"));
+                }
+            }
+            let prepared = match problem.prepare(&recipe, v) {
+                Ok(p) => p,
+                Err(e) => return failed(e),
+            };
+            ready.resources = prepared.kernel.resources.clone();
+            let mut c = Version { problem, prepared };
+            serve(&dev, &mut c, ready)
+        }
+        Mode::Unfused => {
+            let unfused = match Unfused::new(&problem, &recipe) {
+                Ok(u) => u,
+                Err(e) => return failed(e),
+            };
+            serve(&dev, &mut UnfusedCandidate(unfused), ready)
+        }
+        Mode::Profile => unreachable!("handled above"),
+    }
+}
+
+fn say<T: serde::Serialize>(msg: &T) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, msg)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Checks the first launch, says hello, then answers commands until told to quit.
+fn serve(dev: &Device, c: &mut dyn Candidate, mut ready: Ready) -> Result<()> {
+    let first = c
+        .poison()
+        .and_then(|_| c.launch())
+        .and_then(|_| c.check_current());
+    match first {
+        Ok(e) => ready.first = Some(e),
+        Err(e) => {
+            return say(&Hello::Failed {
+                message: format!("the first launch: {e:#}"),
+                skipped: false,
+            });
+        }
+    }
+    say(&Hello::Ready(ready))?;
+    let mut graph: Option<Graph> = None;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.context("reading the runner's command")?;
+        let cmd: Command = match serde_json::from_str(&line) {
+            Ok(c) => c,
+            Err(e) => {
+                say(&Reply::Error {
+                    message: format!("not a command ({e}): {line}"),
+                })?;
+                continue;
+            }
+        };
+        let reply = match cmd {
+            Command::Quit => return Ok(()),
+            Command::Calibrate { rep_ms } => calibrate(dev, c, rep_ms).map(|(g, launches, ms)| {
+                graph = Some(g);
+                Reply::Calibrated {
+                    launches,
+                    launch_ms: ms,
+                }
+            }),
+            Command::Reps { count } => match &graph {
+                None => Ok(Reply::Error {
+                    message: "reps before calibrate".into(),
+                }),
+                Some(g) => dev
+                    .time_each(count as usize, || g.launch())
+                    .map(|ms| Reply::Times { ms }),
+            },
+            Command::CheckLast => match &graph {
+                None => Ok(Reply::Error {
+                    message: "check_last before calibrate".into(),
+                }),
+                Some(g) => c
+                    .poison()
+                    .and_then(|_| g.launch())
+                    .and_then(|_| c.check_current())
+                    .map(|error| Reply::Checked { error }),
+            },
+        };
+        match reply {
+            Ok(r) => say(&r)?,
+            Err(e) => {
+                // A fault leaves the context unusable: say why and end.
+                say(&Reply::Error {
+                    message: format!("{e:#}"),
+                })?;
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most launches one graph holds.
+const MAX_LAUNCHES: u32 = 10_000;
+
+/// Times one launch after three warm-up launches and captures enough launches to last
+/// `rep_ms` into a graph.
+fn calibrate(dev: &Device, c: &mut dyn Candidate, rep_ms: f64) -> Result<(Graph, u32, f64)> {
+    for _ in 0..3 {
+        c.launch()?;
+    }
+    dev.sync()?;
+    let one = dev.time_ms(|| c.launch())?;
+    let n = ((rep_ms / one.max(1e-6)).ceil() as u32).clamp(1, MAX_LAUNCHES);
+    let graph = dev.capture(n, || c.launch())?;
+    graph.launch()?;
+    dev.sync()?;
+    Ok((graph, n, one))
+}
+
+/// Checks a version on every case it supports: the first launch and the fourth, each
+/// with the output poisoned before it.
+fn check_cases(
+    dev: &Device,
+    recipe: &KernelRecipe,
+    v: &KernelVersion,
+    seed: u64,
+) -> Result<Vec<CaseCheck>> {
+    let mut out = Vec::new();
+    for case in cases(128) {
+        let mut check = CaseCheck {
+            case: case.name.to_string(),
+            shape: case.shape,
+            causal: case.causal,
+            status: RunStatus::Ok,
+            rel_l2_err: None,
+            max_abs_err: None,
+            message: None,
+        };
+        if let Some(why) = v.unsupported(&case.shape, case.causal) {
+            check.status = RunStatus::Skipped;
+            check.message = Some(why);
+            out.push(check);
+            continue;
+        }
+        match check_case(dev, recipe, v, &case, seed) {
+            Ok((first, later)) => {
+                let worst = first.worst(later);
+                check.rel_l2_err = Some(worst.rel_l2);
+                check.max_abs_err = Some(worst.max_abs);
+                let (rel, abs) = v.tolerances(recipe);
+                let why = judge(&first, rel, abs)
+                    .map(|w| format!("the first launch: {w}"))
+                    .or_else(|| judge(&later, rel, abs).map(|w| format!("the fourth launch: {w}")));
+                if let Some(w) = why {
+                    check.status = RunStatus::Failed;
+                    check.message = Some(format!(
+                        "case {} ({}{}): {w} — {}",
+                        case.name,
+                        case.shape,
+                        if case.causal { " causal" } else { "" },
+                        case.catches
+                    ));
+                }
+            }
+            Err(e) => {
+                check.status = RunStatus::Failed;
+                check.message = Some(format!("case {} ({}): {e:#}", case.name, case.shape));
+                out.push(check);
+                // A fault leaves the context unusable: no further case can run.
+                if format!("{e:#}").contains("CUDA_ERROR") {
+                    break;
+                }
+                continue;
+            }
+        }
+        out.push(check);
+    }
+    Ok(out)
+}
+
+fn check_case(
+    dev: &Device,
+    recipe: &KernelRecipe,
+    v: &KernelVersion,
+    case: &Case,
+    seed: u64,
+) -> Result<(ErrorStats, ErrorStats)> {
+    let mut p = Problem::with_inputs(
+        dev,
+        case.shape,
+        case.causal,
+        case_seed(seed, case),
+        case.inputs,
+    )?;
+    p.compute_reference(recipe)?;
+    let mut prepared = p.prepare(recipe, v)?;
+    let first = p.check(&mut prepared)?;
+    p.run(&mut prepared)?;
+    p.run(&mut prepared)?;
+    let later = p.check(&mut prepared)?;
+    Ok((first, later))
+}
+
+fn profile(recipe: &KernelRecipe, args: &WorkerArgs) -> Result<()> {
+    let v = recipe
+        .version(&args.version)
+        .with_context(|| format!("no version {}", args.version))?;
+    let dev = Device::open()?;
+    let problem = Problem::new(&dev, args.shape, args.causal, args.seed)?;
+    let mut prepared = problem.prepare(recipe, v)?;
+    // Two warm-up launches (skipped by ncu), then the profiled one.
+    for _ in 0..3 {
+        problem.run(&mut prepared)?;
+    }
+    dev.sync()
+}
