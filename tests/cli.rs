@@ -44,7 +44,9 @@ fn report_formats() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "stallscope/report/1");
+    let v = &doc["ladders"];
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
     assert_eq!(v[0]["trail"][1]["changed"], true);
     assert_eq!(v[0]["versions"][0]["bottleneck"]["reason"], "lg_throttle");

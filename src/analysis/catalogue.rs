@@ -37,6 +37,27 @@ impl Kind {
         }
     }
 
+    /// The unit of this kind in machine-readable output (JSON, CSV): times in µs, the
+    /// rest as stored.
+    pub fn output_unit(self) -> &'static str {
+        match self {
+            Kind::Time => "us",
+            Kind::Tflops => "TFLOPS",
+            Kind::Percent => "%",
+            Kind::Count => "count",
+            Kind::Bytes => "bytes",
+        }
+    }
+
+    /// A stored value in the output unit.
+    pub fn output(self, v: f64) -> f64 {
+        match self {
+            // Stored in ns.
+            Kind::Time => v / 1e3,
+            _ => v,
+        }
+    }
+
     /// The change below which two values count as the same.
     pub fn tolerance(self) -> f64 {
         match self {
@@ -105,7 +126,7 @@ use Src::{Detail, Raw};
 const SOL: &str = "GPU Speed Of Light Throughput";
 
 catalogue! {
-    RunTime: "run_us", "Time (run)", Time, Lower, Speed, [],
+    RunTime: "run_time", "Time (run)", Time, Lower, Speed, [],
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";

@@ -8,6 +8,28 @@ use std::collections::BTreeMap;
 
 pub struct JsonExporter;
 
+/// The version of the report document's layout.
+pub const REPORT_SCHEMA: &str = "stallscope/report/1";
+/// The version of the comparison document's layout.
+pub const COMPARE_SCHEMA: &str = "stallscope/compare/1";
+
+/// The unit of every metric id, as the values are written.
+fn units() -> BTreeMap<&'static str, &'static str> {
+    METRICS
+        .iter()
+        .map(|d| (d.key, d.kind.output_unit()))
+        .collect()
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    schema: &'static str,
+    /// Unit of each metric id (`us`, `%`, `TFLOPS`, `count`, `bytes`); stall shares are
+    /// fractions of all samples.
+    units: BTreeMap<&'static str, &'static str>,
+    ladders: Vec<LadderJson<'a>>,
+}
+
 #[derive(Serialize)]
 struct LadderJson<'a> {
     name: &'a str,
@@ -25,9 +47,10 @@ struct VersionJson<'a> {
     baseline: bool,
     technique: Option<&'a str>,
     kernel: Option<&'a str>,
-    /// Catalogue values; times in µs. Unknown metrics are absent.
+    /// Catalogue values by metric id, in the units of `units`. Unknown metrics are
+    /// absent.
     metrics: BTreeMap<&'static str, f64>,
-    /// Share of samples per stall reason.
+    /// Share of samples per stall reason, a fraction in [0, 1].
     stalls: BTreeMap<&'static str, f64>,
     bottleneck: Option<&'a Bottleneck>,
     hot_ops: &'a [OpcodeStat],
@@ -57,15 +80,7 @@ impl Exporter for JsonExporter {
                             kernel: v.profile.as_ref().map(|p| p.kernel.as_str()),
                             metrics: METRICS
                                 .iter()
-                                .filter_map(|d| {
-                                    let x = an.get(d.id)?;
-                                    let x = if d.kind == crate::analysis::Kind::Time {
-                                        x / 1e3
-                                    } else {
-                                        x
-                                    };
-                                    Some((d.key, x))
-                                })
+                                .filter_map(|d| Some((d.key, d.kind.output(an.get(d.id)?))))
                                 .collect(),
                             stalls: an
                                 .stalls
@@ -85,23 +100,73 @@ impl Exporter for JsonExporter {
                     .collect(),
             })
             .collect();
-        serde_json::to_string_pretty(&out).expect("report data serializes") + "\n"
+        let doc = ReportJson {
+            schema: REPORT_SCHEMA,
+            units: units(),
+            ladders: out,
+        };
+        serde_json::to_string_pretty(&doc).expect("report data serializes") + "\n"
     }
 
     fn compare(&self, input: &CompareInput) -> String {
         #[derive(Serialize)]
+        struct Metric {
+            metric: &'static str,
+            unit: &'static str,
+            a: Option<f64>,
+            b: Option<f64>,
+            verdict: crate::analysis::Verdict,
+        }
+        #[derive(Serialize)]
+        struct Stall {
+            reason: &'static str,
+            /// Fractions of all samples.
+            a: Option<f64>,
+            b: Option<f64>,
+            verdict: crate::analysis::Verdict,
+        }
+        #[derive(Serialize)]
         struct Out<'a> {
+            schema: &'static str,
             a: &'a str,
             b: &'a str,
-            #[serde(flatten)]
-            comparison: &'a crate::analysis::Comparison,
+            metrics: Vec<Metric>,
+            stalls: Vec<Stall>,
+            hot_ops_a: &'a [OpcodeStat],
+            hot_ops_b: &'a [OpcodeStat],
         }
-        serde_json::to_string_pretty(&Out {
+        let c = input.comparison;
+        let out = Out {
+            schema: COMPARE_SCHEMA,
             a: &input.a_name,
             b: &input.b_name,
-            comparison: input.comparison,
-        })
-        .expect("comparison serializes")
-            + "\n"
+            metrics: c
+                .metrics
+                .iter()
+                .map(|m| {
+                    let d = m.id.def();
+                    Metric {
+                        metric: d.key,
+                        unit: d.kind.output_unit(),
+                        a: m.a.map(|x| d.kind.output(x)),
+                        b: m.b.map(|x| d.kind.output(x)),
+                        verdict: m.verdict,
+                    }
+                })
+                .collect(),
+            stalls: c
+                .stalls
+                .iter()
+                .map(|s| Stall {
+                    reason: s.reason.metric_name(),
+                    a: s.a,
+                    b: s.b,
+                    verdict: s.verdict,
+                })
+                .collect(),
+            hot_ops_a: &c.hot_ops_a,
+            hot_ops_b: &c.hot_ops_b,
+        };
+        serde_json::to_string_pretty(&out).expect("comparison serializes") + "\n"
     }
 }

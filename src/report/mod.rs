@@ -8,7 +8,7 @@ pub mod runs;
 
 pub use grid::Grid;
 
-use crate::analysis::{self, Comparison, LadderAnalysis, METRICS, catalogue};
+use crate::analysis::{self, Comparison, LadderAnalysis, METRICS};
 use crate::model::Ladder;
 use crate::ncu::StallReason;
 
@@ -103,6 +103,9 @@ pub fn display_order(ladder: &Ladder) -> Vec<usize> {
     own
 }
 
+/// The unit of stall shares in machine-readable output.
+pub const STALL_UNIT: &str = "fraction";
+
 struct CsvExporter;
 
 impl Exporter for CsvExporter {
@@ -129,11 +132,7 @@ impl Exporter for CsvExporter {
                 };
                 for d in METRICS {
                     if let Some(x) = an.get(d.id) {
-                        let (x, unit) = match d.kind {
-                            catalogue::Kind::Time => (x / 1e3, "us"),
-                            k => (x, k.unit()),
-                        };
-                        row(d.key, format!("{x}"), unit);
+                        row(d.key, format!("{}", d.kind.output(x)), d.kind.output_unit());
                     }
                 }
                 if let Some(s) = &an.stalls {
@@ -141,7 +140,7 @@ impl Exporter for CsvExporter {
                         row(
                             &format!("stall_{}", r.metric_name()),
                             format!("{share}"),
-                            "share",
+                            STALL_UNIT,
                         );
                     }
                 }
@@ -155,14 +154,23 @@ impl Exporter for CsvExporter {
 
     fn compare(&self, input: &CompareInput) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["metric", &input.a_name, &input.b_name, "verdict"]);
+        let _ = w.write_record(["metric", "unit", &input.a_name, &input.b_name, "verdict"]);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         for m in &input.comparison.metrics {
-            let _ = w.write_record([m.id.def().key, &num(m.a), &num(m.b), m.verdict.symbol()]);
+            let d = m.id.def();
+            let out = |x: Option<f64>| num(x.map(|v| d.kind.output(v)));
+            let _ = w.write_record([
+                d.key,
+                d.kind.output_unit(),
+                &out(m.a),
+                &out(m.b),
+                m.verdict.symbol(),
+            ]);
         }
         for s in &input.comparison.stalls {
             let _ = w.write_record([
                 &format!("stall_{}", s.reason.metric_name()),
+                STALL_UNIT,
                 &num(s.a),
                 &num(s.b),
                 s.verdict.symbol(),
