@@ -270,3 +270,18 @@ fn help_answers() {
     }
     stallscope().arg("--version").assert().success();
 }
+
+#[test]
+fn a_run_file_that_cannot_be_read_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder = dir.path().join("toy");
+    std::fs::create_dir_all(&ladder).unwrap();
+    std::fs::write(ladder.join("ladder.toml"), "title = 'toy'\n").unwrap();
+    std::fs::write(ladder.join("runs.json"), "{ not json").unwrap();
+    stallscope()
+        .args(["report", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("runs.json is not a run file"));
+}

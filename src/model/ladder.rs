@@ -143,12 +143,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         .map_err(|e| anyhow!("{}: {e}", store.describe(&manifest_path)))?;
 
     let runs_path = dir.join(runs::FILE_NAME);
-    let run_file: RunFile = if store.exists(&runs_path) {
-        serde_json::from_str(&store.read_text(&runs_path)?)
-            .with_context(|| format!("{} is not a run file", store.describe(&runs_path)))?
-    } else {
-        RunFile::default()
-    };
+    let run_file = RunFile::read(store, &runs_path)?;
 
     // Versions often share one report: parse each set of files once.
     let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
