@@ -17,10 +17,7 @@ use std::path::PathBuf;
 /// a ladder in the order given.
 #[derive(Debug, Parser)]
 #[command(name = "stallscope", version, about, long_about)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    subcommand_precedence_over_arg = true
-)]
+#[command(subcommand_precedence_over_arg = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -404,6 +404,13 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
     let mut report = load_report(common);
     let (pa, pb) = (Path::new(a), Path::new(b));
     let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {
+        for (given, p) in [(a, pa), (b, pb)] {
+            if !p.is_file() {
+                bail!(
+                    "{given} is not a file: compare takes two version ids of one ladder, or two export files"
+                );
+            }
+        }
         let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
         let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
         (la, 0, lb, 0)
@@ -448,6 +455,12 @@ fn find_pair<'a>(
     }
     let ((la, va), (lb, vb)) = (split(a), split(b));
     let wanted = ladder.or(la).or(lb);
+    if let Some(w) = wanted
+        && !ladders.iter().any(|l| l.name == w)
+    {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!("no ladder named {w:?} (there are: {})", names.join(", "));
+    }
     for l in ladders {
         if wanted.is_some_and(|w| w != l.name) {
             continue;

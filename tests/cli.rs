@@ -285,3 +285,36 @@ fn a_run_file_that_cannot_be_read_is_an_error_naming_it() {
         .failure()
         .stderr(predicate::str::contains("runs.json is not a run file"));
 }
+
+#[test]
+fn global_options_work_before_the_subcommand() {
+    stallscope()
+        .arg("--profiles")
+        .arg(profiles())
+        .args(["compare", "v1", "v2", "--ladder", "sgemm-toy"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}
+
+#[test]
+fn errors_name_the_real_cause() {
+    stallscope()
+        .args(["compare", "v1", "v2", "--ladder", "nope", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no ladder named \"nope\""));
+    stallscope()
+        .arg("compare")
+        .arg(fixture("sgemm/raw.csv"))
+        .arg("v2")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("v2 is not a file"));
+    stallscope()
+        .args(["run", "v01", "--kernels", "/nonexistent"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("/nonexistent: no such folder"));
+}

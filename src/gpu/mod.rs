@@ -50,6 +50,12 @@ pub fn load_recipe(dir: &Path) -> Result<recipe::KernelRecipe> {
 /// The recipe folders `kernels` stands for: itself when it holds a recipe, else its
 /// sub-folders that do (on disk, or in the built-in copy), by name.
 pub fn recipe_dirs(kernels: &Path) -> Result<Vec<PathBuf>> {
+    if !kernels.exists() && !Store::Embedded.exists(kernels) {
+        bail!(
+            "{}: no such folder (--kernels names a recipe folder or a folder of them)",
+            kernels.display()
+        );
+    }
     let store = kernel_store(kernels);
     if store.exists(&kernels.join(recipe::FILE_NAME)) {
         return Ok(vec![kernels.to_path_buf()]);
