@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
 /// a ladder in the order given.
 #[derive(Debug, Parser)]
-#[command(name = "stallscope", version, about, long_about)]
+#[command(name = "stallscope", version, long_about)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
@@ -156,7 +156,47 @@ pub enum Command {
         #[arg(long, default_value = crate::gpu::DEFAULT_KERNELS)]
         kernels: std::path::PathBuf,
     },
+    /// Print a shell completion script, e.g. `stallscope completions bash > ~/.local/share/bash-completion/completions/stallscope`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or with `--dir` write it and one page per subcommand.
+    ///
+    /// `stallscope man --dir ~/.local/share/man/man1` installs them for `man stallscope`.
+    Man {
+        /// Write stallscope.1 and stallscope-SUBCOMMAND.1 into this folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Internal: runs one version in a child process.
     #[command(name = "__child", hide = true)]
     Child(crate::gpu::child::ChildArgs),
+}
+
+/// Writes the completion script of `shell`, generated from these definitions.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "stallscope", out);
+}
+
+/// The command as the man pages describe it: named by the package description, without
+/// the `help` subcommand (the pages are the help).
+fn man_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+        .about(env!("CARGO_PKG_DESCRIPTION"))
+        .disable_help_subcommand(true)
+}
+
+/// Writes the man page, generated from these definitions: the command, its options and
+/// the subcommands, each named as `stallscope-NAME(1)`.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(man_command()).render(out)
+}
+
+/// Writes `stallscope.1` and a page per visible subcommand into `dir`.
+pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(man_command(), dir)
 }

@@ -151,6 +151,20 @@ pub fn run(cli: Cli) -> Result<bool> {
             }
             Ok(ok)
         }
+        Some(Command::Completions { shell }) => {
+            crate::cli::write_completions(shell, &mut std::io::stdout());
+            Ok(true)
+        }
+        Some(Command::Man { dir }) => {
+            match dir {
+                Some(dir) => crate::cli::write_man_pages(&dir).with_context(|| {
+                    format!("cannot write the man pages into {}", dir.display())
+                })?,
+                None => crate::cli::write_man_page(&mut std::io::stdout())
+                    .context("cannot write the man page")?,
+            }
+            Ok(true)
+        }
         Some(Command::Child(args)) => {
             crate::gpu::child::main(&args)?;
             Ok(true)

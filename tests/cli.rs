@@ -268,3 +268,50 @@ fn help_answers() {
     }
     stallscope().arg("--version").assert().success();
 }
+
+/// The bash script that `completions bash` prints, sourced into a real bash and asked to
+/// complete `stallscope rep`, answers `report`.
+#[test]
+fn bash_completion_completes_a_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("stallscope.bash");
+    let out = stallscope().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let reply = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(
+            r#"source "$1"; COMP_WORDS=(stallscope rep); COMP_CWORD=1;
+               _stallscope stallscope rep stallscope; printf '%s\n' "${COMPREPLY[@]}""#,
+        )
+        .arg("bash")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert_eq!(String::from_utf8_lossy(&reply.stdout), "report\n");
+}
+
+/// `man --dir` writes the main page and every page that its SUBCOMMANDS section names.
+#[test]
+fn man_pages_cover_every_subcommand_the_main_page_names() {
+    let dir = tempfile::tempdir().unwrap();
+    stallscope()
+        .args(["man", "--dir"])
+        .arg(dir.path().join("man1"))
+        .assert()
+        .success();
+    let main = std::fs::read_to_string(dir.path().join("man1/stallscope.1")).unwrap();
+    let named: Vec<&str> = main
+        .lines()
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .map(|l| l.trim_start_matches("stallscope\\-"))
+        .collect();
+    let missing: Vec<&&str> = named
+        .iter()
+        .filter(|n| !dir.path().join(format!("man1/stallscope-{n}.1")).is_file())
+        .collect();
+    assert!(
+        named.contains(&"report") && missing.is_empty(),
+        "named {named:?}, missing {missing:?}"
+    );
+}
