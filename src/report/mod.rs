@@ -1,6 +1,7 @@
 //! Text reports of a ladder (the timeline) and of a comparison, in several formats.
 //! Each format is one [`Exporter`]; the table and Markdown formats share one grid.
 
+pub mod colour;
 pub mod format;
 pub mod grid;
 mod json;
