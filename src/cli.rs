@@ -53,6 +53,12 @@ pub enum Command {
         /// Only this ladder (its folder name).
         #[arg(long)]
         ladder: Option<String>,
+        /// The chart that `--format svg` draws.
+        #[arg(long, value_enum, required_if_eq("format", "svg"))]
+        chart: Option<crate::report::svg::Chart>,
+        /// Write to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
     Compare {
@@ -65,6 +71,9 @@ pub enum Command {
         ladder: Option<String>,
         #[arg(long, short, value_enum, default_value = "table")]
         format: Format,
+        /// Write to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Add ncu exports to a ladder under the profiles folder, as one version.
     Import {

@@ -38,6 +38,8 @@ pub fn run(cli: Cli) -> Result<bool> {
             paths,
             format,
             ladder,
+            chart,
+            output,
         }) => {
             let mut report = load_report(&common);
             let mut ladders = if paths.is_empty() {
@@ -51,7 +53,16 @@ pub fn run(cli: Cli) -> Result<bool> {
                     bail!("no ladder named {name:?}");
                 }
             }
-            print_report(&ladders, format);
+            let exporter = report::exporter_with_chart(format, chart)?;
+            if format == Format::Svg && ladders.len() > 1 {
+                let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+                bail!(
+                    "--format svg draws one ladder's chart: choose it with --ladder ({})",
+                    names.join(", ")
+                );
+            }
+            let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+            emit(&exporter.timeline(&analysed), output.as_deref())?;
             Ok(finish(&report))
         }
         Some(Command::Compare {
@@ -59,7 +70,15 @@ pub fn run(cli: Cli) -> Result<bool> {
             b,
             ladder,
             format,
-        }) => compare_command(&common, &a, &b, ladder.as_deref(), format),
+            output,
+        }) => compare_command(
+            &common,
+            &a,
+            &b,
+            ladder.as_deref(),
+            format,
+            output.as_deref(),
+        ),
         Some(Command::Import {
             files,
             version_id,
@@ -278,6 +297,19 @@ fn finish(report: &LoadReport) -> bool {
     report.failures.is_empty()
 }
 
+/// Report text to a file, or to standard output.
+fn emit(text: &str, output: Option<&Path>) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
 fn print_report(ladders: &[Ladder], format: Format) {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
     print!("{}", report::exporter(format).timeline(&analysed));
@@ -393,6 +425,7 @@ fn compare_command(
     b: &str,
     ladder: Option<&str>,
     format: Format,
+    output: Option<&Path>,
 ) -> Result<bool> {
     let mut report = load_report(common);
     let (pa, pb) = (Path::new(a), Path::new(b));
@@ -421,7 +454,7 @@ fn compare_command(
         b_name: name(&ladder_b, ib),
         comparison: &comparison,
     };
-    print!("{}", report::exporter(format).compare(&input));
+    emit(&report::exporter(format).compare(&input), output)?;
     Ok(finish(&report))
 }
 

@@ -114,6 +114,56 @@ pub fn reason_hue(r: StallReason) -> Hue {
     }
 }
 
+/// Every colour of the HTML page and its charts: the custom property, its value in the
+/// light scheme and in the dark scheme. The hues are the terminal's named colours as
+/// common light and dark palettes draw them.
+const PALETTE: &[(&str, &str, &str)] = &[
+    ("--bg", "#ffffff", "#0d1117"),
+    ("--panel", "#f6f8fa", "#161b22"),
+    ("--fg", "#1f2328", "#e6edf3"),
+    ("--muted", "#59636e", "#9198a1"),
+    ("--border", "#d1d9e0", "#3d444d"),
+    ("--grid", "#e6eaef", "#262c36"),
+    ("--accent", "#0969da", "#4493f8"),
+    ("--good", "#1a7f37", "#3fb950"),
+    ("--fair", "#9a6700", "#d29922"),
+    ("--poor", "#cf222e", "#f85149"),
+    ("--good-bg", "#dafbe1", "#12261e"),
+    ("--fair-bg", "#fff8c5", "#272115"),
+    ("--poor-bg", "#ffebe9", "#2d1517"),
+    ("--hot", "#e5534b", "#f47067"),
+    ("--tensor", "#bc4c00", "#f0883e"),
+    ("--magenta", "#8250df", "#a371f7"),
+    ("--cyan", "#1b7c83", "#2aa8b2"),
+    ("--blue", "#0550ae", "#4493f8"),
+    ("--yellow", "#bf8700", "#d29922"),
+    ("--light-cyan", "#7ad7de", "#8ee4ea"),
+    ("--light-blue", "#80ccff", "#a5d6ff"),
+    ("--light-yellow", "#f0d264", "#f5e08a"),
+    ("--green", "#2da44e", "#3fb950"),
+    ("--light-green", "#aceebb", "#a2eeb0"),
+    ("--light-magenta", "#d8b9ff", "#e2c5ff"),
+    ("--gray", "#afb8c1", "#6e7681"),
+];
+
+/// The palette as CSS for `selector`: the light scheme, the dark scheme where the reader
+/// prefers it, and the light scheme again on paper.
+pub fn css_palette(selector: &str) -> String {
+    let block = |dark: bool| {
+        let decls: String = PALETTE
+            .iter()
+            .map(|(name, light, dk)| format!("{name}:{};", if dark { dk } else { light }))
+            .collect();
+        format!("{selector}{{{decls}}}")
+    };
+    format!(
+        "{}\n@media (prefers-color-scheme: dark){{{}}}\n@media print{{{}}}\n",
+        block(false),
+        block(true),
+        block(false)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
