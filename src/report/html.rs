@@ -935,3 +935,95 @@ fn verdict_class(v: Verdict) -> &'static str {
         _ => "plain",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LoadReport, Store, Version, load_ladder};
+
+    const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+
+    fn page_of(ladder: &Ladder) -> String {
+        HtmlExporter.timeline(&[Analysed::new(ladder)])
+    }
+
+    fn ladder(versions: Vec<Version>) -> Ladder {
+        Ladder {
+            name: "evil<b>".into(),
+            title: HOSTILE.into(),
+            problem: Some(HOSTILE.into()),
+            flops: None,
+            peak_tflops: None,
+            reference_shape: Some(Shape::REFERENCE),
+            versions,
+            dir: None,
+            store: Store::Disk,
+        }
+    }
+
+    fn run(version: &str, gpu: &str, median_us: Option<f64>) -> RunResult {
+        let mut r = RunResult::new(version, Shape::REFERENCE, false, RunStatus::Ok);
+        r.gpu = Some(gpu.into());
+        r.median_us = median_us;
+        r.when = None;
+        r
+    }
+
+    #[test]
+    fn user_text_appears_only_escaped() {
+        let mut failed = RunResult::new(HOSTILE, Shape::REFERENCE, false, RunStatus::Failed);
+        failed.message = Some(HOSTILE.into());
+        let page = page_of(&ladder(vec![Version {
+            id: HOSTILE.into(),
+            title: HOSTILE.into(),
+            technique: Some(HOSTILE.into()),
+            notes: Some(format!(
+                "# notes\n\n{HOSTILE}\n\n[x](javascript:alert(3))\n"
+            )),
+            runs: vec![failed],
+            ..Version::default()
+        }]));
+        let raw = ["<script", "<img", "<b>", "javascript:", "onerror=alert(2)>"];
+        let found: Vec<&&str> = raw.iter().filter(|r| page.contains(**r)).collect();
+        assert!(found.is_empty(), "{found:?} in the page");
+    }
+
+    #[test]
+    fn the_bundled_sgemm_page_loads_nothing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/sgemm-toy");
+        let ladder = load_ladder(&Store::Disk, &dir, &mut LoadReport::default()).unwrap();
+        let page = page_of(&ladder);
+        let loads = [
+            "src=", "<link", "url(", "@import", "<script", "<iframe", "<object",
+        ];
+        let found: Vec<&&str> = loads.iter().filter(|l| page.contains(**l)).collect();
+        assert!(found.is_empty(), "{found:?} in the page");
+    }
+
+    #[test]
+    fn run_tables_leave_out_columns_without_values() {
+        let versions = ["v1", "v2"].map(|id| Version {
+            id: id.into(),
+            title: id.into(),
+            runs: vec![run(id, "H200", Some(60.0))],
+            ..Version::default()
+        });
+        let page = page_of(&ladder(versions.to_vec()));
+        let runs = &page[page.find("class=\"runs\"").expect("a run table")..];
+        let runs = &runs[..runs.find("</thead>").unwrap()];
+        // version and median µs; the GPU, the same in both, stands above the table.
+        assert_eq!(runs.matches("</th>").count(), 2, "{runs}");
+    }
+
+    #[test]
+    fn a_value_shared_by_every_run_is_said_once_above_its_table() {
+        let versions = ["v1", "v2"].map(|id| Version {
+            id: id.into(),
+            title: id.into(),
+            runs: vec![run(id, "NVIDIA H200", Some(60.0))],
+            ..Version::default()
+        });
+        let page = page_of(&ladder(versions.to_vec()));
+        assert_eq!(page.matches("NVIDIA H200").count(), 1);
+    }
+}
