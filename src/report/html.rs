@@ -10,7 +10,7 @@ use super::svg::{self, Chart};
 use super::{
     Analysed, CompareInput, Exporter, display_order, escape, format, markdown, stall_rows,
 };
-use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, Verdict};
+use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, Verdict, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus, Shape};
 use crate::ncu::StallReason;
 use std::fmt::Write;
@@ -25,11 +25,13 @@ impl Exporter for HtmlExporter {
         };
         let mut body = String::new();
         if ladders.len() > 1 {
-            body.push_str("<nav class=\"ladders\" aria-label=\"ladders\">");
+            body.push_str(
+                "<nav class=\"toc ladders\" aria-label=\"ladders\"><span class=\"muted\">Ladders on this page:</span>",
+            );
             for a in ladders {
                 let _ = write!(
                     body,
-                    "<a href=\"#{}\">{}</a> ",
+                    "<a href=\"#{}\">{}</a>",
                     anchor(a.ladder, "top"),
                     escape(&a.ladder.title)
                 );
@@ -246,25 +248,39 @@ fn charts_section(a: &Analysed) -> Option<Section> {
 }
 
 fn chart_caption(chart: Chart, a: &Analysed) -> String {
+    let baselines_with = |has: &dyn Fn(&VersionAnalysis) -> bool| {
+        a.ladder
+            .versions
+            .iter()
+            .zip(&a.analysis.versions)
+            .any(|(v, an)| v.baseline && has(an))
+    };
     match chart {
         Chart::Speed => {
             let metric = svg::speed_metric(a).map(|m| m.def());
             let mut s = format!(
-                "{} of each version of the ladder (the best in green); dashed lines: the \
-                 baselines",
+                "{} of each version of the ladder (the best in green)",
                 metric.map_or("Speed", |d| d.name)
             );
+            if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
+                s.push_str("; dashed lines: the baselines");
+            }
             if a.ladder.peak_tflops.is_some()
                 && metric.is_some_and(|d| d.kind == crate::analysis::Kind::Tflops)
             {
                 s.push_str("; red: the ladder's practical ceiling");
             }
-            s.push('.');
-            s
+            s + "."
         }
-        Chart::Stalls => "Each bar splits a version's warp samples by stall reason \
-                          (selected: the warp issued), the baselines after the gap."
-            .to_string(),
+        Chart::Stalls => {
+            let mut s = "Each bar splits a version's warp samples by stall reason (selected: \
+                         the warp issued)"
+                .to_string();
+            if baselines_with(&|an| an.stalls.is_some()) {
+                s.push_str(", the baselines after the gap");
+            }
+            s + "."
+        }
         Chart::Signals => "The three signals watched at every step, in percent: barrier \
                            stalls and short-scoreboard stalls (shares of warp samples) and \
                            the tensor pipe's active cycles."
@@ -969,6 +985,18 @@ mod tests {
         r
     }
 
+    /// Versions v1 and v2, each with one run at 60 µs on `gpu`.
+    fn two_run_versions(gpu: &str) -> Vec<Version> {
+        ["v1", "v2"]
+            .map(|id| Version {
+                id: id.into(),
+                title: id.into(),
+                runs: vec![run(id, gpu, Some(60.0))],
+                ..Version::default()
+            })
+            .to_vec()
+    }
+
     #[test]
     fn user_text_appears_only_escaped() {
         let mut failed = RunResult::new(HOSTILE, Shape::REFERENCE, false, RunStatus::Failed);
@@ -1002,13 +1030,7 @@ mod tests {
 
     #[test]
     fn run_tables_leave_out_columns_without_values() {
-        let versions = ["v1", "v2"].map(|id| Version {
-            id: id.into(),
-            title: id.into(),
-            runs: vec![run(id, "H200", Some(60.0))],
-            ..Version::default()
-        });
-        let page = page_of(&ladder(versions.to_vec()));
+        let page = page_of(&ladder(two_run_versions("H200")));
         let runs = &page[page.find("class=\"runs\"").expect("a run table")..];
         let runs = &runs[..runs.find("</thead>").unwrap()];
         // version and median µs; the GPU, the same in both, stands above the table.
@@ -1017,13 +1039,7 @@ mod tests {
 
     #[test]
     fn a_value_shared_by_every_run_is_said_once_above_its_table() {
-        let versions = ["v1", "v2"].map(|id| Version {
-            id: id.into(),
-            title: id.into(),
-            runs: vec![run(id, "NVIDIA H200", Some(60.0))],
-            ..Version::default()
-        });
-        let page = page_of(&ladder(versions.to_vec()));
+        let page = page_of(&ladder(two_run_versions("NVIDIA H200")));
         assert_eq!(page.matches("NVIDIA H200").count(), 1);
     }
 }

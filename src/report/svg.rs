@@ -210,8 +210,12 @@ fn text(out: &mut String, x: f64, y: f64, anchor: &str, class: &str, content: &s
 
 /// Horizontal grid lines with their values from 0 to `max` at `step`.
 fn y_grid(out: &mut String, top: f64, plot_h: f64, max: f64, step: f64, right: f64, unit: &str) {
-    let mut v = 0.0;
-    while v <= max + step * 1e-6 {
+    // At most a few dozen lines, whatever the values.
+    for k in 0..=40 {
+        let v = k as f64 * step;
+        if v > max + step * 1e-6 {
+            break;
+        }
         let y = top + plot_h - v / max * plot_h;
         let _ = write!(
             out,
@@ -225,7 +229,6 @@ fn y_grid(out: &mut String, top: f64, plot_h: f64, max: f64, step: f64, right: f
             "muted",
             &format!("{}{unit}", tick(v)),
         );
-        v += step;
     }
 }
 
@@ -290,27 +293,24 @@ pub fn speed_metric(a: &Analysed) -> Option<MetricId> {
 fn speed(a: &Analysed) -> Option<String> {
     let id = speed_metric(a)?;
     let def = id.def();
+    let known = |v: Option<f64>| v.filter(|x| x.is_finite() && *x >= 0.0);
     let shown = |v: f64| if def.kind == Kind::Time { v / 1e3 } else { v };
     let order = display_order(a.ladder);
-    let own: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&i| !a.ladder.versions[i].baseline)
-        .collect();
+    let own = own_versions(a);
     let values: Vec<Option<f64>> = own
         .iter()
-        .map(|&i| a.analysis.versions[i].get(id).map(shown))
+        .map(|&i| known(a.analysis.versions[i].get(id)).map(shown))
         .collect();
     let mut refs: Vec<(String, f64, &str)> = order
         .iter()
         .filter(|&&i| a.ladder.versions[i].baseline)
         .filter_map(|&i| {
-            let x = a.analysis.versions[i].get(id)?;
+            let x = known(a.analysis.versions[i].get(id))?;
             Some((a.ladder.versions[i].id.clone(), shown(x), "ref"))
         })
         .collect();
     if def.kind == Kind::Tflops
-        && let Some(peak) = a.ladder.peak_tflops.filter(|p| *p > 0.0)
+        && let Some(peak) = a.ladder.peak_tflops.filter(|p| p.is_finite() && *p > 0.0)
     {
         refs.push(("ceiling".to_string(), peak, "ceiling"));
     }
@@ -401,19 +401,38 @@ fn speed(a: &Analysed) -> Option<String> {
             &format!("{name} {}", speed_value(*x)),
         );
     }
+    close_versions_axis(&mut out, a, &own, &slots, top + plot_h, right);
+    Some(out)
+}
+
+/// The x axis at `bottom` with the ladder's versions under it, and the end of the chart.
+fn close_versions_axis(
+    out: &mut String,
+    a: &Analysed,
+    own: &[usize],
+    slots: &Slots,
+    bottom: f64,
+    right: f64,
+) {
     let _ = write!(
         out,
-        "<line class=\"axis\" x1=\"{LEFT}\" x2=\"{right:.1}\" y1=\"{b:.1}\" y2=\"{b:.1}\"/>",
-        b = top + plot_h
+        "<line class=\"axis\" x1=\"{LEFT}\" x2=\"{right:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>"
     );
     let labels: Vec<(usize, String)> = own
         .iter()
         .enumerate()
         .map(|(n, &i)| (n, version_label(a, i)))
         .collect();
-    x_labels(&mut out, &slots, &labels, top + plot_h + 14.0);
+    x_labels(out, slots, &labels, bottom + 14.0);
     out.push_str("</svg>");
-    Some(out)
+}
+
+/// The ladder's own versions (not the baselines), in display order.
+fn own_versions(a: &Analysed) -> Vec<usize> {
+    display_order(a.ladder)
+        .into_iter()
+        .filter(|&i| !a.ladder.versions[i].baseline)
+        .collect()
 }
 
 /// A speed value short enough to stand over a bar.
@@ -618,10 +637,7 @@ fn headline_series(h: &Headline) -> (&'static str, &'static str) {
 }
 
 fn signals(a: &Analysed) -> Option<String> {
-    let own: Vec<usize> = display_order(a.ladder)
-        .into_iter()
-        .filter(|&i| !a.ladder.versions[i].baseline)
-        .collect();
+    let own = own_versions(a);
     let series: Vec<(&Headline, Vec<Option<f64>>)> = HEADLINE
         .iter()
         .map(|h| {
@@ -687,18 +703,7 @@ fn signals(a: &Analysed) -> Option<String> {
             );
         }
     }
-    let _ = write!(
-        out,
-        "<line class=\"axis\" x1=\"{LEFT}\" x2=\"{right:.1}\" y1=\"{b:.1}\" y2=\"{b:.1}\"/>",
-        b = top + plot_h
-    );
-    let labels: Vec<(usize, String)> = own
-        .iter()
-        .enumerate()
-        .map(|(n, &i)| (n, version_label(a, i)))
-        .collect();
-    x_labels(&mut out, &slots, &labels, top + plot_h + 14.0);
-    out.push_str("</svg>");
+    close_versions_axis(&mut out, a, &own, &slots, top + plot_h, right);
     Some(out)
 }
 
