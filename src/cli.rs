@@ -43,7 +43,7 @@ pub enum Command {
         /// The folder to open.
         dir: PathBuf,
     },
-    /// Print the ladder timeline: versions as columns, metrics as rows, the trail on top.
+    /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
     Report {
         /// Exports, ladder folders or profiles folders [default: the bundled profiles].
         paths: Vec<PathBuf>,
