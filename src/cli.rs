@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
 /// a ladder in the order given.
 #[derive(Debug, Parser)]
-#[command(name = "stallscope", version, about, long_about)]
+#[command(name = "stallscope", version, long_about)]
 #[command(subcommand_precedence_over_arg = true)]
 pub struct Cli {
     #[command(subcommand)]
@@ -58,7 +58,7 @@ impl Common {
 pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
     Open(OpenArgs),
-    /// Print the ladder timeline: versions as columns, metrics as rows, the trail on top.
+    /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
     Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
     Compare(CompareArgs),
@@ -80,6 +80,20 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
+    /// Print a shell completion script, e.g. `stallscope completions bash > ~/.local/share/bash-completion/completions/stallscope`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or with `--dir` write it and one page per subcommand.
+    ///
+    /// `stallscope man --dir ~/.local/share/man/man1` installs them for `man stallscope`.
+    Man {
+        /// Write stallscope.1 and stallscope-SUBCOMMAND.1 into this folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Internal: one candidate's worker process.
     #[command(name = "__worker", hide = true)]
     Worker(crate::gpu::worker::WorkerArgs),
@@ -101,6 +115,12 @@ pub struct ReportArgs {
     /// Only this ladder (its folder name).
     #[arg(long)]
     pub ladder: Option<String>,
+    /// The chart that `--format svg` draws.
+    #[arg(long, value_enum, required_if_eq("format", "svg"))]
+    pub chart: Option<crate::report::svg::Chart>,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +134,9 @@ pub struct CompareArgs {
     pub ladder: Option<String>,
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -269,4 +292,30 @@ impl ProfileArgs {
             ..profile::Request::new(kernels, profiles)
         })
     }
+}
+
+/// Writes the completion script of `shell`, generated from these definitions.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "stallscope", out);
+}
+
+/// The command as the man pages describe it: named by the package description, without
+/// the `help` subcommand (the pages are the help).
+fn man_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+        .about(env!("CARGO_PKG_DESCRIPTION"))
+        .disable_help_subcommand(true)
+}
+
+/// Writes the man page, generated from these definitions: the command, its options and
+/// the subcommands, each named as `stallscope-NAME(1)`.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(man_command()).render(out)
+}
+
+/// Writes `stallscope.1` and a page per visible subcommand into `dir`.
+pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(man_command(), dir)
 }

@@ -56,6 +56,20 @@ pub fn run(cli: Cli) -> Result<bool> {
             profile_command(&req)
         }
         Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Completions { shell }) => {
+            crate::cli::write_completions(shell, &mut std::io::stdout());
+            Ok(true)
+        }
+        Some(Command::Man { dir }) => {
+            match dir {
+                Some(dir) => crate::cli::write_man_pages(&dir).with_context(|| {
+                    format!("cannot write the man pages into {}", dir.display())
+                })?,
+                None => crate::cli::write_man_page(&mut std::io::stdout())
+                    .context("cannot write the man page")?,
+            }
+            Ok(true)
+        }
         Some(Command::Worker(args)) => {
             crate::gpu::worker::main(&args)?;
             Ok(true)
@@ -76,8 +90,30 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             bail!("no ladder named {name:?}");
         }
     }
-    print_report(&ladders, a.format);
+    let exporter = report::exporter_with_chart(a.format, a.chart)?;
+    if a.format == Format::Svg && ladders.len() > 1 {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!(
+            "--format svg draws one ladder's chart: choose it with --ladder ({})",
+            names.join(", ")
+        );
+    }
+    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// Writes a command's output to a file, or to standard output.
+fn emit(text: &str, output: Option<&Path>) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
 }
 
 fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
@@ -435,7 +471,10 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         b_name: name(&ladder_b, ib),
         comparison: &comparison,
     };
-    print!("{}", report::exporter(format).compare(&input));
+    emit(
+        &report::exporter(format).compare(&input),
+        args.output.as_deref(),
+    )?;
     Ok(finish(&report))
 }
 

@@ -1,8 +1,8 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
 use super::{App, clamp_scroll, stall_bar, stall_legend};
-use crate::analysis::{Better, METRICS, MetricId};
-use crate::report::{format, stall_rows};
+use crate::analysis::{METRICS, MetricId};
+use crate::report::{colour, format, stall_rows};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -157,28 +157,17 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         if values.iter().all(Option::is_none) {
             continue;
         }
-        let known: Vec<f64> = values.iter().flatten().copied().collect();
-        let (lo, hi) = known
+        let ranks = colour::ranks(&values, d.better);
+        let hi = values
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
+            .flatten()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
-                let rank = match (x, hi > lo) {
-                    (Some(x), true) => {
-                        let r = (x - lo) / (hi - lo);
-                        if d.better == Better::Lower {
-                            1.0 - r
-                        } else {
-                            r
-                        }
-                    }
-                    _ => 1.0,
-                };
                 let text = format::value(d.kind, x);
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
@@ -188,7 +177,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     }
                     _ => text,
                 };
-                value_cell(text, t.heat(d.better, rank))
+                value_cell(text, t.heat(d.better, ranks[pos]))
             }),
         )));
     }
