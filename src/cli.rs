@@ -80,6 +80,10 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
+    /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
+    /// Nsight Compute and its access to the performance counters, NVML, Python with
+    /// PyTorch. Exits non-zero when `run` or `profile` could not work here.
+    Doctor,
     /// Print a shell completion script, e.g. `stallscope completions bash > ~/.local/share/bash-completion/completions/stallscope`.
     Completions {
         /// The shell to complete in.

@@ -56,6 +56,11 @@ pub fn run(cli: Cli) -> Result<bool> {
             profile_command(&req)
         }
         Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Doctor) => {
+            let (text, ok) = crate::doctor::report(&crate::doctor::checks());
+            print!("{text}");
+            Ok(ok)
+        }
         Some(Command::Completions { shell }) => {
             crate::cli::write_completions(shell, &mut std::io::stdout());
             Ok(true)

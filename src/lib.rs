@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod files;
 pub mod gpu;
 pub mod model;

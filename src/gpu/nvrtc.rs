@@ -111,6 +111,18 @@ impl Compiler {
     }
 }
 
+/// NVRTC's version, where it is present.
+pub fn version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let mut v = (0, 0);
+    unsafe { sys::nvrtcVersion(&mut v.0, &mut v.1) }
+        .result()
+        .ok()?;
+    Some(v)
+}
+
 pub fn nvrtc_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
