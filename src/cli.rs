@@ -133,6 +133,12 @@ pub struct CompareArgs {
     pub a: String,
     /// A version id or an export file.
     pub b: String,
+    /// Which launch of file A (ncu's launch ID), where it holds several.
+    #[arg(long, value_name = "ID")]
+    pub launch_a: Option<u64>,
+    /// Which launch of file B, where it holds several.
+    #[arg(long, value_name = "ID")]
+    pub launch_b: Option<u64>,
     /// The ladder holding both versions [default: the first one that does].
     #[arg(long)]
     pub ladder: Option<String>,
@@ -160,6 +166,16 @@ pub struct ImportArgs {
     /// Which kernel of the exports, where they hold several (part of its name).
     #[arg(long)]
     pub kernel: Option<String>,
+    /// Which launch (ncu's launch ID), where several match; without it such exports
+    /// are listed and nothing is imported.
+    #[arg(long, value_name = "ID")]
+    pub launch: Option<u64>,
+    /// FLOP of one launch of this version (e.g. 34359738368 or 3.4e10), for its TFLOPS.
+    #[arg(long, value_name = "FLOP")]
+    pub flops: Option<f64>,
+    /// The ladder's practical ceiling in TFLOPS, for its "% of ceiling" row.
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
     /// Mark the version as a baseline (a reference beside the ladder).
     #[arg(long)]
     pub baseline: bool,

@@ -43,9 +43,12 @@ pub fn run(cli: Cli) -> Result<bool> {
                 version: &a.version_id,
                 title: a.title.as_deref(),
                 kernel: a.kernel.as_deref(),
+                launch: a.launch,
                 baseline: a.baseline,
                 files: &a.files,
                 force: a.force,
+                flops: a.flops,
+                peak_tflops: a.peak_tflops,
             })?;
             eprintln!("{done}");
             Ok(true)
@@ -454,7 +457,9 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         }
         let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
         let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
-        (la, 0, lb, 0)
+        let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
+        let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
+        (la, ia, lb, ib)
     } else {
         let ladders = default_ladders(common, &mut report)?;
         let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
@@ -481,6 +486,20 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         args.output.as_deref(),
     )?;
     Ok(finish(&report))
+}
+
+/// The version (one per launch) of a loose file's ladder that a comparison means.
+fn one_launch(l: &Ladder, launch: Option<u64>, how: &str) -> Result<usize> {
+    let profiles: Vec<model::Profile> = l
+        .versions
+        .iter()
+        .filter_map(|v| v.profile.clone())
+        .collect();
+    let p = model::pick_launch(&profiles, None, launch, how).with_context(|| l.title.clone())?;
+    Ok(profiles
+        .iter()
+        .position(|x| std::ptr::eq(x, p))
+        .expect("picked from these"))
 }
 
 /// Finds two versions in one ladder: `--ladder`, a `LADDER:ID` prefix, or the first

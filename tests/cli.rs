@@ -426,3 +426,65 @@ fn compare_writes_an_html_page_to_a_file() {
         "{html:.400}"
     );
 }
+
+/// A command that needs one launch never takes the first of several: it lists them and
+/// stops, and `--launch ID` picks one, which the manifest then names.
+#[test]
+fn several_launches_are_listed_and_one_is_picked_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let eight = fixture("h200/others_basic_details.csv");
+    stallscope()
+        .arg("import")
+        .arg(&eight)
+        .args(["--version", "v1", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "8 launches match any kernel; pick one with --launch ID",
+        ))
+        .stderr(predicate::str::contains("launch 3     softmax_kernel"));
+    assert!(!dir.path().join("imported").exists(), "nothing written");
+    stallscope()
+        .arg("import")
+        .arg(&eight)
+        .args([
+            "--version",
+            "v1",
+            "--launch",
+            "3",
+            "--flops",
+            "1e9",
+            "--peak-tflops",
+            "750",
+        ])
+        .arg("--profiles")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let m = std::fs::read_to_string(dir.path().join("imported/ladder.toml")).unwrap();
+    assert!(m.contains("launch = 3"), "{m}");
+    assert!(m.contains("flops = 1000000000.0"), "{m}");
+    assert!(m.contains("peak_tflops = 750.0"), "{m}");
+    stallscope()
+        .args(["report", "--format", "json", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("softmax_kernel"));
+    stallscope()
+        .arg("compare")
+        .arg(&eight)
+        .arg(fixture("sgemm/det.csv"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("pick one with --launch-a ID"));
+    stallscope()
+        .arg("compare")
+        .arg(&eight)
+        .arg(fixture("sgemm/det.csv"))
+        .args(["--launch-a", "2", "--launch-b", "0"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nvjet_sm90"));
+}

@@ -197,9 +197,12 @@ fn profile_one(
         version: &v.id,
         title: Some(&v.title),
         kernel: Some(&v.entry),
+        launch: None,
         baseline: false,
         files: &files,
         force: true,
+        flops: None,
+        peak_tflops: None,
     })?;
     // The import wrote the exports; the recipe supplies title, notes and source.
     let dir = req.profiles.join(&ladder.ladder);

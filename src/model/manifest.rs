@@ -42,6 +42,9 @@ pub struct VersionEntry {
     /// Which kernel of those files (a part of its name), where they hold several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// Which launch of those files (ncu's launch ID), where several match `kernel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<u64>,
     /// Notes file (Markdown), relative to the ladder folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,

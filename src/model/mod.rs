@@ -8,7 +8,10 @@ mod merge;
 pub mod runs;
 pub mod store;
 
-pub use ladder::{Ladder, LoadReport, Version, ladder_dirs, load_files, load_ladder, load_ladders};
+pub use ladder::{
+    Ladder, LoadReport, Version, describe_launch, ladder_dirs, launch_key, load_files, load_ladder,
+    load_ladders, pick_launch,
+};
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
 pub use store::Store;
