@@ -3,7 +3,8 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
-use crate::gpu::{process, profile, runner};
+use crate::gpu::{profile, runner};
+use crate::process;
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};

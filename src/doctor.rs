@@ -3,7 +3,7 @@
 //! may read the performance counters, NVML, Python with PyTorch and cuDNN. Browsing
 //! needs none of them; `run` needs the GPU, the driver and NVRTC; `profile` needs ncu.
 
-use crate::gpu::process::{self, Limits};
+use crate::process::{self, Limits};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;

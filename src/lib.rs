@@ -13,5 +13,6 @@ pub mod files;
 pub mod gpu;
 pub mod model;
 pub mod ncu;
+pub mod process;
 pub mod report;
 pub mod tui;

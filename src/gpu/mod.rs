@@ -4,8 +4,8 @@
 //! loads CUDA until a run asks for it.
 //!
 //! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
-//! script), so a kernel that faults or hangs fails alone; [`process`] starts and stops
-//! every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
+//! script), so a kernel that faults or hangs fails alone; [`crate::process`] starts and
+//! stops every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
 //! a run and [`profile`] a profile. Nothing here writes the report or the TUI.
 
 pub mod attention;
@@ -14,7 +14,6 @@ pub mod check;
 pub mod device;
 pub mod nvml;
 pub mod nvrtc;
-pub mod process;
 pub mod profile;
 pub mod protocol;
 pub mod recipe;

@@ -2,7 +2,7 @@
 //! that launches one version after two warm-up launches), exports the raw, details and
 //! source pages in base units, and imports them into the profiles ladder.
 
-use super::process::{self, Limits, Line};
+use crate::process::{self, Limits, Line};
 use super::worker::Mode;
 use crate::model::Shape;
 use crate::model::import;

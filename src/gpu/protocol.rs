@@ -10,7 +10,7 @@
 
 use super::check::ErrorStats;
 use super::nvml::{Monitor, Window};
-use super::process::{Child, Limits, Stopped};
+use crate::process::{Child, Limits, Stopped};
 use crate::model::runs::{CaseCheck, Protocol, Regime};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
