@@ -77,6 +77,11 @@ pub enum Command {
     /// profiles ladder's runs.json.
     Run(RunArgs),
     /// On a GPU with Nsight Compute: profile versions with ncu and import the exports.
+    ///
+    /// `stallscope profile v28 v29` profiles versions of a kernel recipe;
+    /// `stallscope profile --ladder L --version V [-k FILTER] -- CMD ARGS…` profiles any
+    /// program (a PyTorch script, a CUDA binary …) and imports what ncu measured as
+    /// version V of ladder L, the command stored with it.
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
@@ -241,8 +246,32 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Version ids, or `all` [default: all].
+    /// Version ids of the recipe, or `all` [default: all].
     pub versions: Vec<String>,
+    /// The program to profile and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
+    /// With a command: the version the profile becomes.
+    #[arg(long = "version", value_name = "ID", requires = "command")]
+    pub version_id: Option<String>,
+    /// With a command: which kernels ncu profiles (ncu's -k: a name, or `regex:…`)
+    /// [default: the first kernel launched after --launch-skip].
+    #[arg(
+        short = 'k',
+        long = "kernel",
+        value_name = "FILTER",
+        requires = "command"
+    )]
+    pub kernel: Option<String>,
+    /// With a command: launches (of the filtered kernels) ncu lets pass first.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub launch_skip: u32,
+    /// With a command: the version's title [default: the kernel's short name].
+    #[arg(long, requires = "command")]
+    pub title: Option<String>,
+    /// With a command: replace the version's existing exports.
+    #[arg(long, requires = "command")]
+    pub force: bool,
     /// The ladder whose recipe to profile, where the kernels folder holds several
     /// [default: flash-attention].
     #[arg(long)]
@@ -301,6 +330,42 @@ impl RunArgs {
 }
 
 impl ProfileArgs {
+    /// The request to profile a command, when one was given after `--`.
+    pub fn command_request(
+        &self,
+        profiles: PathBuf,
+    ) -> Option<anyhow::Result<profile::CommandRequest>> {
+        if self.command.is_empty() {
+            return None;
+        }
+        let Some(version) = self.version_id.clone() else {
+            return Some(Err(anyhow::anyhow!(
+                "profiling a command needs --version ID (the version it becomes)"
+            )));
+        };
+        if !self.versions.is_empty() {
+            return Some(Err(anyhow::anyhow!(
+                "give recipe versions ({}) or a command after `--`, not both",
+                self.versions.join(" ")
+            )));
+        }
+        Some(Ok(profile::CommandRequest {
+            profiles,
+            ladder: self.ladder.clone(),
+            version,
+            title: self.title.clone(),
+            target: crate::nsight::Target {
+                command: self.command.clone(),
+                kernel: self.kernel.clone(),
+                launch_skip: self.launch_skip,
+                launch_count: 1,
+                set: self.set.clone(),
+            },
+            timeout: std::time::Duration::from_secs(self.timeout),
+            force: self.force,
+        }))
+    }
+
     pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {

@@ -4,10 +4,10 @@
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
 use crate::gpu::{profile, runner};
-use crate::process;
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::process;
 use crate::report::format;
 use crate::report::{self, Analysed, CompareInput, Format};
 use anyhow::{Context, Result, anyhow, bail};
@@ -55,10 +55,13 @@ pub fn run(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Some(Command::Run(a)) => run_command(common, &a),
-        Some(Command::Profile(a)) => {
-            let req = a.request(common, writable_profiles(common))?;
-            profile_command(&req)
-        }
+        Some(Command::Profile(a)) => match a.command_request(writable_profiles(common)) {
+            Some(req) => profile_any_command(&req?),
+            None => {
+                let req = a.request(common, writable_profiles(common))?;
+                profile_command(&req)
+            }
+        },
         Some(Command::Build(a)) => build_command(common, &a),
         Some(Command::Doctor) => {
             let (text, ok) = crate::doctor::report(&crate::doctor::checks());
@@ -288,6 +291,20 @@ fn slower_than(
 
 /// The schema of `run --json`.
 pub const RUN_SCHEMA: &str = "stallscope/run/1";
+
+fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
+    process::handle_interrupts()?;
+    let cancel = AtomicBool::new(false);
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} ncu: {msg}").expect("a valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar.set_message("starting");
+    let done = profile::profile_command(req, &cancel, &mut |s| bar.set_message(s.to_string()));
+    bar.finish_and_clear();
+    eprintln!("{}", done?);
+    Ok(true)
+}
 
 fn profile_command(req: &profile::Request) -> Result<bool> {
     process::handle_interrupts()?;

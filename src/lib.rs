@@ -13,6 +13,7 @@ pub mod files;
 pub mod gpu;
 pub mod model;
 pub mod ncu;
+pub mod nsight;
 pub mod process;
 pub mod report;
 pub mod tui;

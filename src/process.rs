@@ -130,8 +130,12 @@ impl Child {
             let tx = tx.clone();
             std::thread::spawn(move || {
                 read_lines(out, |l, whole| {
-                    tx.send(if whole { Line::Out(l) } else { Line::Partial(l) })
-                        .is_ok()
+                    tx.send(if whole {
+                        Line::Out(l)
+                    } else {
+                        Line::Partial(l)
+                    })
+                    .is_ok()
                 })
             });
         }

@@ -10,9 +10,9 @@ use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError
 use super::recipe::KernelRecipe;
 use super::worker::{Mode, UNFUSED};
 use super::{check, sdpa};
-use crate::process;
 use crate::model::runs::{Environment, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
+use crate::process;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
