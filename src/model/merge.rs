@@ -68,8 +68,9 @@ pub fn same_kernel(a: &str, b: &str) -> bool {
 }
 
 fn canonical(name: &str) -> String {
+    let name = super::without_anonymous_namespaces(name.trim());
     let mut out = String::with_capacity(name.len());
-    let mut rest = name.trim();
+    let mut rest = name.as_str();
     while let Some(c) = rest.chars().next() {
         if let Some(after) = skip_cast(rest).or_else(|| skip_qualifier(rest)) {
             rest = after;
@@ -103,11 +104,8 @@ fn skip_cast(s: &str) -> Option<&str> {
         .then_some(after)
 }
 
-/// `ns::x` → `x`, `<unnamed>::x` → `x`.
+/// `ns::x` → `x` (anonymous namespaces are removed before).
 fn skip_qualifier(s: &str) -> Option<&str> {
-    if let Some(after) = s.strip_prefix("<unnamed>::") {
-        return Some(after);
-    }
     let len = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
     (len > 0).then(|| s[len..].strip_prefix("::"))?
 }
