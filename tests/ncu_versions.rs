@@ -95,3 +95,223 @@ fn plain_names_stay_as_they_are() {
         "mm_naive"
     );
 }
+
+// Section and metric names of older ncu versions, and every alias of the catalogue.
+
+use common::fixture;
+use stallscope::analysis::catalogue::Src;
+use stallscope::analysis::{self, METRICS, MetricId};
+use stallscope::model::{self, LoadReport};
+
+fn ladder_of(files: &[&str]) -> model::Ladder {
+    let paths: Vec<_> = files.iter().map(|f| fixture(f)).collect();
+    model::load_files(&paths, &mut LoadReport::default()).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// The catalogue's values of a ladder's first version.
+fn values(ladder: &model::Ladder) -> analysis::VersionAnalysis {
+    analysis::analyse(ladder, &ladder.versions[0])
+}
+
+/// The metrics whose value differs from the one expected (`None`: absent).
+fn mismatches(
+    a: &analysis::VersionAnalysis,
+    expected: &[(MetricId, f64)],
+) -> Vec<(MetricId, Option<f64>, f64)> {
+    expected
+        .iter()
+        .filter(|(id, want)| {
+            a.get(*id)
+                .is_none_or(|got| (got - want).abs() > 1e-9 * want.abs().max(1.0))
+        })
+        .map(|&(id, want)| (id, a.get(id), want))
+        .collect()
+}
+
+#[test]
+fn ncu_2020_1_speed_of_light_names_are_read_with_their_values() {
+    let ladder = ladder_of(&["ncu-versions/ncu2020.1_details.csv"]);
+    let wrong = mismatches(
+        &values(&ladder),
+        &[
+            (MetricId::Duration, 41_824.0),
+            (MetricId::SmThroughput, 18.60),
+            (MetricId::DramThroughput, 71.43),
+            (MetricId::L2Throughput, 35.20),
+            (MetricId::L1Throughput, 22.75),
+            (MetricId::Occupancy, 86.12),
+            (MetricId::TheoreticalOccupancy, 100.0),
+            (MetricId::Registers, 16.0),
+            (MetricId::SharedPerBlock, 0.0),
+        ],
+    );
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+#[test]
+fn ncu_2020_1_exports_without_launch_columns_give_one_version_per_launch() {
+    let ladder = ladder_of(&["ncu-versions/ncu2020.1_details.csv"]);
+    let titles: Vec<&str> = ladder.versions.iter().map(|v| v.title.as_str()).collect();
+    assert_eq!(titles, ["saxpy", "transpose"]);
+}
+
+#[test]
+fn ncu_2020_3_speed_of_light_names_are_read_with_their_values() {
+    let ladder = ladder_of(&["ncu-versions/ncu2020.3_details.csv"]);
+    let wrong = mismatches(
+        &values(&ladder),
+        &[
+            (MetricId::Duration, 641_930.0),
+            (MetricId::SmThroughput, 2.96),
+            (MetricId::DramThroughput, 33.58),
+            (MetricId::L2Throughput, 11.02),
+            (MetricId::L1Throughput, 27.15),
+        ],
+    );
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+#[test]
+fn ncu_2022_speed_of_light_names_are_read_with_their_values() {
+    let ladder = ladder_of(&["ncu-versions/ncu2022_details.csv"]);
+    let wrong = mismatches(
+        &values(&ladder),
+        &[
+            (MetricId::Duration, 183_720.0),
+            (MetricId::SmThroughput, 1.97),
+            (MetricId::DramThroughput, 0.11),
+            (MetricId::L2Throughput, 14.25),
+            (MetricId::L1Throughput, 79.64),
+        ],
+    );
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+#[test]
+fn dram_throughput_of_current_metrics_output_is_read() {
+    let ladder = ladder_of(&["ncu-versions/metrics_dram.csv"]);
+    assert_eq!(values(&ladder).get(MetricId::DramThroughput), Some(41.06));
+}
+
+#[test]
+fn the_kernel_time_column_of_an_old_raw_page_is_not_a_metric() {
+    let e = stallscope::ncu::read_file(&fixture("ncu-versions/ncu2020_raw.csv")).unwrap();
+    let stallscope::ncu::Page::Raw(raw) = &e.records[0].page else {
+        panic!("a raw page")
+    };
+    let names: Vec<&str> = raw.schema.columns.iter().map(|c| &*c.name).collect();
+    assert_eq!(
+        names,
+        [
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__time_duration.sum",
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+        ]
+    );
+}
+
+#[test]
+fn ncu_2021_source_page_sample_columns_are_read() {
+    let e = stallscope::ncu::read_file(&fixture("ncu-versions/ncu2021_source.csv")).unwrap();
+    let stallscope::ncu::Page::Source(listing) = &e.records[0].page else {
+        panic!("a source page")
+    };
+    let samples: Vec<u64> = listing.lines.iter().map(|l| l.samples).collect();
+    assert_eq!(samples, [3, 5, 41, 1]);
+}
+
+/// A page holding one metric under one name: a raw page, `--metrics` output or a details
+/// page, as ncu writes them.
+fn page_with(src: &Src, unit: &str, value: &str) -> String {
+    let q = |cells: &[&str]| {
+        cells
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let id = [
+        "0",
+        "7",
+        "app",
+        "127.0.0.1",
+        "k(int)",
+        "1",
+        "7",
+        "(128, 1, 1)",
+        "(64, 1, 1)",
+        "0",
+        "9.0",
+    ];
+    let id_names = [
+        "ID",
+        "Process ID",
+        "Process Name",
+        "Host Name",
+        "Kernel Name",
+        "Context",
+        "Stream",
+        "Block Size",
+        "Grid Size",
+        "Device",
+        "CC",
+    ];
+    let long = |section: &str, name: &str| {
+        let mut header = id_names.to_vec();
+        header.extend(["Section Name", "Metric Name", "Metric Unit", "Metric Value"]);
+        let mut row = id.to_vec();
+        row.extend([section, name, unit, value]);
+        format!("{}\n{}\n", q(&header), q(&row))
+    };
+    match *src {
+        Src::Raw(name) => {
+            let mut header = id_names.to_vec();
+            header.push(name);
+            let mut units = vec![""; id_names.len()];
+            units.push(unit);
+            let mut row = id.to_vec();
+            row.push(value);
+            format!("{}\n{}\n{}\n", q(&header), q(&units), q(&row))
+        }
+        Src::Detail(section, name) => long(section, name),
+    }
+}
+
+/// Reads a page written to a temporary file, as a user's loose export.
+fn value_through(page: &str, id: MetricId) -> Option<f64> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("page.csv");
+    std::fs::write(&path, page).unwrap();
+    let ladder = model::load_files(&[path], &mut LoadReport::default()).unwrap();
+    values(&ladder).get(id)
+}
+
+#[test]
+fn every_catalogue_alias_reads_its_metric() {
+    let mut unread = Vec::new();
+    for def in METRICS {
+        let (unit, value, want) = match def.kind {
+            analysis::Kind::Time => ("nsecond", "12,345", 12_345.0),
+            analysis::Kind::Bytes => ("byte", "4,096", 4_096.0),
+            analysis::Kind::Count => ("", "37", 37.0),
+            _ => ("%", "42.50", 42.5),
+        };
+        for src in def.sources {
+            let mut pages = vec![page_with(src, unit, value)];
+            if let Src::Raw(name) = src {
+                // The same name as `--metrics` output writes it.
+                pages.push(page_with(
+                    &Src::Detail("Command line profiler metrics", name),
+                    unit,
+                    value,
+                ));
+            }
+            for page in pages {
+                if value_through(&page, def.id) != Some(want) {
+                    unread.push(format!("{} via {src:?}", def.key));
+                }
+            }
+        }
+    }
+    assert!(unread.is_empty(), "aliases not read: {unread:#?}");
+}

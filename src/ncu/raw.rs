@@ -19,6 +19,8 @@ const IDENTITY: &[&str] = &[
     "Process Name",
     "Host Name",
     "Kernel Name",
+    // A timestamp, in ncu up to 2020 and in live `--csv` output.
+    "Kernel Time",
     "Context",
     "Stream",
     "Block Size",

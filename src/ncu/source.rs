@@ -116,8 +116,13 @@ impl Header {
             sass,
             line_no,
             cuda_text,
-            samples: find("Warp Stall Sampling (All Samples)"),
-            not_issued: find("Warp Stall Sampling (Not-issued Samples)"),
+            // The names of ncu 2022 on, of 2021 ("… Cycles") and of 2020 ("Sampling Data").
+            samples: find("Warp Stall Sampling (All Samples)")
+                .or_else(|| find("Warp Stall Sampling (All Cycles)"))
+                .or_else(|| find("Sampling Data (All)")),
+            not_issued: find("Warp Stall Sampling (Not-issued Samples)")
+                .or_else(|| find("Warp Stall Sampling (Not-issued Cycles)"))
+                .or_else(|| find("Sampling Data (Not Issued)")),
             executed: find("Instructions Executed"),
             stalls,
         })
