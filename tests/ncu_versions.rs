@@ -315,3 +315,185 @@ fn every_catalogue_alias_reads_its_metric() {
     }
     assert!(unread.is_empty(), "aliases not read: {unread:#?}");
 }
+
+// Every page of one launch becomes one profile.
+
+use stallscope::ncu::PageKind;
+
+fn page_kinds(ladder: &model::Ladder) -> Vec<Vec<PageKind>> {
+    ladder
+        .versions
+        .iter()
+        .map(|v| {
+            v.profile
+                .as_ref()
+                .unwrap()
+                .pages
+                .iter()
+                .map(|(k, _)| *k)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn details_metrics_and_single_section_pages_of_one_report_merge() {
+    let ladder = ladder_of(&[
+        "sgemm/det.csv",
+        "ncu-versions/sgemm_metrics.csv",
+        "ncu-versions/sgemm_speed_of_light.csv",
+    ]);
+    assert_eq!(
+        page_kinds(&ladder),
+        [
+            [PageKind::Details, PageKind::Metrics, PageKind::Details],
+            [PageKind::Details, PageKind::Metrics, PageKind::Details],
+        ]
+    );
+}
+
+#[test]
+fn a_merged_metric_is_listed_once() {
+    let ladder = ladder_of(&["sgemm/det.csv", "ncu-versions/sgemm_speed_of_light.csv"]);
+    let p = ladder.versions[0].profile.as_ref().unwrap();
+    let durations = p.details.iter().filter(|m| &*m.name == "Duration").count();
+    assert_eq!(durations, 1);
+}
+
+#[test]
+fn the_raw_page_exported_twice_merges() {
+    // raw_inst is the same report's raw page with --print-metric-instances values.
+    let ladder = ladder_of(&["sgemm/raw.csv", "sgemm/raw_inst.csv.gz"]);
+    assert_eq!(
+        page_kinds(&ladder),
+        [
+            [PageKind::Raw, PageKind::Raw],
+            [PageKind::Raw, PageKind::Raw]
+        ]
+    );
+}
+
+#[test]
+fn the_summary_of_kernels_launched_once_merges_with_their_launches() {
+    let ladder = ladder_of(&["sgemm/det.csv", "sgemm/summ.csv"]);
+    assert_eq!(
+        page_kinds(&ladder),
+        [
+            [PageKind::Details, PageKind::Summary],
+            [PageKind::Details, PageKind::Summary]
+        ]
+    );
+}
+
+#[test]
+fn sass_and_cuda_sass_source_pages_of_one_report_merge() {
+    let ladder = ladder_of(&["sgemm/src_sass.csv", "sgemm/src_cs.csv"]);
+    let cuda_lines: Vec<bool> = ladder
+        .versions
+        .iter()
+        .map(|v| {
+            !v.profile
+                .as_ref()
+                .unwrap()
+                .source
+                .as_ref()
+                .unwrap()
+                .cuda_lines
+                .is_empty()
+        })
+        .collect();
+    assert_eq!(cuda_lines, [true, true]);
+}
+
+#[test]
+fn details_of_two_runs_of_one_kernel_stay_two_profiles() {
+    // Two ncu runs (processes 475 and 565) of the same FlashAttention-2 launch.
+    let ladder = ladder_of(&[
+        "h200/sdpa_flash_details_base.csv",
+        "h200/sdpa_flash_details.csv",
+    ]);
+    assert_eq!(ladder.versions.len(), 2);
+}
+
+#[test]
+fn every_page_of_the_real_sgemm_report_merges_into_its_launch() {
+    let ladder = ladder_of(&[
+        "sgemm/det.csv",
+        "sgemm/raw.csv",
+        "sgemm/raw_inst.csv.gz",
+        "sgemm/summ.csv",
+        "sgemm/src_sass.csv",
+        "sgemm/src_cs.csv",
+    ]);
+    let one_launch = [
+        PageKind::Details,
+        PageKind::Raw,
+        PageKind::Raw,
+        PageKind::Summary,
+        PageKind::Source,
+        PageKind::Source,
+    ];
+    assert_eq!(page_kinds(&ladder), [one_launch, one_launch]);
+}
+
+#[test]
+fn pages_of_the_real_flash_report_merge_and_another_run_stands_apart() {
+    let ladder = ladder_of(&[
+        "h200/sdpa_flash_raw.csv",
+        "h200/sdpa_flash_details.csv",
+        "h200/sdpa_flash_details_base.csv",
+        "h200/sdpa_flash_source_sass.csv.gz",
+    ]);
+    // Raw and base-unit details are one report (process 475); the source page joins
+    // them; the auto-unit details are another run (process 565).
+    let files: Vec<Vec<String>> = ladder
+        .versions
+        .iter()
+        .map(|v| {
+            let pages = &v.profile.as_ref().unwrap().pages;
+            pages
+                .iter()
+                .map(|(_, f)| f.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            vec![
+                "sdpa_flash_raw.csv",
+                "sdpa_flash_details_base.csv",
+                "sdpa_flash_source_sass.csv.gz"
+            ],
+            vec!["sdpa_flash_details.csv"]
+        ]
+    );
+}
+
+#[test]
+fn the_json_report_lists_each_version_s_pages() {
+    use stallscope::report::{self, Analysed, Format};
+    let ladder = ladder_of(&["sgemm/det.csv", "sgemm/raw.csv"]);
+    let json = report::exporter(Format::Json).timeline(&[Analysed::new(&ladder)]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let pages: Vec<(String, String)> = v["ladders"][0]["versions"][0]["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let file = p["file"].as_str().unwrap();
+            let name = std::path::Path::new(file).file_name().unwrap();
+            (
+                p["kind"].as_str().unwrap().to_string(),
+                name.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pages,
+        [
+            ("details".into(), "det.csv".into()),
+            ("raw".into(), "raw.csv".into())
+        ]
+    );
+}

@@ -29,7 +29,7 @@ const IDENTITY: &[&str] = &[
     "CC",
 ];
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RawColumn {
     /// As written, prefix included (`TPC.TriageCompute.sm__…`).
     pub name: Box<str>,
@@ -137,6 +137,46 @@ impl RawMetrics {
             .iter()
             .map(|&i| self.value(i))
             .find(|v| !v.is_empty())
+    }
+
+    /// Adds what another raw page of the same launch holds and this one lacks: its other
+    /// columns (`--page raw --metrics …` beside `--set full`), and values where this
+    /// page's cells are empty. Where both hold a value, this page's stays.
+    pub fn absorb(&mut self, other: &RawMetrics) {
+        let mut extra = Vec::new();
+        for (j, col) in other.schema.columns.iter().enumerate() {
+            let here = self
+                .schema
+                .find(&col.metric)
+                .iter()
+                .copied()
+                .find(|&i| self.schema.columns[i].name == col.name);
+            match here {
+                Some(i) if self.value(i).is_empty() => self.set(i, other.value(j)),
+                Some(_) => {}
+                None => extra.push(j),
+            }
+        }
+        if extra.is_empty() {
+            return;
+        }
+        let mut columns = self.schema.columns.clone();
+        columns.extend(extra.iter().map(|&j| other.schema.columns[j].clone()));
+        let mut values: Vec<Value> = (0..self.cells.len()).map(|i| self.value(i)).collect();
+        values.extend(extra.iter().map(|&j| other.value(j)));
+        *self = RawMetrics::new(Arc::new(RawSchema::new(columns)), values);
+    }
+
+    fn set(&mut self, col: usize, value: Value) {
+        match value {
+            Value::Num(x) => self.cells[col] = x,
+            Value::Empty => self.cells[col] = f64::from_bits(EMPTY),
+            Value::Text(t) => {
+                self.cells[col] = f64::from_bits(TEXT);
+                let at = self.texts.partition_point(|(c, _)| *c < col as u32);
+                self.texts.insert(at, (col as u32, t));
+            }
+        }
     }
 
     /// Forgets a cell's value (it becomes unknown).
