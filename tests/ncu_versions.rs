@@ -497,3 +497,56 @@ fn the_json_report_lists_each_version_s_pages() {
         ]
     );
 }
+
+// The catalogue's aliases on real exports: every name of a metric gives its value.
+
+/// A source's value in a profile.
+fn read(p: &model::Profile, src: &Src) -> Option<f64> {
+    match *src {
+        Src::Raw(name) => p.raw_value(name),
+        Src::Detail(section, name) => p.detail_value(section, name),
+    }
+}
+
+#[test]
+fn every_alias_found_in_a_real_report_agrees_with_the_first_choice() {
+    // Pages of one report each (one process): the details page rounds what the raw
+    // page holds (2 decimals, 3 digits of a time).
+    let reports: &[&[&str]] = &[
+        &["sgemm/raw.csv", "sgemm/det.csv"],
+        &[
+            "h200/sdpa_flash_raw.csv",
+            "h200/sdpa_flash_details_base.csv",
+        ],
+        &["h200/others_basic_raw.csv", "h200/others_basic_details.csv"],
+    ];
+    let mut disagree = Vec::new();
+    let mut compared = 0;
+    for files in reports {
+        let ladder = ladder_of(files);
+        for v in &ladder.versions {
+            let p = v.profile.as_ref().unwrap();
+            for def in METRICS {
+                let found: Vec<(&Src, f64)> = def
+                    .sources
+                    .iter()
+                    .filter_map(|s| read(p, s).map(|x| (s, x)))
+                    .collect();
+                let Some(&(_, first)) = found.first() else {
+                    continue;
+                };
+                for &(src, x) in &found[1..] {
+                    compared += 1;
+                    if (x - first).abs() > 0.01 + 0.005 * first.abs() {
+                        disagree.push(format!(
+                            "{} {}: {src:?} {x} against {first}",
+                            v.title, def.key
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 0);
+    assert!(disagree.is_empty(), "{disagree:#?}");
+}

@@ -167,9 +167,8 @@ catalogue! {
          Detail(SOL_2020, "SOL L2 Cache"), Detail(SOL_2020, "SOL L2")],
         "L2 cache bandwidth used, of its peak";
     L1Throughput: "l1", "L1/TEX throughput", Percent, Neutral, Memory,
-        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L1/TEX Cache Throughput"),
-         Detail(SOL_2020, "SOL L1/TEX Cache"), Detail(SOL_2020, "SOL TEX"),
-         Raw("l1tex__throughput.avg.pct_of_peak_sustained_active")],
+        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_active"), Detail(SOL, "L1/TEX Cache Throughput"),
+         Detail(SOL_2020, "SOL L1/TEX Cache"), Detail(SOL_2020, "SOL TEX")],
         "L1 / shared-memory unit bandwidth used, of its peak";
     SharedPipe: "shared", "Shared-memory pipe", Percent, Neutral, Memory,
         [Raw("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed")],
