@@ -1,11 +1,18 @@
 //! Turning a file's bytes into CSV text: gzip, binary detection, and removing what a live
 //! `ncu --csv` run prints around the CSV (`==PROF==` lines, the program's own output).
 
-use super::ParseError;
-use flate2::read::GzDecoder;
+use super::{ParseError, ReadOptions};
+use flate2::read::MultiGzDecoder;
 use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
+
+/// The most a gzip export may inflate to, unless [`MAX_DECOMPRESSED_VAR`] says otherwise:
+/// a large raw page of a thousand launches is some tens of MB.
+pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
+
+/// The environment variable that raises (or lowers) the decompressed-size limit.
+pub const MAX_DECOMPRESSED_VAR: &str = "STALLSCOPE_MAX_DECOMPRESSED";
 
 /// The CSV part of an export, with a way back to the file's own line numbers.
 pub struct CsvText<'a> {
@@ -29,17 +36,99 @@ impl CsvText<'_> {
     }
 }
 
-/// Decompresses gzip input (detected by its magic bytes, not by the file name).
-pub fn decompress<'a>(path: &Path, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, ParseError> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(bytes.len() * 8);
-        GzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|e| ParseError::file(path, format!("gzip data is damaged: {e}")))?;
-        Ok(Cow::Owned(out))
-    } else {
-        Ok(Cow::Borrowed(bytes))
+/// Decompresses gzip input (detected by its magic bytes, not by the file name), every
+/// member of it (`cat a.gz b.gz` is one gzip file), up to the decompressed-size limit.
+pub fn decompress<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    options: &ReadOptions,
+) -> Result<Cow<'a, [u8]>, ParseError> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Cow::Borrowed(bytes));
     }
+    let limit = match options.max_decompressed {
+        Some(limit) => limit,
+        None => max_decompressed(path)?,
+    };
+    let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
+    // The size first, holding nothing: a gzip bomb is refused before it takes memory.
+    let size = std::io::copy(
+        &mut MultiGzDecoder::new(bytes).take(limit.saturating_add(1)),
+        &mut std::io::sink(),
+    )
+    .map_err(damaged)?;
+    if size > limit {
+        return Err(ParseError::file(
+            path,
+            format!(
+                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with {MAX_DECOMPRESSED_VAR}=<size>, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
+                size_text(limit)
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    MultiGzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .map_err(damaged)?;
+    Ok(Cow::Owned(out))
+}
+
+/// The decompressed-size limit: [`MAX_DECOMPRESSED_VAR`] when set, else the default.
+fn max_decompressed(path: &Path) -> Result<u64, ParseError> {
+    match std::env::var(MAX_DECOMPRESSED_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(DEFAULT_MAX_DECOMPRESSED),
+        Ok(text) => parse_size(&text).ok_or_else(|| {
+            ParseError::file(
+                path,
+                format!(
+                    "{MAX_DECOMPRESSED_VAR}={text:?} is not a size: give bytes or a size such as 512MiB, 8GiB"
+                ),
+            )
+        }),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ParseError::file(
+            path,
+            format!("{MAX_DECOMPRESSED_VAR} is not text: give a size such as 8GiB"),
+        )),
+    }
+}
+
+/// `4096`, `512MiB`, `8GiB`, `2G`, `100MB` …: binary units (K, M, G, T, with or without
+/// `iB`), or decimal ones (KB, MB, GB, TB).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let number: u64 = text[..digits].parse().ok()?;
+    let unit = text[digits..].trim().to_ascii_lowercase();
+    let factor: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => return None,
+    };
+    number.checked_mul(factor)
+}
+
+/// A size as the limit's message gives it: `2 GiB`, `512 MiB`, `1000 bytes`.
+fn size_text(bytes: u64) -> String {
+    for (unit, factor) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= factor && bytes % factor == 0 {
+            return format!("{} {unit}", bytes / factor);
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 /// Checks that the bytes are text and finds where the CSV starts.

@@ -9,6 +9,7 @@ mod source;
 pub mod stall;
 pub mod value;
 
+pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
 pub use raw::{RawColumn, RawMetrics, RawSchema};
 pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
 pub use stall::StallReason;
@@ -156,15 +157,35 @@ impl ParseError {
     }
 }
 
+/// How exports are read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// The most a gzip export may inflate to; `None`: the value of
+    /// `STALLSCOPE_MAX_DECOMPRESSED`, else [`DEFAULT_MAX_DECOMPRESSED`].
+    pub max_decompressed: Option<u64>,
+}
+
 /// Reads and parses one export from disk.
 pub fn read_file(path: &Path) -> Result<Export, ParseError> {
+    read_file_with(path, &ReadOptions::default())
+}
+
+pub fn read_file_with(path: &Path, options: &ReadOptions) -> Result<Export, ParseError> {
     let bytes = std::fs::read(path).map_err(|e| ParseError::file(path, e.to_string()))?;
-    parse_bytes(path, &bytes)
+    parse_bytes_with(path, &bytes, options)
 }
 
 /// Parses one export from its bytes; `path` names it in errors.
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Export, ParseError> {
-    let bytes = input::decompress(path, bytes)?;
+    parse_bytes_with(path, bytes, &ReadOptions::default())
+}
+
+pub fn parse_bytes_with(
+    path: &Path,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<Export, ParseError> {
+    let bytes = input::decompress(path, bytes, options)?;
     let csv = input::csv_text(path, &bytes)?;
     let first_line = csv.text.lines().next().unwrap_or_default();
     let kind = detect(first_line).ok_or_else(|| {
