@@ -11,6 +11,9 @@ use std::path::Path;
 /// a large raw page of a thousand launches is some tens of MB.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
+/// How much of a file's start is looked at to tell text from binary data.
+const PROBE: usize = 64 * 1024;
+
 /// The environment variable that raises (or lowers) the decompressed-size limit.
 pub const MAX_DECOMPRESSED_VAR: &str = "STALLSCOPE_MAX_DECOMPRESSED";
 
@@ -51,12 +54,19 @@ pub fn decompress<'a>(
         None => max_decompressed(path)?,
     };
     let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
-    // The size first, holding nothing: a gzip bomb is refused before it takes memory.
-    let size = std::io::copy(
-        &mut MultiGzDecoder::new(bytes).take(limit.saturating_add(1)),
-        &mut std::io::sink(),
-    )
-    .map_err(damaged)?;
+    // The size first, holding nothing but the start: a gzip bomb is refused before it
+    // takes memory, and one of zeros at its first bytes (they are not text).
+    let mut counting = MultiGzDecoder::new(bytes).take(limit.saturating_add(1));
+    let mut head = Vec::new();
+    (&mut counting)
+        .take(PROBE as u64)
+        .read_to_end(&mut head)
+        .map_err(damaged)?;
+    if head.contains(&0) {
+        return Ok(Cow::Owned(head));
+    }
+    let size =
+        head.len() as u64 + std::io::copy(&mut counting, &mut std::io::sink()).map_err(damaged)?;
     if size > limit {
         return Err(ParseError::file(
             path,
@@ -136,7 +146,7 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ParseError::file(path, "the file is empty"));
     }
-    let probe = &bytes[..bytes.len().min(64 * 1024)];
+    let probe = &bytes[..bytes.len().min(PROBE)];
     if probe.contains(&0) {
         return Err(ParseError::file(
             path,
