@@ -76,3 +76,93 @@ fn a_bomb_past_the_default_limit_is_refused() {
     let err = ncu::parse_bytes(Path::new("bomb.csv.gz"), &bomb(64 << 20, 40)).unwrap_err();
     assert!(err.message.contains("more than 2 GiB"), "{err}");
 }
+
+// What is not an export, said in its own words.
+
+fn error_of(name: &str) -> ncu::ParseError {
+    ncu::read_file(&fixture(&format!("ncu-versions/{name}"))).unwrap_err()
+}
+
+#[test]
+fn an_unknown_section_is_reported_with_what_to_do() {
+    let err = error_of("ncu_unknown_section.log");
+    assert!(
+        err.message.contains("did not match any section")
+            && err.message.contains("ncu --list-sections"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_kernels_profiled_is_reported_at_its_line_with_what_to_do() {
+    let err = error_of("ncu_no_kernels.log");
+    assert_eq!(err.line, Some(5), "{err}");
+    assert!(
+        err.message.contains("No kernels were profiled") && err.message.contains("--kernel-name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_program_failing_under_ncu_is_reported_before_the_warning_that_follows() {
+    let err = error_of("ncu_app_error.log");
+    assert!(
+        err.message.contains("returned an error code (1)")
+            && err.message.contains("run it without ncu"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_nsys_stats_csv_is_named_with_the_ncu_command_to_use() {
+    let err = error_of("nsys_kern_sum.csv");
+    assert!(
+        err.message.contains("nsys stats")
+            && err
+                .message
+                .contains("ncu --import report.ncu-rep --csv --page raw"),
+        "{err}"
+    );
+}
+
+#[test]
+fn nvprof_output_is_named() {
+    let err = error_of("nvprof_summary.csv");
+    assert!(
+        err.message.contains("nvprof's CSV") && err.message.contains("ncu --set full"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_nvprof_metrics_table_is_named_by_its_header() {
+    let err = error_of("nvprof_metrics.csv");
+    assert!(err.message.contains("nvprof's CSV"), "{err}");
+}
+
+#[test]
+fn a_visual_profiler_export_is_named() {
+    let err = error_of("nvvp_details.csv");
+    assert!(err.message.contains("Visual Profiler"), "{err}");
+}
+
+#[test]
+fn a_command_line_profiler_log_is_named() {
+    let err = error_of("cuda_profile_log.csv");
+    assert!(err.message.contains("command-line profiler"), "{err}");
+}
+
+#[test]
+fn each_message_is_one_line_naming_the_file() {
+    for name in [
+        "ncu_unknown_section.log",
+        "ncu_no_kernels.log",
+        "ncu_app_error.log",
+        "nsys_kern_sum.csv",
+        "nvprof_summary.csv",
+        "nvvp_details.csv",
+    ] {
+        let shown = error_of(name).to_string();
+        assert!(shown.contains(name) && !shown.contains('\n'), "{shown}");
+    }
+}

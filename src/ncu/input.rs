@@ -177,10 +177,7 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
         pos += line.len();
     }
     let Some((skipped, start_byte)) = start else {
-        return Err(ParseError::file(
-            path,
-            "no ncu CSV found: expected a header line starting with \"ID\", \"Process ID\", \"Kernel Name\" or \"File Path\"",
-        ));
+        return Err(super::non_export::explain(path, text));
     };
     let body = &text[start_byte..];
     // ncu's own messages may also follow or interleave with the CSV.
@@ -218,12 +215,12 @@ fn is_csv_start(line: &str) -> bool {
 }
 
 /// `==PROF==`, `==WARNING==`, `==ERROR==` … lines of a live ncu run.
-fn is_prof_line(line: &str) -> bool {
+pub fn is_prof_line(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("==") else {
         return false;
     };
     match rest.find("==") {
-        Some(end) => rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
+        Some(end) => end > 0 && rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
         None => false,
     }
 }

@@ -4,6 +4,7 @@
 
 mod input;
 mod long;
+mod non_export;
 mod raw;
 mod source;
 pub mod stall;
