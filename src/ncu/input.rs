@@ -134,7 +134,7 @@ fn size_text(bytes: u64) -> String {
         ("MiB", 1 << 20),
         ("KiB", 1 << 10),
     ] {
-        if bytes >= factor && bytes % factor == 0 {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
             return format!("{} {unit}", bytes / factor);
         }
     }
