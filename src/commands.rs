@@ -311,12 +311,17 @@ fn profile_command(req: &profile::Request) -> Result<bool> {
 fn load_report(common: &Common) -> LoadReport {
     LoadReport {
         keep_going: common.keep_going,
-        failures: Vec::new(),
+        strict: common.strict,
+        ..LoadReport::default()
     }
 }
 
-/// Lists what `--keep-going` let pass; false when anything failed.
+/// Lists what was read in part, and what `--keep-going` let pass; false when anything
+/// failed.
 fn finish(report: &LoadReport) -> bool {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     for f in &report.failures {
         eprintln!("failed: {f}");
     }

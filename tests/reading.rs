@@ -34,8 +34,8 @@ fn every_member_of_a_concatenated_gzip_file_is_read() {
     // the next.
     let text = std::fs::read_to_string(fixture("sgemm/det.csv")).unwrap();
     let second = text.find("\n\"1\",").unwrap() + 1;
-    let mut joined = gzip(text[..second].as_bytes());
-    joined.extend(gzip(text[second..].as_bytes()));
+    let mut joined = gzip(&text.as_bytes()[..second]);
+    joined.extend(gzip(&text.as_bytes()[second..]));
     let e = ncu::parse_bytes(Path::new("det.csv.gz"), &joined).unwrap();
     assert_eq!(e.records.len(), 2);
 }
@@ -164,5 +164,230 @@ fn each_message_is_one_line_naming_the_file() {
     ] {
         let shown = error_of(name).to_string();
         assert!(shown.contains(name) && !shown.contains('\n'), "{shown}");
+    }
+}
+
+// Exports cut short.
+
+/// A real export cut in the middle of its 1-based line `line`.
+fn cut_in_line(rel: &str, line: usize) -> Vec<u8> {
+    let text = std::fs::read_to_string(fixture(rel)).unwrap();
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
+    let len = text[start..].find('\n').unwrap_or(text.len() - start);
+    text.as_bytes()[..start + len / 2].to_vec()
+}
+
+fn partial() -> ReadOptions {
+    ReadOptions {
+        partial: true,
+        ..ReadOptions::default()
+    }
+}
+
+fn kernels(e: &ncu::Export) -> Vec<String> {
+    e.records
+        .iter()
+        .map(|r| stallscope::model::short_kernel_name(&r.kernel))
+        .collect()
+}
+
+/// A metric row: section, name, value.
+type Row = (String, String, ncu::Value);
+
+/// Each launch's metric rows and rule count.
+fn launches(e: &ncu::Export) -> Vec<(Vec<Row>, usize)> {
+    e.records
+        .iter()
+        .map(|r| match &r.page {
+            ncu::Page::Metrics { metrics, rules } => (
+                metrics
+                    .iter()
+                    .map(|m| (m.section.to_string(), m.name.to_string(), m.value.clone()))
+                    .collect(),
+                rules.len(),
+            ),
+            _ => panic!("a details page"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_details_page_cut_anywhere_in_its_second_launch_keeps_the_first_whole() {
+    let text = std::fs::read(fixture("sgemm/det.csv")).unwrap();
+    let whole = launches(&ncu::parse_bytes(Path::new("det.csv"), &text).unwrap());
+    let second = text.windows(5).position(|w| w == b"\n\"1\",").unwrap() + 1;
+    for cut in (second + 1..text.len() - 1).step_by(37) {
+        let e = ncu::parse_bytes_with(Path::new("det.csv"), &text[..cut], &partial()).unwrap();
+        assert_eq!(launches(&e)[0], whole[0], "cut at byte {cut}");
+    }
+}
+
+#[test]
+fn a_cut_launch_is_left_out_or_kept_with_whole_values_only() {
+    // A file cut right after a cell cannot be told from one that ends there; what is
+    // kept of the second launch must then be the start of it, no value cut.
+    let text = std::fs::read(fixture("sgemm/det.csv")).unwrap();
+    let whole = launches(&ncu::parse_bytes(Path::new("det.csv"), &text).unwrap());
+    let second = text.windows(5).position(|w| w == b"\n\"1\",").unwrap() + 1;
+    for cut in (second + 1..text.len() - 1).step_by(37) {
+        let e = ncu::parse_bytes_with(Path::new("det.csv"), &text[..cut], &partial()).unwrap();
+        if let Some((rows, _)) = launches(&e).get(1) {
+            assert_eq!(rows[..], whole[1].0[..rows.len()], "cut at byte {cut}");
+        }
+    }
+}
+
+#[test]
+fn a_cut_details_page_warns_at_the_line_where_it_stops() {
+    let bytes = cut_in_line("sgemm/det.csv", 150);
+    let e = ncu::parse_bytes_with(Path::new("det.csv"), &bytes, &partial()).unwrap();
+    let lines: Vec<Option<u64>> = e.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, [Some(150)], "{:?}", e.warnings);
+}
+
+#[test]
+fn a_raw_page_cut_short_keeps_its_complete_launches() {
+    let bytes = cut_in_line("sgemm/raw.csv", 4);
+    let e = ncu::parse_bytes_with(Path::new("raw.csv"), &bytes, &partial()).unwrap();
+    assert_eq!(kernels(&e), ["mm_naive"]);
+}
+
+#[test]
+fn a_source_page_cut_short_keeps_its_complete_blocks() {
+    // Line 500 is an instruction of the first mm_tiled block.
+    let bytes = cut_in_line("sgemm/src_sass.csv", 500);
+    let e = ncu::parse_bytes_with(Path::new("src.csv"), &bytes, &partial()).unwrap();
+    assert_eq!(kernels(&e), ["mm_naive"]);
+}
+
+#[test]
+fn a_source_page_ending_after_a_kernel_line_keeps_the_blocks_before() {
+    let text = std::fs::read_to_string(fixture("sgemm/src_sass.csv")).unwrap();
+    let tiled = text.find("\"Kernel Name\",\"mm_tiled").unwrap();
+    let end = tiled + text[tiled..].find('\n').unwrap() + 1;
+    let e =
+        ncu::parse_bytes_with(Path::new("src.csv"), &text.as_bytes()[..end], &partial()).unwrap();
+    assert_eq!(kernels(&e), ["mm_naive"]);
+}
+
+#[test]
+fn strict_reading_refuses_an_export_cut_short_at_its_line() {
+    let bytes = cut_in_line("sgemm/det.csv", 150);
+    let err = ncu::parse_bytes(Path::new("det.csv"), &bytes).unwrap_err();
+    assert_eq!(err.line, Some(150), "{err}");
+}
+
+#[test]
+fn a_short_row_before_the_end_is_an_error_even_when_reading_in_part() {
+    let err =
+        ncu::read_file_with(&fixture("broken/short_row_details.csv"), &partial()).unwrap_err();
+    assert_eq!(err.line, Some(7), "{err}");
+}
+
+#[test]
+fn a_file_cut_in_its_only_launch_is_an_error_even_when_reading_in_part() {
+    let err = ncu::read_file_with(&fixture("broken/truncated_raw.csv"), &partial()).unwrap_err();
+    assert!(
+        err.message.contains("row is shorter than its header"),
+        "{err}"
+    );
+}
+
+fn cut_file(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let path = dir.path().join("det.csv");
+    std::fs::write(&path, cut_in_line("sgemm/det.csv", 150)).unwrap();
+    path
+}
+
+#[test]
+fn the_command_line_reads_a_cut_export_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cut_file(&dir);
+    let out = stallscope().arg("report").arg(&path).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(
+        out.status.success()
+            && stdout.contains("mm_naive")
+            && !stdout.contains("mm_tiled")
+            && stderr.starts_with(&format!(
+                "warning: {}:150: the file ends in the middle of a launch",
+                path.display()
+            )),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn strict_refuses_a_cut_export_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cut_file(&dir);
+    stallscope()
+        .args(["report", "--strict"])
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "{}:150: ",
+            path.display()
+        )));
+}
+
+#[test]
+fn a_raw_page_cut_anywhere_in_its_second_row_keeps_only_whole_rows() {
+    let text = std::fs::read(fixture("sgemm/raw.csv")).unwrap();
+    let values = |e: &ncu::Export| -> Vec<Vec<ncu::Value>> {
+        e.records
+            .iter()
+            .map(|r| match &r.page {
+                ncu::Page::Raw(raw) => raw.iter().map(|(_, v)| v).collect(),
+                _ => panic!("a raw page"),
+            })
+            .collect()
+    };
+    let whole = values(&ncu::parse_bytes(Path::new("raw.csv"), &text).unwrap());
+    let last_row = text[..text.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    for cut in (last_row + 1..text.len() - 1).step_by(211) {
+        let e = ncu::parse_bytes_with(Path::new("raw.csv"), &text[..cut], &partial()).unwrap();
+        let kept = values(&e);
+        assert_eq!(kept[..], whole[..kept.len()], "cut at byte {cut}");
+    }
+}
+
+#[test]
+fn a_source_page_cut_anywhere_keeps_only_whole_values() {
+    let text = std::fs::read(fixture("sgemm/src_sass.csv")).unwrap();
+    let listings = |e: &ncu::Export| -> Vec<(String, ncu::SourceListing)> {
+        e.records
+            .iter()
+            .map(|r| match &r.page {
+                ncu::Page::Source(l) => (r.kernel.clone(), l.clone()),
+                _ => panic!("a source page"),
+            })
+            .collect()
+    };
+    let whole = listings(&ncu::parse_bytes(Path::new("src.csv"), &text).unwrap());
+    for cut in (1..text.len() - 1).step_by(331) {
+        let Ok(e) = ncu::parse_bytes_with(Path::new("src.csv"), &text[..cut], &partial()) else {
+            continue; // cut in the first block: nothing whole to keep
+        };
+        for (kernel, kept) in listings(&e) {
+            let (_, full) = whole.iter().find(|(k, _)| *k == kernel).unwrap();
+            assert_eq!(
+                kept.lines[..],
+                full.lines[..kept.lines.len()],
+                "cut at byte {cut}"
+            );
+        }
     }
 }

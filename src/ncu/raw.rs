@@ -5,8 +5,8 @@
 use super::input::CsvText;
 use super::value::{Unit, Value, parse_cell};
 use super::{
-    KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, non_empty, parse_id,
-    reader,
+    Ending, KernelRecord, LaunchInfo, Page, ParseError, csv_error, is_blank, length_error,
+    more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -205,7 +205,11 @@ fn strip_prefix(name: &str) -> &str {
     name
 }
 
-pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
+pub fn parse(
+    path: &Path,
+    csv: &CsvText,
+    ending: &mut Ending,
+) -> Result<Vec<KernelRecord>, ParseError> {
     let mut rdr = reader(&csv.text);
     let mut names = csv::StringRecord::new();
     let mut units = csv::StringRecord::new();
@@ -257,18 +261,30 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
     let mut row = csv::StringRecord::new();
     while read(&mut rdr, &mut row)? {
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
-        if row.len() == 1 && row[0].trim().is_empty() {
+        if is_blank(&row) {
             continue;
         }
-        if row.len() != width {
-            return Err(length_error(path, line, row.len(), width, "raw"));
-        }
-        let mut values = Vec::with_capacity(metric_cols.len());
-        for (col, &i) in schema.columns.iter().zip(&metric_cols) {
-            let v = parse_cell(&row[i], &col.unit)
-                .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
-            values.push(v);
-        }
+        let launch = (|| {
+            if row.len() != width {
+                return Err(length_error(path, line, row.len(), width, "raw"));
+            }
+            let mut values = Vec::with_capacity(metric_cols.len());
+            for (col, &i) in schema.columns.iter().zip(&metric_cols) {
+                let v = parse_cell(&row[i], &col.unit)
+                    .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
+                values.push(v);
+            }
+            ending.check_row(path, &row, line)?;
+            Ok(values)
+        })();
+        let values = match launch {
+            Ok(values) => values,
+            Err(e) => {
+                // One row is one launch: the rows before it are whole.
+                ending.cut(e, more_rows(rdr.records()), records.len())?;
+                break;
+            }
+        };
         let get = |i: Option<usize>| i.map(|i| &row[i]);
         records.push(KernelRecord {
             kernel: row[kernel].to_string(),
