@@ -6,6 +6,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::fixture;
+use predicates::prelude::*;
 use stallscope::ncu::{self, ReadOptions};
 use std::io::Write;
 use std::path::Path;
@@ -390,4 +391,55 @@ fn a_source_page_cut_anywhere_keeps_only_whole_values() {
             );
         }
     }
+}
+
+// Folders read by content.
+
+fn report_of(args: &[&std::ffi::OsStr]) -> String {
+    let out = stallscope().arg("report").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_folder_reads_its_exports_whatever_their_names_as_the_files_given_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let put = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let read = |rel: &str| std::fs::read(fixture(rel)).unwrap();
+    let files = [
+        put("a_details.log", &read("sgemm/det.csv")),
+        put("b_raw", &read("sgemm/raw.csv")),
+        put("c_source.txt.gz", &gzip(&read("sgemm/src_sass.csv"))),
+    ];
+    put("README.md", b"# my profiles\n\nmeasured on monday\n");
+    put("notes.bin", &[0u8, 1, 2, 3, 255]);
+    let one_by_one: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    assert_eq!(report_of(&[dir.path().as_os_str()]), report_of(&one_by_one));
+}
+
+#[test]
+fn a_folder_without_exports_says_what_its_files_are() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("ncu-versions/nsys_kern_sum.csv"),
+        dir.path().join("kern_sum.csv"),
+    )
+    .unwrap();
+    stallscope()
+        .args(["report"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(
+            predicates::str::contains("holds no ladder")
+                .and(predicates::str::contains("nsys stats")),
+        );
 }

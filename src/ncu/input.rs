@@ -11,6 +11,9 @@ use std::path::Path;
 /// a large raw page of a thousand launches is some tens of MB.
 pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 
+/// What a file of binary data is told.
+const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
+
 /// How much of a file's start is looked at to tell text from binary data.
 const PROBE: usize = 64 * 1024;
 
@@ -148,10 +151,7 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     }
     let probe = &bytes[..bytes.len().min(PROBE)];
     if probe.contains(&0) {
-        return Err(ParseError::file(
-            path,
-            "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)",
-        ));
+        return Err(ParseError::file(path, BINARY));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
@@ -201,6 +201,49 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
         line_map: Some(map),
         offset: 0,
     })
+}
+
+/// How much of a file is read to tell whether it is an export.
+const SNIFF: usize = 1 << 20;
+
+/// Whether a file looks like an ncu export by its first MiB: gzip data, or text with a
+/// line that starts an ncu CSV page or one of ncu's messages (the output of a run, read
+/// as such). `Err` says what the file is instead.
+pub fn sniff(path: &Path) -> Result<(), ParseError> {
+    let io = |e: std::io::Error| ParseError::file(path, e.to_string());
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SNIFF as u64).read_to_end(&mut head))
+        .map_err(io)?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        let mut inflated = Vec::new();
+        // The head of a gzip stream ends where it was cut: what came before counts.
+        let read = MultiGzDecoder::new(&head[..])
+            .take(SNIFF as u64)
+            .read_to_end(&mut inflated);
+        if read.is_err() && inflated.is_empty() {
+            // Damaged: reading it says so.
+            return Ok(());
+        }
+        head = inflated;
+    }
+    if head.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(ParseError::file(path, "the file is empty"));
+    }
+    if head[..head.len().min(PROBE)].contains(&0) {
+        return Err(ParseError::file(path, BINARY));
+    }
+    let text = match std::str::from_utf8(&head) {
+        Ok(t) => t,
+        // A character cut at the end of the head, or not UTF-8 at all.
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.lines().any(|l| is_csv_start(l) || is_prof_line(l)) {
+        Ok(())
+    } else {
+        Err(super::non_export::explain(path, text))
+    }
 }
 
 fn is_csv_start(line: &str) -> bool {

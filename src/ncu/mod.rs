@@ -10,7 +10,7 @@ mod source;
 pub mod stall;
 pub mod value;
 
-pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
+pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR, sniff};
 pub use raw::{RawColumn, RawMetrics, RawSchema};
 pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
 pub use stall::StallReason;
