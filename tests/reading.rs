@@ -443,3 +443,165 @@ fn a_folder_without_exports_says_what_its_files_are() {
                 .and(predicates::str::contains("nsys stats")),
         );
 }
+
+// Numbers no export holds.
+
+/// Text of an export with one cell changed: `column` (0-based) of the 1-based `line`,
+/// a row whose cells are all quoted.
+fn edit(text: &str, line: usize, column: usize, value: &str) -> String {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    let row = &lines[line - 1];
+    let mut cells: Vec<String> = row[1..].split("\",\"").map(str::to_string).collect();
+    // The last cell keeps what follows its closing quote (a ragged row's comma).
+    let end = cells[column]
+        .find('"')
+        .map_or(String::new(), |q| cells[column][q..].to_string());
+    cells[column] = format!("{value}{end}");
+    lines[line - 1] = format!("\"{}", cells.join("\",\""));
+    lines.join("\n")
+}
+
+/// A real export with one cell changed.
+fn with_cell(rel: &str, line: usize, column: usize, value: &str) -> Vec<u8> {
+    edit(
+        &std::fs::read_to_string(fixture(rel)).unwrap(),
+        line,
+        column,
+        value,
+    )
+    .into_bytes()
+}
+
+fn refused(rel: &str, bytes: &[u8]) -> ncu::ParseError {
+    ncu::parse_bytes(Path::new(rel), bytes).unwrap_err()
+}
+
+#[test]
+fn a_negative_duration_on_a_details_page_is_refused_at_its_line() {
+    // Line 7 is mm_naive's Duration (ms); column 14 its value.
+    let err = refused("det.csv", &with_cell("sgemm/det.csv", 7, 14, "-2.74"));
+    assert!(
+        err.line == Some(7) && err.message.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_duration_on_a_raw_page_is_refused_naming_its_column() {
+    let err = refused("raw.csv", &with_cell("sgemm/raw.csv", 3, 321, "-2.743968"));
+    assert!(
+        err.line == Some(3)
+            && err.message.contains("column gpu__time_duration.sum")
+            && err.message.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_duration_that_is_not_a_number_is_refused() {
+    let err = refused("det.csv", &with_cell("sgemm/det.csv", 7, 14, "nan"));
+    assert!(
+        err.line == Some(7) && err.message.contains("not a number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_infinite_number_is_refused() {
+    let err = refused("raw.csv", &with_cell("sgemm/raw.csv", 3, 321, "1e999"));
+    assert!(
+        err.line == Some(3) && err.message.contains("beyond the range"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_sample_count_is_refused() {
+    let err = refused("raw.csv", &with_cell("sgemm/raw.csv", 3, 2099, "-1"));
+    assert!(
+        err.message.contains("column smsp__pcsamp_sample_count")
+            && err.message.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_launch_id_is_refused() {
+    let err = refused("raw.csv", &with_cell("sgemm/raw.csv", 3, 0, "-1"));
+    assert!(
+        err.message.contains("column ID") && err.message.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_instruction_sample_count_is_refused_at_its_line() {
+    // Line 3 is mm_naive's first instruction; column 2 its samples.
+    let err = refused("src.csv", &with_cell("sgemm/src_sass.csv", 3, 2, "-60"));
+    assert!(
+        err.line == Some(3) && err.message.contains("negative"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fractional_sample_count_is_refused() {
+    let err = refused("src.csv", &with_cell("sgemm/src_sass.csv", 3, 2, "60.5"));
+    assert!(err.message.contains("not a whole number"), "{err}");
+}
+
+#[test]
+fn a_stall_count_past_its_range_is_refused_not_saturated() {
+    // Column 34 is stall_long_sb; stall counts are held in 32 bits.
+    let err = refused(
+        "src.csv",
+        &with_cell("sgemm/src_sass.csv", 3, 34, "5,000,000,000"),
+    );
+    assert!(
+        err.message.contains("column stall_long_sb")
+            && err.message.contains("larger than 4294967295"),
+        "{err}"
+    );
+}
+
+#[test]
+fn more_selected_samples_than_samples_are_refused() {
+    // Column 41 is stall_selected; the line has 60 samples.
+    let err = refused("src.csv", &with_cell("sgemm/src_sass.csv", 3, 41, "61"));
+    assert!(
+        err.line == Some(3) && err.message.contains("exceed all its samples"),
+        "{err}"
+    );
+}
+
+#[test]
+fn samples_adding_up_past_64_bits_are_refused() {
+    let text = std::fs::read_to_string(fixture("sgemm/src_sass.csv")).unwrap();
+    let huge = "10,000,000,000,000,000,000";
+    let twice = edit(&edit(&text, 3, 2, huge), 4, 2, huge);
+    let err = refused("src.csv", twice.as_bytes());
+    assert!(
+        err.line == Some(4) && err.message.contains("add up to more than"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_listing_s_sample_total_does_not_overflow() {
+    let line = |address, samples| ncu::SassLine {
+        address,
+        text: "NOP".into(),
+        opcode: "NOP".into(),
+        samples,
+        samples_not_issued: 0,
+        executed: None,
+        stalls: vec![0; ncu::StallReason::COUNT].into_boxed_slice(),
+        cuda_line: None,
+    };
+    let listing = ncu::SourceListing {
+        lines: vec![line(0, u64::MAX), line(16, u64::MAX)],
+        cuda_lines: Vec::new(),
+        file: None,
+    };
+    assert_eq!(listing.total_samples(), 2 * u128::from(u64::MAX));
+}

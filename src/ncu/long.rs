@@ -3,10 +3,10 @@
 //! `--metrics` output, and by the summary page (Minimum / Maximum / Average).
 
 use super::input::CsvText;
-use super::value::{Unit, Value, parse_cell};
+use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
     Columns, DetailMetric, Ending, KernelRecord, LaunchInfo, Page, ParseError, RuleFinding,
-    csv_error, is_blank, length_error, more_rows, non_empty, parse_id, reader,
+    check_id, csv_error, is_blank, length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -215,6 +215,9 @@ impl LongPage<'_> {
                 "row names neither a metric nor a rule: the file may be truncated or edited",
             ));
         }
+        check_id(path, line, "ID", get(layout.id))?;
+        check_id(path, line, "Process ID", get(layout.process))?;
+        check_id(path, line, "Invocations", get(layout.invocations))?;
         let key = self.key(row).ok_or_else(|| {
             ParseError::at(path, line, "row is too short to name its kernel launch")
         })?;
@@ -273,7 +276,10 @@ impl LongPage<'_> {
             parse_cell(row.get(i).unwrap_or_default(), unit)
                 .map_err(|e| ParseError::at(path, line, e.to_string()))
         };
+        let name = row.get(layout.name).unwrap_or_default().trim();
         let value = read(layout.value)?;
+        check_metric(name, row.get(layout.value).unwrap_or_default(), &value)
+            .map_err(|e| ParseError::at(path, line, e.to_string()))?;
         let range = match (layout.min, layout.max) {
             (Some(lo), Some(hi)) => match (read(lo)?, read(hi)?) {
                 (Value::Num(a), Value::Num(b)) => Some((a, b)),
@@ -283,7 +289,7 @@ impl LongPage<'_> {
         };
         metrics.push(DetailMetric {
             section: row.get(layout.section).unwrap_or_default().trim().into(),
-            name: row.get(layout.name).unwrap_or_default().trim().into(),
+            name: name.into(),
             unit: unit.base.clone(),
             value,
             range,

@@ -368,10 +368,23 @@ impl<'h> Columns<'h> {
     }
 }
 
-/// Reads an integer identity column ("ID", "Process ID").
+/// Reads an integer identity column ("ID", "Process ID", "Invocations"), leniently: a
+/// cell that is no count is `None`. Rows are checked with [`check_id`] first.
 pub(crate) fn parse_id(cell: Option<&str>) -> Option<u64> {
-    cell.and_then(|c| value::parse_plain(c).ok()?.num())
-        .map(|v| v as u64)
+    cell.and_then(|c| value::parse_count(c, u64::MAX).ok().flatten())
+}
+
+/// Checks an identity column's cell: a whole number from 0 on, when it holds a number.
+pub(crate) fn check_id(
+    path: &Path,
+    line: u64,
+    column: &str,
+    cell: Option<&str>,
+) -> Result<(), ParseError> {
+    match cell.map(|c| value::parse_count(c, u64::MAX)) {
+        Some(Err(e)) => Err(ParseError::at(path, line, format!("column {column}: {e}"))),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn non_empty(cell: Option<&str>) -> Option<String> {

@@ -3,10 +3,10 @@
 //! stores its ~2,200 names once.
 
 use super::input::CsvText;
-use super::value::{Unit, Value, parse_cell};
+use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
-    Ending, KernelRecord, LaunchInfo, Page, ParseError, csv_error, is_blank, length_error,
-    more_rows, non_empty, parse_id, reader,
+    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, csv_error, is_blank,
+    length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -268,9 +268,12 @@ pub fn parse(
             if row.len() != width {
                 return Err(length_error(path, line, row.len(), width, "raw"));
             }
+            check_id(path, line, "ID", id.map(|i| &row[i]))?;
+            check_id(path, line, "Process ID", process.map(|i| &row[i]))?;
             let mut values = Vec::with_capacity(metric_cols.len());
             for (col, &i) in schema.columns.iter().zip(&metric_cols) {
                 let v = parse_cell(&row[i], &col.unit)
+                    .and_then(|v| check_metric(&col.metric, &row[i], &v).map(|()| v))
                     .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
                 values.push(v);
             }

@@ -4,7 +4,7 @@
 
 use super::input::CsvText;
 use super::stall::StallReason;
-use super::value::parse_plain;
+use super::value::parse_count;
 use super::{
     Ending, KernelRecord, LaunchInfo, Page, ParseError, csv_error, is_blank, length_error,
     more_rows, reader,
@@ -23,9 +23,10 @@ pub struct SourceListing {
 }
 
 impl SourceListing {
-    /// All stall samples of the listing.
-    pub fn total_samples(&self) -> u64 {
-        self.lines.iter().map(|l| l.samples).sum()
+    /// All stall samples of the listing (a parsed listing's total fits a u64: the parser
+    /// refuses larger ones).
+    pub fn total_samples(&self) -> u128 {
+        self.lines.iter().map(|l| u128::from(l.samples)).sum()
     }
 }
 
@@ -36,7 +37,8 @@ pub struct SassLine {
     pub text: Box<str>,
     /// The opcode class: no predicate, no modifiers (`LDG`, `HMMA`, `BAR` …).
     pub opcode: Box<str>,
-    /// "Warp Stall Sampling (All Samples)".
+    /// "Warp Stall Sampling (All Samples)"; without that column, the sum of `stalls`.
+    /// Never less than the `selected` samples.
     pub samples: u64,
     /// "Warp Stall Sampling (Not-issued Samples)".
     pub samples_not_issued: u64,
@@ -76,6 +78,7 @@ pub fn opcode_class(sass: &str) -> &str {
 
 /// Where the interesting columns of one block's header are.
 struct Header {
+    names: Vec<String>,
     width: usize,
     address: usize,
     sass: usize,
@@ -114,6 +117,7 @@ impl Header {
             .filter_map(|(i, n)| StallReason::from_name(n).map(|r| (i, r)))
             .collect();
         Ok(Header {
+            names: names.iter().map(|n| n.to_string()).collect(),
             width: names.len(),
             address,
             sass,
@@ -142,6 +146,8 @@ struct Block {
     /// Addresses already listed: ncu may list a function's instructions again after a
     /// "..." row; the first listing is kept.
     seen: HashSet<u64>,
+    /// The samples of the listing so far.
+    total: u128,
 }
 
 pub fn parse(
@@ -175,6 +181,7 @@ pub fn parse(
                     },
                     current_cuda_line: None,
                     seen: HashSet::new(),
+                    total: 0,
                 });
                 continue;
             }
@@ -252,14 +259,15 @@ fn read_row(
     if row.len() != header.width {
         return Err(length_error(path, line, row.len(), header.width, "source"));
     }
-    let count = |i: Option<usize>| -> Result<Option<u64>, ParseError> {
+    let count_to = |i: Option<usize>, max: u64| -> Result<Option<u64>, ParseError> {
         match i {
             None => Ok(None),
-            Some(i) => parse_plain(&row[i])
-                .map(|v| v.num().map(|n| n as u64))
-                .map_err(|e| ParseError::at(path, line, e.to_string())),
+            Some(i) => parse_count(&row[i], max).map_err(|e| {
+                ParseError::at(path, line, format!("column {}: {e}", header.names[i]))
+            }),
         }
     };
+    let count = |i: Option<usize>| count_to(i, u64::MAX);
     let address = row[header.address].trim();
     if address == "..." {
         return Ok(());
@@ -293,13 +301,38 @@ fn read_row(
     let text = row[header.sass].trim();
     let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
     for &(i, reason) in &header.stalls {
-        stalls[reason.index()] = count(Some(i))?.unwrap_or(0) as u32;
+        let n = count_to(Some(i), u32::MAX.into())?.unwrap_or(0);
+        stalls[reason.index()] = u32::try_from(n).expect("checked against u32::MAX");
+    }
+    let samples = match count(header.samples)? {
+        Some(n) => n,
+        None => stalls.iter().map(|&n| u64::from(n)).sum(),
+    };
+    let selected = u64::from(stalls[StallReason::Selected.index()]);
+    if selected > samples {
+        return Err(ParseError::at(
+            path,
+            line,
+            format!("the line's selected samples ({selected}) exceed all its samples ({samples})"),
+        ));
+    }
+    block.total += u128::from(samples);
+    if block.total > u128::from(u64::MAX) {
+        return Err(ParseError::at(
+            path,
+            line,
+            format!(
+                "the samples of {} add up to more than {}, more than any listing holds",
+                block.kernel,
+                u64::MAX
+            ),
+        ));
     }
     block.listing.lines.push(SassLine {
         address,
         opcode: opcode_class(text).into(),
         text: text.into(),
-        samples: count(header.samples)?.unwrap_or(0),
+        samples,
         samples_not_issued: count(header.not_issued)?.unwrap_or(0),
         executed: count(header.executed)?,
         stalls,
