@@ -44,6 +44,11 @@ pub struct Common {
     /// Read every file given even when some fail; list the failures at the end.
     #[arg(long, global = true)]
     pub keep_going: bool,
+
+    /// Refuse an export that ends in the middle of a launch, instead of reading its
+    /// complete launches with a warning.
+    #[arg(long, global = true)]
+    pub strict: bool,
 }
 
 impl Common {

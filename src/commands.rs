@@ -332,12 +332,17 @@ fn profile_command(req: &profile::Request) -> Result<bool> {
 fn load_report(common: &Common) -> LoadReport {
     LoadReport {
         keep_going: common.keep_going,
-        failures: Vec::new(),
+        strict: common.strict,
+        ..LoadReport::default()
     }
 }
 
-/// Lists what `--keep-going` let pass; false when anything failed.
+/// Lists what was read in part, and what `--keep-going` let pass; false when anything
+/// failed.
 fn finish(report: &LoadReport) -> bool {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     for f in &report.failures {
         eprintln!("failed: {f}");
     }
@@ -435,20 +440,30 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     Ok(ladders)
 }
 
-/// The CSV exports of a folder, by name.
+/// The ncu exports of a folder, found by their content whatever their names (`.csv`,
+/// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
 fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".csv") || name.ends_with(".csv.gz")
-        })
+        .filter(|p| p.is_file())
         .collect();
-    files.sort();
+    paths.sort();
+    let mut files = Vec::new();
+    let mut others = Vec::new();
+    for p in paths {
+        match crate::ncu::sniff(&p) {
+            Ok(()) => files.push(p),
+            Err(e) => others.push(e),
+        }
+    }
     if files.is_empty() {
+        let found = match others.first() {
+            None => String::new(),
+            Some(first) => format!(" ({} other file(s); the first: {first})", others.len()),
+        };
         bail!(
-            "{} holds no ladder ({}) and no .csv or .csv.gz exports",
+            "{} holds no ladder ({}) and no ncu exports{found}",
             dir.display(),
             manifest::FILE_NAME
         );

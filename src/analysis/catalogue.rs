@@ -124,6 +124,8 @@ pub struct MetricDef {
 use Src::{Detail, Raw};
 
 const SOL: &str = "GPU Speed Of Light Throughput";
+/// The section's name up to ncu 2020.3, with its older metric names.
+const SOL_2020: &str = "GPU Speed Of Light";
 
 catalogue! {
     RunTime: "run_time", "Time (run)", Time, Lower, Speed, [],
@@ -131,7 +133,7 @@ catalogue! {
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
     Duration: "duration", "Duration (ncu)", Time, Lower, Speed,
-        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration")],
+        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
         "kernel duration under the profiler (caches flushed, one launch)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
@@ -144,22 +146,29 @@ catalogue! {
         [Raw("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")],
         "warpgroup MMA (HGMMA) instructions issued, of the peak issue rate";
     TensorMma: "mma_issue", "mma.sync issue rate", Percent, Neutral, Compute,
-        [Raw("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active")],
+        [Raw("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active"),
+         Raw("sm__inst_executed_pipe_tensor_subpipe_hmma.avg.pct_of_peak_sustained_active")],
         "warp-level MMA (HMMA) instructions issued, of the peak issue rate";
     SmThroughput: "sm_throughput", "SM throughput", Percent, Higher, Compute,
-        [Raw("sm__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "Compute (SM) Throughput")],
+        [Raw("sm__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "Compute (SM) Throughput"),
+         Detail(SOL, "Compute (SM) [%]"), Detail(SOL_2020, "SM [%]")],
         "the busiest SM pipeline or unit, as a share of its peak";
     IssueActive: "issue_active", "Issue slots busy", Percent, Neutral, Compute,
         [Raw("sm__issue_active.avg.pct_of_peak_sustained_elapsed"), Detail("Compute Workload Analysis", "Issue Slots Busy")],
         "cycles in which a scheduler issued an instruction";
     DramThroughput: "dram", "DRAM throughput", Percent, Neutral, Memory,
-        [Raw("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "DRAM Throughput")],
+        [Raw("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+         Raw("dram__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "DRAM Throughput"),
+         Detail(SOL_2020, "SOL DRAM"), Detail(SOL_2020, "SOL FB"),
+         Raw("fbpa__throughput.avg.pct_of_peak_sustained_elapsed")],
         "device-memory bandwidth used, of its peak";
     L2Throughput: "l2", "L2 throughput", Percent, Neutral, Memory,
-        [Raw("lts__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L2 Cache Throughput")],
+        [Raw("lts__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L2 Cache Throughput"),
+         Detail(SOL_2020, "SOL L2 Cache"), Detail(SOL_2020, "SOL L2")],
         "L2 cache bandwidth used, of its peak";
     L1Throughput: "l1", "L1/TEX throughput", Percent, Neutral, Memory,
-        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L1/TEX Cache Throughput")],
+        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_active"), Detail(SOL, "L1/TEX Cache Throughput"),
+         Detail(SOL_2020, "SOL L1/TEX Cache"), Detail(SOL_2020, "SOL TEX")],
         "L1 / shared-memory unit bandwidth used, of its peak";
     SharedPipe: "shared", "Shared-memory pipe", Percent, Neutral, Memory,
         [Raw("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed")],

@@ -67,18 +67,22 @@ impl Ladder {
 }
 
 /// How loading treats unreadable exports: fail at the first (the default), or with
-/// `--keep-going` collect them here and load the rest.
+/// `--keep-going` collect them here and load the rest. Loose exports cut short in the
+/// middle of a launch keep their complete launches, each with a warning here, unless
+/// `strict` refuses them.
 #[derive(Debug, Default)]
 pub struct LoadReport {
     pub keep_going: bool,
     pub failures: Vec<ParseError>,
+    pub strict: bool,
+    pub warnings: Vec<ParseError>,
 }
 
 impl LoadReport {
     pub fn keep_going() -> LoadReport {
         LoadReport {
             keep_going: true,
-            failures: Vec::new(),
+            ..LoadReport::default()
         }
     }
 
@@ -295,10 +299,17 @@ pub fn pick_launch<'p>(
 /// A ladder from loose export files: one version per kernel launch, in the order given
 /// (pages of one report merged).
 pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> {
+    let options = ncu::ReadOptions {
+        partial: !report.strict,
+        ..ncu::ReadOptions::default()
+    };
     let mut exports = Vec::new();
     for path in paths {
-        match ncu::read_file(path) {
-            Ok(e) => exports.push(e),
+        match ncu::read_file_with(path, &options) {
+            Ok(mut e) => {
+                report.warnings.append(&mut e.warnings);
+                exports.push(e);
+            }
             Err(e) => report.record(e)?,
         }
     }
