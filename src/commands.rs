@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Compare(a)) => compare_command(common, &a),
         Some(Command::Import(a)) => {
             let profiles = writable_profiles(common);
+            let files = model::reports::expand(&a.files)?;
             let done = import::import(&import::Request {
                 profiles: &profiles,
                 ladder: a.ladder.as_deref(),
@@ -46,7 +47,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 kernel: a.kernel.as_deref(),
                 launch: a.launch,
                 baseline: a.baseline,
-                files: &a.files,
+                files: &files,
                 force: a.force,
                 flops: a.flops,
                 peak_tflops: a.peak_tflops,
@@ -406,7 +407,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     let mut loose: Vec<PathBuf> = Vec::new();
     let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
         if !loose.is_empty() {
-            ladders.push(model::load_files(loose, report)?);
+            ladders.push(model::load_files(&model::reports::expand(loose)?, report)?);
             loose.clear();
         }
         Ok::<_, anyhow::Error>(())
@@ -419,7 +420,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
             } else if has_ladders(p) {
                 ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
             } else {
-                let files = export_files(p)?;
+                let files = model::reports::expand(&export_files(p)?)?;
                 ladders.push(model::load_files(&files, report)?);
             }
         } else if p.exists() {
@@ -452,6 +453,10 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut others = Vec::new();
     for p in paths {
+        if model::reports::is_report(&p) {
+            files.push(p);
+            continue;
+        }
         match crate::ncu::sniff(&p) {
             Ok(()) => files.push(p),
             Err(e) => others.push(e),
@@ -488,8 +493,8 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
                 );
             }
         }
-        let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
-        let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
+        let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
+        let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
         let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
         let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
         (la, ia, lb, ib)

@@ -184,6 +184,9 @@ pub fn export_pages(ncu: &Path, rep: &Path, dir: &Path, limits: &Limits) -> Resu
         if *name == "source.csv" && !has_cuda_lines(&text) {
             text = export(name, SASS_ONLY)?;
         }
+        if text.trim().is_empty() {
+            bail!("ncu exported an empty {name} page from {}", rep.display());
+        }
         let path = dir.join(name);
         std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
         files.push(path);

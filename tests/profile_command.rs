@@ -23,9 +23,9 @@ fn stand_in(dir: &Path, profiled: &str) -> std::path::PathBuf {
 case " $* " in
   *" --import "*)
     case " $* " in
-      *" --page raw "*) cat '{raw}' ;;
-      *" --page details "*) cat '{details}' ;;
-      *" --page source "*) gzip -dc '{source}' ;;
+      *" --page raw "*) /bin/cat '{raw}' ;;
+      *" --page details "*) /bin/cat '{details}' ;;
+      *" --page source "*) /bin/gzip -dc '{source}' ;;
     esac
     exit 0 ;;
 esac
@@ -51,7 +51,7 @@ echo "==PROF== Disconnected from process 4242"
 }
 
 const PROFILED: &str = r#"echo '==PROF== Profiling "flash_fwd_kernel" - 0: 0%....50%....100% - 40 passes'
-touch "$out.ncu-rep""#;
+/usr/bin/touch "$out.ncu-rep""#;
 
 #[test]
 fn a_command_becomes_a_version_with_its_command_stored() {
@@ -151,4 +151,45 @@ fn a_command_needs_the_version_it_becomes() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("needs --version ID"));
+}
+
+/// A `.ncu-rep` report opens like a CSV export: its pages exported through ncu once,
+/// then read from the cache by the report's content hash, even without ncu.
+#[test]
+fn a_report_is_read_through_ncu_and_then_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = stand_in(dir.path(), PROFILED);
+    let report = dir.path().join("flash.ncu-rep");
+    std::fs::write(&report, b"\x01NVIDIA Nsight Compute report stand-in\x00").unwrap();
+    let cache = dir.path().join("cache");
+    for ncu_env in [Some(ncu.as_path()), None] {
+        let mut cmd = Command::cargo_bin("stallscope").unwrap();
+        cmd.env("STALLSCOPE_CACHE", &cache)
+            .env("PATH", dir.path().join("empty"));
+        match ncu_env {
+            Some(n) => cmd.env("NCU", n),
+            None => cmd.env_remove("NCU"),
+        };
+        cmd.args(["report", "--format", "json"])
+            .arg(&report)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("flash_fwd_kernel"));
+    }
+    // Another report without ncu: one line naming ncu and the export commands.
+    let other = dir.path().join("other.ncu-rep");
+    std::fs::write(&other, b"another report").unwrap();
+    Command::cargo_bin("stallscope")
+        .unwrap()
+        .env("STALLSCOPE_CACHE", &cache)
+        .env("PATH", dir.path().join("empty"))
+        .env_remove("NCU")
+        .arg("report")
+        .arg(&other)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "is an Nsight Compute report: reading it needs ncu",
+        ))
+        .stderr(predicate::str::contains("ncu --import"));
 }

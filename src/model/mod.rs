@@ -5,6 +5,7 @@ pub mod import;
 mod ladder;
 pub mod manifest;
 mod merge;
+pub mod reports;
 pub mod runs;
 pub mod store;
 
