@@ -407,7 +407,10 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     let mut loose: Vec<PathBuf> = Vec::new();
     let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
         if !loose.is_empty() {
-            ladders.push(model::load_files(&model::reports::expand(loose)?, report)?);
+            let files = expand_reports(loose, report)?;
+            if !files.is_empty() {
+                ladders.push(model::load_files(&files, report)?);
+            }
             loose.clear();
         }
         Ok::<_, anyhow::Error>(())
@@ -420,7 +423,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
             } else if has_ladders(p) {
                 ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
             } else {
-                let files = model::reports::expand(&export_files(p)?)?;
+                let files = expand_reports(&export_files(p)?, report)?;
                 ladders.push(model::load_files(&files, report)?);
             }
         } else if p.exists() {
@@ -439,6 +442,27 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
         bail!("nothing to show: none of the paths given could be read");
     }
     Ok(ladders)
+}
+
+/// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
+/// be converted is a failure like an unreadable export (kept going past with
+/// `--keep-going`).
+fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !model::reports::is_report(p) {
+            out.push(p.clone());
+            continue;
+        }
+        match model::reports::pages_of(p) {
+            Ok(pages) => out.extend(pages),
+            Err(e) if report.keep_going => report
+                .failures
+                .push(crate::ncu::ParseError::file(p, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 /// The ncu exports of a folder, found by their content whatever their names (`.csv`,
