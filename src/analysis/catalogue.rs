@@ -24,6 +24,14 @@ pub enum Kind {
     Percent,
     Count,
     Bytes,
+    /// Stored in Hz, shown in MHz.
+    Frequency,
+    /// Watts.
+    Power,
+    /// Millijoules.
+    Energy,
+    /// TFLOPS per watt of board power.
+    Efficiency,
 }
 
 impl Kind {
@@ -34,6 +42,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "",
             Kind::Bytes => "B",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -46,6 +58,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "count",
             Kind::Bytes => "bytes",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -54,6 +70,8 @@ impl Kind {
         match self {
             // Stored in ns.
             Kind::Time => v / 1e3,
+            // Stored in Hz.
+            Kind::Frequency => v / 1e6,
             _ => v,
         }
     }
@@ -132,9 +150,20 @@ catalogue! {
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
+    RunClock: "run_sm_clock", "SM clock (run)", Frequency, Neutral, Speed, [],
+        "mean SM clock NVML reported over the run's timed windows: the H200 drops from 1980 to ~1620 MHz under sustained load";
+    RunPower: "run_power", "Board power (run)", Power, Neutral, Speed, [],
+        "mean board power over the run's timed windows (NVML's energy counter)";
+    RunEnergy: "run_energy", "Energy / launch (run)", Energy, Lower, Speed, [],
+        "energy of one launch: under a power cap, energy is speed";
+    RunEfficiency: "run_tflops_per_watt", "TFLOPS / W (run)", Efficiency, Higher, Speed, [],
+        "throughput per watt of board power";
     Duration: "duration", "Duration (ncu)", Time, Lower, Speed,
         [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
-        "kernel duration under the profiler (caches flushed, one launch)";
+        "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
+    SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
+        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency")],
+        "the SM clock during the profiled launch (ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
     PctOfCeiling: "pct_of_ceiling", "% of ceiling", Percent, Higher, Speed, [],
