@@ -10,6 +10,7 @@ pub mod attention;
 pub mod check;
 pub mod child;
 pub mod device;
+pub mod launch_expr;
 pub mod nvrtc;
 pub mod profile;
 pub mod recipe;
