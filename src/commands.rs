@@ -256,7 +256,7 @@ fn load_report(common: &Common) -> LoadReport {
 /// Lists what `--keep-going` let pass; false when anything failed.
 fn finish(report: &LoadReport) -> bool {
     for f in &report.failures {
-        eprintln!("failed: {f}");
+        eprintln!("failed: {}", format::printable_lines(&f.to_string()));
     }
     if !report.failures.is_empty() {
         eprintln!("{} file(s) could not be read", report.failures.len());
