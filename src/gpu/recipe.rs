@@ -138,12 +138,17 @@ impl KernelLadder {
     pub fn load(store: &Store, dir: &Path) -> Result<KernelLadder> {
         let path = dir.join(FILE_NAME);
         let text = store.read_text(&path)?;
-        let mut l: KernelLadder = toml::from_str(&text)
-            .map_err(|e| anyhow!("{}: {}", store.describe(&path), e.message()))?;
+        let mut l = KernelLadder::parse(&text, &store.describe(&path))?;
         l.dir = dir.to_path_buf();
         l.store = Some(store.clone());
-        l.validate()
-            .with_context(|| format!("in {}", store.describe(&path)))?;
+        Ok(l)
+    }
+
+    /// Reads and validates a manifest's text; `name` says where it came from in errors.
+    pub fn parse(text: &str, name: &str) -> Result<KernelLadder> {
+        let l: KernelLadder =
+            toml::from_str(text).map_err(|e| anyhow!("{name}: {}", e.message()))?;
+        l.validate().with_context(|| format!("in {name}"))?;
         Ok(l)
     }
 
