@@ -205,9 +205,8 @@ mod signals {
         (after, status)
     }
 
-    #[test]
-    fn sigterm_leaves_the_alternate_screen() {
-        let (after, _) = explorer_ended_by(Signal::SIGTERM);
+    fn assert_leaves_the_alternate_screen(signal: Signal) {
+        let (after, _) = explorer_ended_by(signal);
         assert!(
             find(&after, LEAVE_ALTERNATE).is_some(),
             "{}",
@@ -216,13 +215,13 @@ mod signals {
     }
 
     #[test]
+    fn sigterm_leaves_the_alternate_screen() {
+        assert_leaves_the_alternate_screen(Signal::SIGTERM);
+    }
+
+    #[test]
     fn sighup_leaves_the_alternate_screen() {
-        let (after, _) = explorer_ended_by(Signal::SIGHUP);
-        assert!(
-            find(&after, LEAVE_ALTERNATE).is_some(),
-            "{}",
-            String::from_utf8_lossy(&after)
-        );
+        assert_leaves_the_alternate_screen(Signal::SIGHUP);
     }
 
     #[test]
