@@ -345,7 +345,7 @@ fn finish(report: &LoadReport) -> bool {
         eprintln!("warning: {w}");
     }
     for f in &report.failures {
-        eprintln!("failed: {f}");
+        eprintln!("failed: {}", format::printable_lines(&f.to_string()));
     }
     if !report.failures.is_empty() {
         eprintln!("{} file(s) could not be read", report.failures.len());

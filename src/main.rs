@@ -7,7 +7,12 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            // A message can quote a file's cell or a kernel name: shown escaped.
+            let message = format!("{e:#}");
+            eprintln!(
+                "Error: {}",
+                stallscope::report::format::printable_lines(&message)
+            );
             ExitCode::FAILURE
         }
     }

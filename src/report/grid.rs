@@ -17,6 +17,30 @@ pub struct Grid {
     pub rows: Vec<Row>,
 }
 
+impl Grid {
+    /// The grid with every piece of text made safe for a terminal ([`format::printable`]):
+    /// names, titles and notes come from imported data.
+    fn printable(&self) -> Grid {
+        let text = |xs: &[String]| -> Vec<String> {
+            xs.iter()
+                .map(|x| format::printable(x).into_owned())
+                .collect()
+        };
+        Grid {
+            preamble: text(&self.preamble),
+            header: text(&self.header),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| match r {
+                    Row::Section(name) => Row::Section(format::printable(name).into_owned()),
+                    Row::Cells(cells) => Row::Cells(text(cells)),
+                })
+                .collect(),
+        }
+    }
+}
+
 fn group_name(g: Group) -> &'static str {
     match g {
         Group::Speed => "speed",
@@ -233,6 +257,7 @@ impl TextExporter {
 }
 
 pub fn render_text(g: &Grid) -> String {
+    let g = &g.printable();
     let cols = g.header.len();
     let mut widths: Vec<usize> = g.header.iter().map(|h| width(h)).collect();
     for row in &g.rows {
@@ -287,6 +312,7 @@ pub fn render_text(g: &Grid) -> String {
 }
 
 pub fn render_markdown(g: &Grid) -> String {
+    let g = &g.printable();
     let esc = |s: &str| s.replace('|', "\\|");
     let mut out = String::new();
     for (i, p) in g.preamble.iter().enumerate() {

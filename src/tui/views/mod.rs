@@ -51,10 +51,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let a = areas(area);
-    frame.render_widget(Paragraph::new(tab_line(app, a.tabs.width)), a.tabs);
-    frame.render_widget(Paragraph::new(headline(app)), a.headline);
+    frame.render_widget(
+        Paragraph::new(printable(tab_line(app, a.tabs.width))),
+        a.tabs,
+    );
+    frame.render_widget(Paragraph::new(printable(headline(app))), a.headline);
     if app.version_index().is_none() {
-        frame.render_widget(Paragraph::new(status_line(app)), a.status);
+        frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
         if app.help {
             draw_help(frame, app, area);
@@ -68,7 +71,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Source => source::draw(frame, app, a.body),
         View::Notes => notes::draw(frame, app, a.body),
     }
-    frame.render_widget(Paragraph::new(status_line(app)), a.status);
+    frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
     if app.help {
         draw_help(frame, app, area);
@@ -276,6 +279,26 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     );
 }
 
+/// A line made safe for the terminal ([`format::printable`]): names, titles, notes,
+/// SASS, rule text and messages come from imported data. Views pass what they build
+/// from that data through here before it is measured or drawn.
+pub fn printable(line: Line<'static>) -> Line<'static> {
+    Line {
+        spans: line.spans.into_iter().map(printable_span).collect(),
+        ..line
+    }
+}
+
+pub fn printable_span(span: Span<'static>) -> Span<'static> {
+    match format::printable(&span.content) {
+        std::borrow::Cow::Borrowed(_) => span,
+        std::borrow::Cow::Owned(safe) => Span {
+            content: safe.into(),
+            ..span
+        },
+    }
+}
+
 /// Clamps a scroll offset so that the last page stays full.
 pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
@@ -285,7 +308,12 @@ pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
 pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
     let visible = body.height as usize;
     let offset = clamp_scroll(scroll, lines.len(), visible);
-    let page: Vec<Line> = lines.into_iter().skip(offset).take(visible).collect();
+    let page: Vec<Line> = lines
+        .into_iter()
+        .skip(offset)
+        .take(visible)
+        .map(printable)
+        .collect();
     frame.render_widget(Paragraph::new(page), body);
 }
 

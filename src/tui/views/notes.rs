@@ -1,14 +1,14 @@
 //! The selected version's notes (change, prediction, outcome) and the diff of its
 //! kernel source from the previous version's.
 
-use super::{App, clamp_scroll, compare::diff_lines};
+use super::{App, clamp_scroll, compare::diff_lines, printable};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines = document(app);
+    let lines: Vec<Line> = document(app).into_iter().map(printable).collect();
     // Wrapped lines can take more rows than lines: count them for the scroll limit.
     let width = body.width.max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();

@@ -1,7 +1,7 @@
 //! The SASS listing of the selected version with its stall samples per instruction,
 //! heat-coloured and sortable, beside the per-opcode aggregate.
 
-use super::{App, clamp_scroll};
+use super::{App, clamp_scroll, printable};
 use crate::ncu::StallReason;
 use crate::report::format;
 use crate::tui::listing::{rows, stall_samples};
@@ -19,13 +19,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let Some(s) = app.listing() else {
         let v = &app.ladder().ladder.versions[vi];
         frame.render_widget(
-            Paragraph::new(Line::styled(
+            Paragraph::new(printable(Line::styled(
                 format!(
                     "{} has no source page (export it with ncu --page source --print-source sass)",
                     v.id
                 ),
                 t.dim(),
-            )),
+            ))),
             body,
         );
         return;
@@ -65,7 +65,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                 Cell::from(reason),
-                Cell::from(l.text.to_string()),
+                Cell::from(format::printable(&l.text).into_owned()),
             ])
             .style(t.hot(share));
             if pos == cursor {
@@ -110,11 +110,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .map(|o| {
                 let share = o.stall_samples as f64 / op_total as f64;
                 let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
-                Line::from(vec![
+                printable(Line::from(vec![
                     Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
                     Span::raw(format!("{:>5.1}%  ", share * 100.0)),
                     Span::styled(reason.to_string(), t.dim()),
-                ])
+                ]))
             })
             .collect();
         frame.render_widget(

@@ -1,6 +1,6 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
-use super::{App, clamp_scroll, stall_bar, stall_legend};
+use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
 use crate::analysis::{METRICS, MetricId};
 use crate::report::{colour, format, stall_rows};
 use ratatui::Frame;
@@ -74,7 +74,7 @@ fn trail_line(app: &App) -> Vec<Span<'static>> {
             if s.changed { t.moved() } else { Style::new() },
         ));
     }
-    spans
+    spans.into_iter().map(printable_span).collect()
 }
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
@@ -106,12 +106,12 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 t.title()
             };
-            Cell::from(Line::from(Span::styled(label, style)).right_aligned())
+            Cell::from(Line::from(printable_span(Span::styled(label, style))).right_aligned())
         })),
     );
 
     let value_cell = |text: String, style: Style| {
-        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
+        Cell::from(Line::from(printable_span(Span::styled(text, style))).right_aligned())
     };
     let mut rows: Vec<Row> = Vec::new();
     rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
