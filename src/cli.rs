@@ -4,7 +4,7 @@
 
 use crate::gpu::{profile, protocol, runner};
 use crate::model::Shape;
-use crate::model::runs::Regime;
+use crate::model::runs::{Regime, RunShape};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -202,12 +202,16 @@ pub struct RunArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D [default: the recipe's reference shape].
-    #[arg(long, value_name = "B,H,S,D")]
-    pub shape: Option<Shape>,
-    /// Causal masking.
+    /// Problem shape B,H,S,D, `:causal` for a causal mask; repeat it to run several
+    /// comparisons (each on one GPU, spread over `--gpus`) [default: the recipe's
+    /// reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Vec<RunShape>,
+    /// Causal masking (for every shape).
     #[arg(long)]
     pub causal: bool,
+    #[command(flatten)]
+    pub slots: SlotArgs,
     /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
     #[arg(long)]
     pub baselines: bool,
@@ -281,12 +285,15 @@ pub struct ProfileArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D [default: the recipe's reference shape].
+    /// Problem shape B,H,S,D of the recipe's versions [default: the recipe's reference
+    /// shape].
     #[arg(long, value_name = "B,H,S,D")]
     pub shape: Option<Shape>,
     /// Causal masking.
     #[arg(long)]
     pub causal: bool,
+    #[command(flatten)]
+    pub slots: SlotArgs,
     /// ncu section set.
     #[arg(long, default_value = profile::DEFAULT_SET)]
     pub set: String,
@@ -311,9 +318,66 @@ pub struct BuildArgs {
     pub head_dim: u32,
 }
 
+/// Where children run: several GPUs of this host, or a cluster launcher.
+#[derive(Debug, Args)]
+pub struct SlotArgs {
+    /// Spread the children over these GPUs of this host, one at a time on each: `all`
+    /// or a list such as 0,2,3 (each child gets CUDA_VISIBLE_DEVICES).
+    #[arg(long, value_name = "LIST|all")]
+    pub gpus: Option<String>,
+    /// Start every child through this command prefix, e.g. 'srun --gres=gpu:1
+    /// --ntasks=1', so that a cluster's own scheduler places it.
+    #[arg(long, value_name = "PREFIX")]
+    pub launcher: Option<String>,
+    /// With --launcher and no --gpus: children at once [default: 1].
+    #[arg(long, value_name = "N", requires = "launcher")]
+    pub jobs: Option<usize>,
+}
+
+impl SlotArgs {
+    pub fn slots(&self) -> anyhow::Result<crate::gpu::placement::Slots> {
+        use crate::gpu::placement;
+        let gpus = match &self.gpus {
+            None => Vec::new(),
+            Some(spec) => placement::parse_gpus(spec, || {
+                if let Some(why) = crate::gpu::device::unavailable() {
+                    anyhow::bail!("--gpus all: {why}");
+                }
+                Ok(crate::gpu::device::device_names()?.len() as u32)
+            })?,
+        };
+        Ok(placement::Slots {
+            gpus,
+            jobs: self.jobs.unwrap_or(1),
+            launcher: match &self.launcher {
+                Some(p) => placement::parse_launcher(p)?,
+                None => Vec::new(),
+            },
+        })
+    }
+}
+
 impl RunArgs {
-    /// The runner's request, the recipe found under `kernels`.
-    pub fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
+    /// The runner's requests, one per comparison (shape), the recipe found under
+    /// `kernels`.
+    pub fn requests(&self, common: &Common) -> anyhow::Result<Vec<runner::Request>> {
+        let base = self.request(common)?;
+        if self.shape.is_empty() {
+            return Ok(vec![base]);
+        }
+        Ok(self
+            .shape
+            .iter()
+            .map(|s| runner::Request {
+                shape: Some(s.shape),
+                causal: s.causal || self.causal,
+                ..base.clone()
+            })
+            .collect())
+    }
+
+    /// The request of the first comparison.
+    fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         let mut settings = protocol::Settings::for_regime(self.regime);
         settings.rounds = self.rounds;
@@ -321,8 +385,9 @@ impl RunArgs {
             settings.min_reps = r;
         }
         Ok(runner::Request {
+            placement: Default::default(),
             versions: self.versions.clone(),
-            shape: self.shape,
+            shape: None,
             causal: self.causal,
             baselines: self.baselines,
             seed: self.seed,
@@ -354,6 +419,11 @@ impl ProfileArgs {
                 self.versions.join(" ")
             )));
         }
+        // One command, one child: the first slot's placement.
+        let placement = match self.slots.slots() {
+            Ok(s) => s.placements().remove(0),
+            Err(e) => return Some(Err(e)),
+        };
         Some(Ok(profile::CommandRequest {
             profiles,
             ladder: self.ladder.clone(),
@@ -368,12 +438,14 @@ impl ProfileArgs {
             },
             timeout: std::time::Duration::from_secs(self.timeout),
             force: self.force,
+            placement,
         }))
     }
 
     pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {
+            slots: self.slots.slots()?,
             versions: self.versions.clone(),
             shape: self.shape,
             causal: self.causal,

@@ -3,7 +3,7 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
-use crate::gpu::{profile, runner};
+use crate::gpu::{self, profile, runner};
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
@@ -151,11 +151,16 @@ fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     Ok(ok)
 }
 
-/// The JSON `run --json` prints.
+/// The JSON `run --json` prints: every comparison of the call.
 #[derive(serde::Serialize)]
 struct RunJson<'a> {
     schema: &'static str,
     ladder: &'a str,
+    comparisons: Vec<ComparisonJson<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ComparisonJson<'a> {
     shape: model::Shape,
     causal: bool,
     seed: u64,
@@ -172,94 +177,168 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
+/// What a finished result says, in a few words.
+fn result_line(r: &model::RunResult) -> String {
+    let what = match r.status {
+        RunStatus::Ok => format!(
+            "ok, {} µs",
+            r.median_us.map(format::micros).unwrap_or_default()
+        ),
+        RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
+        RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
+    };
+    format!("{:<14} {what}", r.version)
+}
+
 fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
-    let req = a.request(common)?;
+    let reqs = a.requests(common)?;
+    let slots = a.slots.slots()?;
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
-    let bar = progress_bar();
-    let outcome = runner::run(&req, &cancel, &mut |p| match p {
-        runner::Progress::Step {
-            id,
-            what,
-            index,
-            total,
-        } => {
-            bar.set_length(total as u64);
-            bar.set_position(index as u64);
-            bar.set_message(format!("{id}: {what}"));
+    let placements = slots.placements();
+    let many = reqs.len() > 1 || placements.len() > 1;
+    // One progress line per slot (GPU or launcher job).
+    let bars = indicatif::MultiProgress::new();
+    let lines: Vec<ProgressBar> = placements
+        .iter()
+        .map(|_| bars.add(progress_bar()))
+        .collect();
+    let bar_of = |p: &gpu::placement::Placement| {
+        placements
+            .iter()
+            .position(|x| x == p)
+            .map(|i| &lines[i])
+            .unwrap_or(&lines[0])
+    };
+    let progress = |p: &gpu::placement::Placement, e: runner::Progress| {
+        let bar = bar_of(p);
+        let on = if many {
+            format!("{}: ", p.describe())
+        } else {
+            String::new()
+        };
+        match e {
+            runner::Progress::Step {
+                id,
+                what,
+                index,
+                total,
+            } => {
+                bar.set_length(total as u64);
+                bar.set_position(index as u64);
+                bar.set_message(format!("{on}{id}: {what}"));
+            }
+            runner::Progress::Finished(r) => {
+                let line = format!("{on}{}", result_line(&r));
+                // A hidden bar (stderr not a terminal) prints nothing of its own.
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
+            }
         }
-        runner::Progress::Finished(r) => {
-            let what = match r.status {
-                RunStatus::Ok => format!(
-                    "ok, {} µs",
-                    r.median_us.map(format::micros).unwrap_or_default()
-                ),
-                RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
-                RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
-            };
-            bar.println(format!("{:<14} {what}", r.version));
+    };
+    let outcomes = runner::run_many(reqs, &slots, &cancel, &progress);
+    for b in &lines {
+        b.finish_and_clear();
+    }
+    let mut ok = true;
+    let mut done = Vec::new();
+    for o in outcomes {
+        match o {
+            Ok(o) => done.push(o),
+            Err(e) if done.is_empty() && !many => return Err(e),
+            Err(e) => {
+                ok = false;
+                eprintln!("a comparison could not run: {e:#}");
+            }
         }
-    });
-    bar.finish_and_clear();
-    let outcome = outcome?;
-    let recipe = &outcome.recipe;
+    }
+    let Some(first) = done.first() else {
+        bail!("no comparison could run");
+    };
+    let recipe = &first.recipe;
     let is_version = |id: &str| recipe.version(id).is_some();
+    let models: std::collections::BTreeSet<&str> = done
+        .iter()
+        .filter_map(|o| o.environment.gpu.as_deref())
+        .collect();
+    if models.len() > 1 {
+        eprintln!(
+            "note: these comparisons ran on different GPU models ({}): each ratio is taken within one comparison, on one GPU, and none across them",
+            models.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
     if a.json {
         let out = RunJson {
             schema: RUN_SCHEMA,
             ladder: &recipe.ladder,
-            shape: outcome.shape,
-            causal: outcome.causal,
-            seed: outcome.seed,
-            environment: &outcome.environment,
-            results: &outcome.results,
+            comparisons: done
+                .iter()
+                .map(|o| ComparisonJson {
+                    shape: o.shape,
+                    causal: o.causal,
+                    seed: o.seed,
+                    environment: &o.environment,
+                    results: &o.results,
+                })
+                .collect(),
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "{} · shape {}{} · seed {} (replay with --seed {})",
-            recipe.ladder,
-            outcome.shape,
-            if outcome.causal { " causal" } else { "" },
-            outcome.seed,
-            outcome.seed,
-        );
-        println!(
-            "{}\n",
-            report::runs::environment_line(&outcome.environment, &outcome.results)
-        );
-        print!("{}", report::runs::table(&outcome.results, &is_version));
     }
-    if !a.no_save {
-        let profiles = writable_profiles(common);
-        let dir = profiles.join(&recipe.ladder);
-        let ids: Vec<&str> = outcome.results.iter().map(|r| r.version.as_str()).collect();
-        manifest::record_versions(
-            &dir,
-            &recipe.manifest_defaults(),
-            &recipe.manifest_entries(&ids, &dir),
-        )?;
-        let path =
-            model::runs::RunFile::store(&dir, &outcome.results, Some(outcome.environment.clone()))?;
-        eprintln!("results stored in {}", path.display());
+    for o in &done {
+        if !a.json {
+            let on = o
+                .results
+                .iter()
+                .find_map(|r| r.gpu_index)
+                .map(|g| format!(" · GPU {g}"))
+                .unwrap_or_default();
+            println!(
+                "{} · shape {}{} · seed {} (replay with --seed {}){on}",
+                recipe.ladder,
+                o.shape,
+                if o.causal { " causal" } else { "" },
+                o.seed,
+                o.seed,
+            );
+            println!(
+                "{}\n",
+                report::runs::environment_line(&o.environment, &o.results)
+            );
+            println!("{}", report::runs::table(&o.results, &is_version));
+        }
+        if !a.no_save {
+            let dir = writable_profiles(common).join(&recipe.ladder);
+            let ids: Vec<&str> = o.results.iter().map(|r| r.version.as_str()).collect();
+            manifest::record_versions(
+                &dir,
+                &recipe.manifest_defaults(),
+                &recipe.manifest_entries(&ids, &dir),
+                &recipe.manifest_order(),
+            )?;
+            let path = model::runs::RunFile::store(&dir, &o.results, Some(o.environment.clone()))?;
+            eprintln!("results stored in {}", path.display());
+        }
+        let failed: Vec<&str> = o
+            .results
+            .iter()
+            .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
+            .map(|r| r.version.as_str())
+            .collect();
+        if !failed.is_empty() {
+            ok = false;
+            eprintln!("failed at {}: {}", o.shape, failed.join(", "));
+        }
+        if let (Some(pct), Some(against)) = (a.fail_if_slower, &a.against) {
+            for line in slower_than(&o.results, &is_version, against, pct)? {
+                ok = false;
+                eprintln!("{line}");
+            }
+        }
     }
-    let failed: Vec<&str> = outcome
-        .results
-        .iter()
-        .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
-        .map(|r| r.version.as_str())
-        .collect();
-    if !failed.is_empty() {
-        eprintln!("failed: {}", failed.join(", "));
-    }
-    let regressed = match (a.fail_if_slower, &a.against) {
-        (Some(pct), Some(against)) => slower_than(&outcome.results, &is_version, against, pct)?,
-        _ => Vec::new(),
-    };
-    for line in &regressed {
-        eprintln!("{line}");
-    }
-    Ok(failed.is_empty() && regressed.is_empty())
+    Ok(ok)
 }
 
 /// The versions slower than `against` by more than `pct` percent with the verdict
@@ -310,13 +389,31 @@ fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
 fn profile_command(req: &profile::Request) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
-    let bar = progress_bar();
-    let results = profile::run(req, &cancel, &mut |id, i, n| {
+    let placements = req.slots.placements();
+    let bars = indicatif::MultiProgress::new();
+    let lines: Vec<ProgressBar> = placements
+        .iter()
+        .map(|_| bars.add(progress_bar()))
+        .collect();
+    let many = placements.len() > 1;
+    let results = profile::run(req, &cancel, &|p, id, i, n| {
+        let bar = placements
+            .iter()
+            .position(|x| x == p)
+            .map(|k| &lines[k])
+            .unwrap_or(&lines[0]);
         bar.set_length(n as u64);
         bar.set_position(i as u64);
-        bar.set_message(format!("profiling {id} with ncu"));
+        let on = if many {
+            format!("{}: ", p.describe())
+        } else {
+            String::new()
+        };
+        bar.set_message(format!("{on}profiling {id} with ncu"));
     });
-    bar.finish_and_clear();
+    for b in &lines {
+        b.finish_and_clear();
+    }
     let mut ok = true;
     for p in results? {
         match p.outcome {

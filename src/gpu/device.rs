@@ -340,6 +340,10 @@ pub fn format_uuid(u: &sys::CUuuid) -> String {
 
 /// The CUDA version the driver supports ("13.0").
 pub fn driver_cuda_version() -> Option<String> {
+    // Without the library cudarc's loader panics on first use.
+    if !unsafe { sys::is_culib_present() } {
+        return None;
+    }
     let mut v = 0;
     unsafe { sys::cuDriverGetVersion(&mut v) }.result().ok()?;
     Some(format!("{}.{}", v / 1000, v % 1000 / 10))

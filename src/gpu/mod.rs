@@ -15,6 +15,7 @@ pub mod device;
 pub mod launch_expr;
 pub mod nvml;
 pub mod nvrtc;
+pub mod placement;
 pub mod profile;
 pub mod protocol;
 pub mod recipe;

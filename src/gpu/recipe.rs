@@ -269,6 +269,11 @@ impl KernelRecipe {
         entries
     }
 
+    /// The order a profiles manifest lists this recipe's versions in.
+    pub fn manifest_order(&self) -> Vec<&str> {
+        self.versions.iter().map(|v| v.id.as_str()).collect()
+    }
+
     /// Picks versions by id (`all` or nothing means every one).
     pub fn select(&self, ids: &[String]) -> Result<Vec<&KernelVersion>> {
         if ids.is_empty() || ids.iter().any(|i| i == "all") {

@@ -107,12 +107,13 @@ impl Manifest {
 
 /// Makes the manifest of `ladder_dir` list these versions: each entry's title,
 /// technique, notes and source replace what it had (its exports are kept); a new
-/// manifest starts from `defaults`. Versions are ordered as `entries`, those it does not
-/// name after them.
+/// manifest starts from `defaults`. Versions are ordered as `order` names them (the
+/// recipe's order), those it does not name after them in their order.
 pub fn record_versions(
     ladder_dir: &Path,
     defaults: &Manifest,
     entries: &[VersionEntry],
+    order: &[&str],
 ) -> Result<()> {
     let path = ladder_dir.join(FILE_NAME);
     let mut m = Manifest::read(&path)?.unwrap_or_else(|| defaults.clone());
@@ -128,7 +129,7 @@ pub fn record_versions(
             None => m.versions.push(e.clone()),
         }
     }
-    let pos = |id: &str| entries.iter().position(|e| e.id == id);
+    let pos = |id: &str| order.iter().position(|o| *o == id);
     m.versions.sort_by_key(|v| pos(&v.id).unwrap_or(usize::MAX));
     m.write(&path)
 }

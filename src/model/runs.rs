@@ -64,6 +64,38 @@ impl FromStr for Shape {
     }
 }
 
+/// A shape and its masking, as `--shape B,H,S,D[:causal]` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunShape {
+    pub shape: Shape,
+    pub causal: bool,
+}
+
+impl FromStr for RunShape {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RunShape, String> {
+        let (dims, causal) = match s.trim().strip_suffix(":causal") {
+            Some(d) => (d, true),
+            None => (s, false),
+        };
+        Ok(RunShape {
+            shape: dims.parse()?,
+            causal,
+        })
+    }
+}
+
+impl fmt::Display for RunShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.shape,
+            if self.causal { ":causal" } else { "" }
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -134,6 +166,11 @@ pub struct RunResult {
     /// The run it belongs to: its environment is in the run file's `environments`.
     #[serde(default)]
     pub run_id: Option<String>,
+    /// The GPU it ran on: its index on the host (where stallscope placed it) and UUID.
+    #[serde(default)]
+    pub gpu_index: Option<u32>,
+    #[serde(default)]
+    pub gpu_uuid: Option<String>,
 }
 
 /// How a candidate warms up before its timed window.
@@ -252,6 +289,8 @@ impl RunResult {
             protocol: None,
             checks: Vec::new(),
             run_id: None,
+            gpu_index: None,
+            gpu_uuid: None,
         }
     }
 
@@ -396,5 +435,9 @@ mod tests {
         assert_eq!(s.attention_flops(true), s.attention_flops(false) / 2.0);
         assert!("1,64,1024".parse::<Shape>().is_err());
         assert!("1,0,1024,128".parse::<Shape>().is_err());
+        let c: RunShape = "1,16,8192,128:causal".parse().unwrap();
+        assert!(c.causal && c.shape.s == 8192);
+        assert!(!"1,64,1024,128".parse::<RunShape>().unwrap().causal);
+        assert!("1,64,1024,128:masked".parse::<RunShape>().is_err());
     }
 }

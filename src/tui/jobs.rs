@@ -87,6 +87,7 @@ fn run_job(
                 ladder_dir,
                 &out.recipe.manifest_defaults(),
                 &out.recipe.manifest_entries(&ids, ladder_dir),
+                &out.recipe.manifest_order(),
             )?;
             RunFile::store(ladder_dir, &out.results, Some(out.environment.clone()))?;
             let failed = out
@@ -108,7 +109,7 @@ fn run_job(
                 versions: req.versions.clone(),
                 ..profile::Request::new(recipe_dir, profiles)
             };
-            let done = profile::run(&p, cancel, &mut |id, i, n| {
+            let done = profile::run(&p, cancel, &|_, id, i, n| {
                 let _ = tx.send(JobEvent::Progress {
                     current: id.to_string(),
                     done: i,
