@@ -395,26 +395,35 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
-    let (a, b, ladder, format) = (
-        args.a.as_str(),
-        args.b.as_str(),
-        args.ladder.as_deref(),
-        args.format,
-    );
+    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
     let mut report = load_report(common);
-    let (pa, pb) = (Path::new(a), Path::new(b));
-    let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {
-        let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
-        let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
-        (la, 0, lb, 0)
-    } else {
-        let ladders = default_ladders(common, &mut report)?;
-        let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
-        (l.clone(), ia, l.clone(), ib)
+    let (ladder_a, ia, ladder_b, ib) = match args.b.as_deref() {
+        Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
+            let la = model::load_files(&[PathBuf::from(a)], &mut report)?;
+            let lb = model::load_files(&[PathBuf::from(b)], &mut report)?;
+            (la, 0, lb, 0)
+        }
+        Some(b) => {
+            let ladders = default_ladders(common, &mut report)?;
+            let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
+            (l.clone(), ia, l.clone(), ib)
+        }
+        None => {
+            let ladders = default_ladders(common, &mut report)?;
+            let (l, ib, _) = find_pair(&ladders, a, a, ladder)?;
+            let ia = l.parent_of(ib).ok_or_else(|| {
+                anyhow!(
+                    "{a} has no parent to compare with (the first version, or a baseline): \
+                     name two versions, `stallscope compare A B`"
+                )
+            })?;
+            (l.clone(), ia, l.clone(), ib)
+        }
     };
-    let an_a = analysis::analyse(&ladder_a, &ladder_a.versions[ia]);
-    let an_b = analysis::analyse(&ladder_b, &ladder_b.versions[ib]);
-    let comparison = compare(&an_a, &an_b);
+    let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
+    let an_a = analysis::analyse(&ladder_a, va);
+    let an_b = analysis::analyse(&ladder_b, vb);
+    let comparison = compare(&an_a, &an_b, va.listing().zip(vb.listing()));
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
         if l.name == "files" {

@@ -54,6 +54,10 @@ pub struct VersionEntry {
     /// FLOP of one launch where it differs from the ladder's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flops: Option<f64>,
+    /// The version this one was built on, where it is not the previous one (a branch:
+    /// v17 built on v15 after v16 lost). Diffs, compare and the trail's moves use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 impl Manifest {
@@ -86,7 +90,7 @@ impl Manifest {
 }
 
 /// Makes the manifest of `ladder_dir` list these versions: each entry's title,
-/// technique, notes and source replace what it had (its exports are kept); a new
+/// technique, parent, notes and source replace what it had (its exports are kept); a new
 /// manifest starts from `defaults`. Versions are ordered as `entries`, those it does not
 /// name after them.
 pub fn record_versions(
@@ -104,6 +108,7 @@ pub fn record_versions(
                 old.notes = e.notes.clone().or(old.notes.take());
                 old.source = e.source.clone().or(old.source.take());
                 old.baseline = e.baseline;
+                old.parent = e.parent.clone();
             }
             None => m.versions.push(e.clone()),
         }
