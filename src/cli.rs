@@ -16,11 +16,8 @@ use std::path::PathBuf;
 /// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
 /// a ladder in the order given.
 #[derive(Debug, Parser)]
-#[command(name = "stallscope", version, about, long_about)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    subcommand_precedence_over_arg = true
-)]
+#[command(name = "stallscope", version, long_about)]
+#[command(subcommand_precedence_over_arg = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -47,6 +44,11 @@ pub struct Common {
     /// Read every file given even when some fail; list the failures at the end.
     #[arg(long, global = true)]
     pub keep_going: bool,
+
+    /// Refuse an export that ends in the middle of a launch, instead of reading its
+    /// complete launches with a warning.
+    #[arg(long, global = true)]
+    pub strict: bool,
 }
 
 impl Common {
@@ -61,7 +63,7 @@ impl Common {
 pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
     Open(OpenArgs),
-    /// Print the ladder timeline: versions as columns, metrics as rows, the trail on top.
+    /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
     Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
     Compare(CompareArgs),
@@ -80,9 +82,32 @@ pub enum Command {
     /// profiles ladder's runs.json.
     Run(RunArgs),
     /// On a GPU with Nsight Compute: profile versions with ncu and import the exports.
+    ///
+    /// `stallscope profile v28 v29` profiles versions of a kernel recipe;
+    /// `stallscope profile --ladder L --version V [-k FILTER] -- CMD ARGS…` profiles any
+    /// program (a PyTorch script, a CUDA binary …) and imports what ncu measured as
+    /// version V of ladder L, the command stored with it.
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
+    /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
+    /// Nsight Compute and its access to the performance counters, NVML, Python with
+    /// PyTorch. Exits non-zero when `run` or `profile` could not work here.
+    Doctor,
+    /// Print a shell completion script, e.g. `stallscope completions bash > ~/.local/share/bash-completion/completions/stallscope`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or with `--dir` write it and one page per subcommand.
+    ///
+    /// `stallscope man --dir ~/.local/share/man/man1` installs them for `man stallscope`.
+    Man {
+        /// Write stallscope.1 and stallscope-SUBCOMMAND.1 into this folder.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Internal: one candidate's worker process.
     #[command(name = "__worker", hide = true)]
     Worker(crate::gpu::worker::WorkerArgs),
@@ -104,6 +129,12 @@ pub struct ReportArgs {
     /// Only this ladder (its folder name).
     #[arg(long)]
     pub ladder: Option<String>,
+    /// The chart that `--format svg` draws.
+    #[arg(long, value_enum, required_if_eq("format", "svg"))]
+    pub chart: Option<crate::report::svg::Chart>,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -113,11 +144,20 @@ pub struct CompareArgs {
     pub a: String,
     /// A version id or an export file, compared with A.
     pub b: Option<String>,
+    /// Which launch of file A (ncu's launch ID), where it holds several.
+    #[arg(long, value_name = "ID")]
+    pub launch_a: Option<u64>,
+    /// Which launch of file B, where it holds several.
+    #[arg(long, value_name = "ID")]
+    pub launch_b: Option<u64>,
     /// The ladder holding both versions [default: the first one that does].
     #[arg(long)]
     pub ladder: Option<String>,
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +177,16 @@ pub struct ImportArgs {
     /// Which kernel of the exports, where they hold several (part of its name).
     #[arg(long)]
     pub kernel: Option<String>,
+    /// Which launch (ncu's launch ID), where several match; without it such exports
+    /// are listed and nothing is imported.
+    #[arg(long, value_name = "ID")]
+    pub launch: Option<u64>,
+    /// FLOP of one launch of this version (e.g. 34359738368 or 3.4e10), for its TFLOPS.
+    #[arg(long, value_name = "FLOP")]
+    pub flops: Option<f64>,
+    /// The ladder's practical ceiling in TFLOPS, for its "% of ceiling" row.
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
     /// Mark the version as a baseline (a reference beside the ladder).
     #[arg(long)]
     pub baseline: bool,
@@ -202,8 +252,32 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Version ids, or `all` [default: all].
+    /// Version ids of the recipe, or `all` [default: all].
     pub versions: Vec<String>,
+    /// The program to profile and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
+    /// With a command: the version the profile becomes.
+    #[arg(long = "version", value_name = "ID", requires = "command")]
+    pub version_id: Option<String>,
+    /// With a command: which kernels ncu profiles (ncu's -k: a name, or `regex:…`)
+    /// [default: the first kernel launched after --launch-skip].
+    #[arg(
+        short = 'k',
+        long = "kernel",
+        value_name = "FILTER",
+        requires = "command"
+    )]
+    pub kernel: Option<String>,
+    /// With a command: launches (of the filtered kernels) ncu lets pass first.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub launch_skip: u32,
+    /// With a command: the version's title [default: the kernel's short name].
+    #[arg(long, requires = "command")]
+    pub title: Option<String>,
+    /// With a command: replace the version's existing exports.
+    #[arg(long, requires = "command")]
+    pub force: bool,
     /// The ladder whose recipe to profile, where the kernels folder holds several
     /// [default: flash-attention].
     #[arg(long)]
@@ -262,6 +336,42 @@ impl RunArgs {
 }
 
 impl ProfileArgs {
+    /// The request to profile a command, when one was given after `--`.
+    pub fn command_request(
+        &self,
+        profiles: PathBuf,
+    ) -> Option<anyhow::Result<profile::CommandRequest>> {
+        if self.command.is_empty() {
+            return None;
+        }
+        let Some(version) = self.version_id.clone() else {
+            return Some(Err(anyhow::anyhow!(
+                "profiling a command needs --version ID (the version it becomes)"
+            )));
+        };
+        if !self.versions.is_empty() {
+            return Some(Err(anyhow::anyhow!(
+                "give recipe versions ({}) or a command after `--`, not both",
+                self.versions.join(" ")
+            )));
+        }
+        Some(Ok(profile::CommandRequest {
+            profiles,
+            ladder: self.ladder.clone(),
+            version,
+            title: self.title.clone(),
+            target: crate::nsight::Target {
+                command: self.command.clone(),
+                kernel: self.kernel.clone(),
+                launch_skip: self.launch_skip,
+                launch_count: 1,
+                set: self.set.clone(),
+            },
+            timeout: std::time::Duration::from_secs(self.timeout),
+            force: self.force,
+        }))
+    }
+
     pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {
@@ -273,4 +383,30 @@ impl ProfileArgs {
             ..profile::Request::new(kernels, profiles)
         })
     }
+}
+
+/// Writes the completion script of `shell`, generated from these definitions.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "stallscope", out);
+}
+
+/// The command as the man pages describe it: named by the package description, without
+/// the `help` subcommand (the pages are the help).
+fn man_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+        .about(env!("CARGO_PKG_DESCRIPTION"))
+        .disable_help_subcommand(true)
+}
+
+/// Writes the man page, generated from these definitions: the command, its options and
+/// the subcommands, each named as `stallscope-NAME(1)`.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(man_command()).render(out)
+}
+
+/// Writes `stallscope.1` and a page per visible subcommand into `dir`.
+pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    clap_mangen::generate_to(man_command(), dir)
 }

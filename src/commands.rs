@@ -3,10 +3,11 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
-use crate::gpu::{process, profile, runner};
+use crate::gpu::{profile, runner};
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::process;
 use crate::report::format;
 use crate::report::{self, Analysed, CompareInput, Format};
 use anyhow::{Context, Result, anyhow, bail};
@@ -37,25 +38,51 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Compare(a)) => compare_command(common, &a),
         Some(Command::Import(a)) => {
             let profiles = writable_profiles(common);
+            let files = model::reports::expand(&a.files)?;
             let done = import::import(&import::Request {
                 profiles: &profiles,
                 ladder: a.ladder.as_deref(),
                 version: &a.version_id,
                 title: a.title.as_deref(),
                 kernel: a.kernel.as_deref(),
+                launch: a.launch,
                 baseline: a.baseline,
-                files: &a.files,
+                files: &files,
                 force: a.force,
+                flops: a.flops,
+                peak_tflops: a.peak_tflops,
             })?;
             eprintln!("{done}");
             Ok(true)
         }
         Some(Command::Run(a)) => run_command(common, &a),
-        Some(Command::Profile(a)) => {
-            let req = a.request(common, writable_profiles(common))?;
-            profile_command(&req)
-        }
+        Some(Command::Profile(a)) => match a.command_request(writable_profiles(common)) {
+            Some(req) => profile_any_command(&req?),
+            None => {
+                let req = a.request(common, writable_profiles(common))?;
+                profile_command(&req)
+            }
+        },
         Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Doctor) => {
+            let (text, ok) = crate::doctor::report(&crate::doctor::checks());
+            print!("{text}");
+            Ok(ok)
+        }
+        Some(Command::Completions { shell }) => {
+            crate::cli::write_completions(shell, &mut std::io::stdout());
+            Ok(true)
+        }
+        Some(Command::Man { dir }) => {
+            match dir {
+                Some(dir) => crate::cli::write_man_pages(&dir).with_context(|| {
+                    format!("cannot write the man pages into {}", dir.display())
+                })?,
+                None => crate::cli::write_man_page(&mut std::io::stdout())
+                    .context("cannot write the man page")?,
+            }
+            Ok(true)
+        }
         Some(Command::Worker(args)) => {
             crate::gpu::worker::main(&args)?;
             Ok(true)
@@ -76,8 +103,30 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             bail!("no ladder named {name:?}");
         }
     }
-    print_report(&ladders, a.format);
+    let exporter = report::exporter_with_chart(a.format, a.chart)?;
+    if a.format == Format::Svg && ladders.len() > 1 {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!(
+            "--format svg draws one ladder's chart: choose it with --ladder ({})",
+            names.join(", ")
+        );
+    }
+    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// Writes a command's output to a file, or to standard output.
+fn emit(text: &str, output: Option<&Path>) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
 }
 
 fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
@@ -244,6 +293,20 @@ fn slower_than(
 /// The schema of `run --json`.
 pub const RUN_SCHEMA: &str = "stallscope/run/1";
 
+fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
+    process::handle_interrupts()?;
+    let cancel = AtomicBool::new(false);
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} ncu: {msg}").expect("a valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar.set_message("starting");
+    let done = profile::profile_command(req, &cancel, &mut |s| bar.set_message(s.to_string()));
+    bar.finish_and_clear();
+    eprintln!("{}", done?);
+    Ok(true)
+}
+
 fn profile_command(req: &profile::Request) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
@@ -270,12 +333,17 @@ fn profile_command(req: &profile::Request) -> Result<bool> {
 fn load_report(common: &Common) -> LoadReport {
     LoadReport {
         keep_going: common.keep_going,
-        failures: Vec::new(),
+        strict: common.strict,
+        ..LoadReport::default()
     }
 }
 
-/// Lists what `--keep-going` let pass; false when anything failed.
+/// Lists what was read in part, and what `--keep-going` let pass; false when anything
+/// failed.
 fn finish(report: &LoadReport) -> bool {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     for f in &report.failures {
         eprintln!("failed: {f}");
     }
@@ -339,7 +407,10 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     let mut loose: Vec<PathBuf> = Vec::new();
     let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
         if !loose.is_empty() {
-            ladders.push(model::load_files(loose, report)?);
+            let files = expand_reports(loose, report)?;
+            if !files.is_empty() {
+                ladders.push(model::load_files(&files, report)?);
+            }
             loose.clear();
         }
         Ok::<_, anyhow::Error>(())
@@ -352,7 +423,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
             } else if has_ladders(p) {
                 ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
             } else {
-                let files = export_files(p)?;
+                let files = expand_reports(&export_files(p)?, report)?;
                 ladders.push(model::load_files(&files, report)?);
             }
         } else if p.exists() {
@@ -373,20 +444,55 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     Ok(ladders)
 }
 
-/// The CSV exports of a folder, by name.
+/// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
+/// be converted is a failure like an unreadable export (kept going past with
+/// `--keep-going`).
+fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !model::reports::is_report(p) {
+            out.push(p.clone());
+            continue;
+        }
+        match model::reports::pages_of(p) {
+            Ok(pages) => out.extend(pages),
+            Err(e) if report.keep_going => report
+                .failures
+                .push(crate::ncu::ParseError::file(p, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// The ncu exports of a folder, found by their content whatever their names (`.csv`,
+/// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
 fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".csv") || name.ends_with(".csv.gz")
-        })
+        .filter(|p| p.is_file())
         .collect();
-    files.sort();
+    paths.sort();
+    let mut files = Vec::new();
+    let mut others = Vec::new();
+    for p in paths {
+        if model::reports::is_report(&p) {
+            files.push(p);
+            continue;
+        }
+        match crate::ncu::sniff(&p) {
+            Ok(()) => files.push(p),
+            Err(e) => others.push(e),
+        }
+    }
     if files.is_empty() {
+        let found = match others.first() {
+            None => String::new(),
+            Some(first) => format!(" ({} other file(s); the first: {first})", others.len()),
+        };
         bail!(
-            "{} holds no ladder ({}) and no .csv or .csv.gz exports",
+            "{} holds no ladder ({}) and no ncu exports{found}",
             dir.display(),
             manifest::FILE_NAME
         );
@@ -399,9 +505,19 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
     let mut report = load_report(common);
     let (ladder_a, ia, ladder_b, ib) = match args.b.as_deref() {
         Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
-            let la = model::load_files(&[PathBuf::from(a)], &mut report)?;
-            let lb = model::load_files(&[PathBuf::from(b)], &mut report)?;
-            (la, 0, lb, 0)
+            let (pa, pb) = (Path::new(a), Path::new(b));
+            for (given, p) in [(a, pa), (b, pb)] {
+                if !p.is_file() {
+                    bail!(
+                        "{given} is not a file: compare takes two version ids of one ladder, or two export files"
+                    );
+                }
+            }
+            let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
+            let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
+            let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
+            let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
+            (la, ia, lb, ib)
         }
         Some(b) => {
             let ladders = default_ladders(common, &mut report)?;
@@ -437,8 +553,25 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         b_name: name(&ladder_b, ib),
         comparison: &comparison,
     };
-    print!("{}", report::exporter(format).compare(&input));
+    emit(
+        &report::exporter(format).compare(&input),
+        args.output.as_deref(),
+    )?;
     Ok(finish(&report))
+}
+
+/// The version (one per launch) of a loose file's ladder that a comparison means.
+fn one_launch(l: &Ladder, launch: Option<u64>, how: &str) -> Result<usize> {
+    let profiles: Vec<model::Profile> = l
+        .versions
+        .iter()
+        .filter_map(|v| v.profile.clone())
+        .collect();
+    let p = model::pick_launch(&profiles, None, launch, how).with_context(|| l.title.clone())?;
+    Ok(profiles
+        .iter()
+        .position(|x| std::ptr::eq(x, p))
+        .expect("picked from these"))
 }
 
 /// Finds two versions in one ladder: `--ladder`, a `LADDER:ID` prefix, or the first
@@ -457,6 +590,12 @@ fn find_pair<'a>(
     }
     let ((la, va), (lb, vb)) = (split(a), split(b));
     let wanted = ladder.or(la).or(lb);
+    if let Some(w) = wanted
+        && !ladders.iter().any(|l| l.name == w)
+    {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!("no ladder named {w:?} (there are: {})", names.join(", "));
+    }
     for l in ladders {
         if wanted.is_some_and(|w| w != l.name) {
             continue;

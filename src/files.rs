@@ -22,6 +22,18 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// stallscope's cache: `$STALLSCOPE_CACHE`, else `$XDG_CACHE_HOME/stallscope`, else
+/// `~/.cache/stallscope`.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("STALLSCOPE_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    Some(base.join("stallscope"))
+}
+
 /// Resolves `.` and `..` without touching the file system; a `..` that climbs above the
 /// start is kept (`../../p` stays `../../p`).
 pub fn normalize(path: &Path) -> PathBuf {

@@ -8,9 +8,12 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod files;
 pub mod gpu;
 pub mod model;
 pub mod ncu;
+pub mod nsight;
+pub mod process;
 pub mod report;
 pub mod tui;

@@ -2,8 +2,8 @@
 //! script and for ncu (which starts the program it profiles) hang on purpose; the
 //! timeout and cancel end each one with every process it started. No GPU needed.
 
-use stallscope::gpu::process::{self, Limits, Stopped};
 use stallscope::gpu::protocol::{Starting, WorkerError};
+use stallscope::process::{self, Limits, Stopped};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -296,3 +296,221 @@ fn help_answers() {
     }
     stallscope().arg("--version").assert().success();
 }
+
+#[test]
+fn a_run_file_that_cannot_be_read_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder = dir.path().join("toy");
+    std::fs::create_dir_all(&ladder).unwrap();
+    std::fs::write(ladder.join("ladder.toml"), "title = 'toy'\n").unwrap();
+    std::fs::write(ladder.join("runs.json"), "{ not json").unwrap();
+    stallscope()
+        .args(["report", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("runs.json is not a run file"));
+}
+
+#[test]
+fn global_options_work_before_the_subcommand() {
+    stallscope()
+        .arg("--profiles")
+        .arg(profiles())
+        .args(["compare", "v1", "v2", "--ladder", "sgemm-toy"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}
+
+#[test]
+fn errors_name_the_real_cause() {
+    stallscope()
+        .args(["compare", "v1", "v2", "--ladder", "nope", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no ladder named \"nope\""));
+    stallscope()
+        .arg("compare")
+        .arg(fixture("sgemm/raw.csv"))
+        .arg("v2")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("v2 is not a file"));
+    stallscope()
+        .args(["run", "v01", "--kernels", "/nonexistent"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("/nonexistent: no such folder"));
+}
+
+/// The bash script that `completions bash` prints, sourced into a real bash and asked to
+/// complete `stallscope rep`, answers `report`.
+#[test]
+fn bash_completion_completes_a_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("stallscope.bash");
+    let out = stallscope().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let reply = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(
+            r#"source "$1"; COMP_WORDS=(stallscope rep); COMP_CWORD=1;
+               _stallscope stallscope rep stallscope; printf '%s\n' "${COMPREPLY[@]}""#,
+        )
+        .arg("bash")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert_eq!(String::from_utf8_lossy(&reply.stdout), "report\n");
+}
+
+/// `man --dir` writes the main page and every page that its SUBCOMMANDS section names.
+#[test]
+fn man_pages_cover_every_subcommand_the_main_page_names() {
+    let dir = tempfile::tempdir().unwrap();
+    stallscope()
+        .args(["man", "--dir"])
+        .arg(dir.path().join("man1"))
+        .assert()
+        .success();
+    let main = std::fs::read_to_string(dir.path().join("man1/stallscope.1")).unwrap();
+    let named: Vec<&str> = main
+        .lines()
+        .filter_map(|l| l.strip_suffix("(1)"))
+        .map(|l| l.trim_start_matches("stallscope\\-"))
+        .collect();
+    let missing: Vec<&&str> = named
+        .iter()
+        .filter(|n| !dir.path().join(format!("man1/stallscope-{n}.1")).is_file())
+        .collect();
+    assert!(
+        named.contains(&"report") && missing.is_empty(),
+        "named {named:?}, missing {missing:?}"
+    );
+}
+
+/// `--format svg --chart NAME` prints one chart as a file of its own (its styles inside),
+/// with a mark for each of the ladder's versions.
+#[test]
+fn svg_chart_alone_has_a_mark_per_version() {
+    let out = stallscope()
+        .args([
+            "report",
+            "--format",
+            "svg",
+            "--chart",
+            "stalls",
+            "--ladder",
+            "sgemm-toy",
+            "--profiles",
+        ])
+        .arg(profiles())
+        .output()
+        .unwrap();
+    let svg = String::from_utf8(out.stdout).unwrap();
+    let marks: Vec<&str> = svg
+        .split("class=\"mark\" data-version=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    assert!(
+        svg.starts_with("<?xml") && svg.contains("<style>") && marks == ["v1", "v2"],
+        "marks {marks:?} in {svg:.300}"
+    );
+}
+
+#[test]
+fn a_chart_without_svg_is_refused_in_one_line() {
+    stallscope()
+        .args(["report", "--chart", "speed", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .code(1)
+        .stderr("Error: --chart draws one chart as SVG: give it with --format svg\n");
+}
+
+/// `compare --format html -o FILE` writes a page naming both versions, and nothing to
+/// standard output.
+#[test]
+fn compare_writes_an_html_page_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("compare.html");
+    stallscope()
+        .args(["compare", "v1", "v2", "--format", "html", "-o"])
+        .arg(&page)
+        .arg("--profiles")
+        .arg(profiles())
+        .assert()
+        .success()
+        .stdout("");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains("<h1>v1 naive → v2 tiled</h1>"),
+        "{html:.400}"
+    );
+}
+
+/// A command that needs one launch never takes the first of several: it lists them and
+/// stops, and `--launch ID` picks one, which the manifest then names.
+#[test]
+fn several_launches_are_listed_and_one_is_picked_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let eight = fixture("h200/others_basic_details.csv");
+    stallscope()
+        .arg("import")
+        .arg(&eight)
+        .args(["--version", "v1", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "8 launches match any kernel; pick one with --launch ID",
+        ))
+        .stderr(predicate::str::contains("launch 3     softmax_kernel"));
+    assert!(!dir.path().join("imported").exists(), "nothing written");
+    stallscope()
+        .arg("import")
+        .arg(&eight)
+        .args([
+            "--version",
+            "v1",
+            "--launch",
+            "3",
+            "--flops",
+            "1e9",
+            "--peak-tflops",
+            "750",
+        ])
+        .arg("--profiles")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let m = std::fs::read_to_string(dir.path().join("imported/ladder.toml")).unwrap();
+    assert!(m.contains("launch = 3"), "{m}");
+    assert!(m.contains("flops = 1000000000.0"), "{m}");
+    assert!(m.contains("peak_tflops = 750.0"), "{m}");
+    stallscope()
+        .args(["report", "--format", "json", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("softmax_kernel"));
+    stallscope()
+        .arg("compare")
+        .arg(&eight)
+        .arg(fixture("sgemm/det.csv"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("pick one with --launch-a ID"));
+    stallscope()
+        .arg("compare")
+        .arg(&eight)
+        .arg(fixture("sgemm/det.csv"))
+        .args(["--launch-a", "2", "--launch-b", "0"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nvjet_sm90"));
+}

@@ -80,7 +80,7 @@ fn source_page_opcode_samples_add_up_to_the_total() {
             };
             let ops = analysis::hot_ops(listing);
             let by_ops: u64 = ops.iter().map(|o| o.samples).sum();
-            assert_eq!(by_ops, listing.total_samples(), "{rel}");
+            assert_eq!(u128::from(by_ops), listing.total_samples(), "{rel}");
             assert!(listing.total_samples() > 0);
             // Each line's reasons add up to its samples.
             for l in &listing.lines {

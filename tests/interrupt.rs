@@ -3,7 +3,7 @@
 //! terminal does not reach: every child leads a group of its own). A test binary of its
 //! own, since the interrupt stays raised for the rest of the process.
 
-use stallscope::gpu::process::{self, Limits, Stopped};
+use stallscope::process::{self, Limits, Stopped};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

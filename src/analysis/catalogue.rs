@@ -26,6 +26,14 @@ pub enum Kind {
     Percent,
     Count,
     Bytes,
+    /// Stored in Hz, shown in MHz.
+    Frequency,
+    /// Watts.
+    Power,
+    /// Millijoules.
+    Energy,
+    /// TFLOPS per watt of board power.
+    Efficiency,
 }
 
 impl Kind {
@@ -36,6 +44,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "",
             Kind::Bytes => "B",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -48,6 +60,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "count",
             Kind::Bytes => "bytes",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -56,6 +72,8 @@ impl Kind {
         match self {
             // Stored in ns.
             Kind::Time => v / 1e3,
+            // Stored in Hz.
+            Kind::Frequency => v / 1e6,
             _ => v,
         }
     }
@@ -126,15 +144,28 @@ pub struct MetricDef {
 use Src::{Detail, Raw};
 
 const SOL: &str = "GPU Speed Of Light Throughput";
+/// The section's name up to ncu 2020.3, with its older metric names.
+const SOL_2020: &str = "GPU Speed Of Light";
 
 catalogue! {
     RunTime: "run_time", "Time (run)", Time, Lower, Speed, [],
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
+    RunClock: "run_sm_clock", "SM clock (run)", Frequency, Neutral, Speed, [],
+        "mean SM clock NVML reported over the run's timed windows: the H200 drops from 1980 to ~1620 MHz under sustained load";
+    RunPower: "run_power", "Board power (run)", Power, Neutral, Speed, [],
+        "mean board power over the run's timed windows (NVML's energy counter)";
+    RunEnergy: "run_energy", "Energy / launch (run)", Energy, Lower, Speed, [],
+        "energy of one launch: under a power cap, energy is speed";
+    RunEfficiency: "run_tflops_per_watt", "TFLOPS / W (run)", Efficiency, Higher, Speed, [],
+        "throughput per watt of board power";
     Duration: "duration", "Duration (ncu)", Time, Lower, Speed,
-        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration")],
-        "kernel duration under the profiler (caches flushed, one launch)";
+        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
+        "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
+    SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
+        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency")],
+        "the SM clock during the profiled launch (ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
     PctOfCeiling: "pct_of_ceiling", "% of ceiling", Percent, Higher, Speed, [],
@@ -146,22 +177,29 @@ catalogue! {
         [Raw("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")],
         "warpgroup MMA (HGMMA) instructions issued, of the peak issue rate";
     TensorMma: "mma_issue", "mma.sync issue rate", Percent, Neutral, Compute,
-        [Raw("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active")],
+        [Raw("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active"),
+         Raw("sm__inst_executed_pipe_tensor_subpipe_hmma.avg.pct_of_peak_sustained_active")],
         "warp-level MMA (HMMA) instructions issued, of the peak issue rate";
     SmThroughput: "sm_throughput", "SM throughput", Percent, Higher, Compute,
-        [Raw("sm__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "Compute (SM) Throughput")],
+        [Raw("sm__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "Compute (SM) Throughput"),
+         Detail(SOL, "Compute (SM) [%]"), Detail(SOL_2020, "SM [%]")],
         "the busiest SM pipeline or unit, as a share of its peak";
     IssueActive: "issue_active", "Issue slots busy", Percent, Neutral, Compute,
         [Raw("sm__issue_active.avg.pct_of_peak_sustained_elapsed"), Detail("Compute Workload Analysis", "Issue Slots Busy")],
         "cycles in which a scheduler issued an instruction";
     DramThroughput: "dram", "DRAM throughput", Percent, Neutral, Memory,
-        [Raw("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "DRAM Throughput")],
+        [Raw("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+         Raw("dram__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "DRAM Throughput"),
+         Detail(SOL_2020, "SOL DRAM"), Detail(SOL_2020, "SOL FB"),
+         Raw("fbpa__throughput.avg.pct_of_peak_sustained_elapsed")],
         "device-memory bandwidth used, of its peak";
     L2Throughput: "l2", "L2 throughput", Percent, Neutral, Memory,
-        [Raw("lts__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L2 Cache Throughput")],
+        [Raw("lts__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L2 Cache Throughput"),
+         Detail(SOL_2020, "SOL L2 Cache"), Detail(SOL_2020, "SOL L2")],
         "L2 cache bandwidth used, of its peak";
     L1Throughput: "l1", "L1/TEX throughput", Percent, Neutral, Memory,
-        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_elapsed"), Detail(SOL, "L1/TEX Cache Throughput")],
+        [Raw("l1tex__throughput.avg.pct_of_peak_sustained_active"), Detail(SOL, "L1/TEX Cache Throughput"),
+         Detail(SOL_2020, "SOL L1/TEX Cache"), Detail(SOL_2020, "SOL TEX")],
         "L1 / shared-memory unit bandwidth used, of its peak";
     SharedPipe: "shared", "Shared-memory pipe", Percent, Neutral, Memory,
         [Raw("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed")],

@@ -76,6 +76,10 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         let us = run.median_us.expect("filtered");
         values[MetricId::RunTime as usize] = Some(us * 1e3);
         values[MetricId::RunTflops as usize] = run.tflops.or(flops.map(|f| f / us / 1e6));
+        values[MetricId::RunClock as usize] = run.sm_clock_mhz.map(|m| m * 1e6);
+        values[MetricId::RunPower as usize] = run.power_w;
+        values[MetricId::RunEnergy as usize] = run.energy_mj;
+        values[MetricId::RunEfficiency as usize] = run.tflops_per_watt();
     }
     let tflops = match (flops, values[MetricId::Duration as usize]) {
         (Some(f), Some(ns)) if ns > 0.0 => Some(f / ns / 1e3),

@@ -116,7 +116,7 @@ fn from_sampling(p: &Profile) -> Option<StallBreakdown> {
             present += 1;
         }
     }
-    let samples = p.raw_value("smsp__pcsamp_sample_count").map(|v| v as u64);
+    let samples = p.raw_value("smsp__pcsamp_sample_count").and_then(count);
     if present * 2 < StallReason::COUNT {
         return None;
     }
@@ -130,7 +130,13 @@ fn from_source(s: &SourceListing) -> Option<StallBreakdown> {
             *c += n as f64;
         }
     }
-    StallBreakdown::from_counts(StallSource::SourcePage, &counts, Some(s.total_samples()))
+    let samples = u64::try_from(s.total_samples()).ok();
+    StallBreakdown::from_counts(StallSource::SourcePage, &counts, samples)
+}
+
+/// A count read as a number: `None` unless it is a whole number that fits.
+fn count(x: f64) -> Option<u64> {
+    (x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0).then_some(x as u64)
 }
 
 fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
@@ -182,24 +188,27 @@ impl OpcodeStat {
 
 /// Aggregates a source page by instruction class, hottest (by stall samples) first.
 pub fn hot_ops(s: &SourceListing) -> Vec<OpcodeStat> {
-    let mut by_op: HashMap<&str, (u64, usize, Vec<u64>)> = HashMap::new();
+    // Totals in u128: no listing's samples overflow them. A parsed listing's total fits
+    // a u64 (the parser refuses others), so each class's does.
+    let mut by_op: HashMap<&str, (u128, usize, Vec<u128>)> = HashMap::new();
     for line in &s.lines {
         let e = by_op
             .entry(&line.opcode)
             .or_insert_with(|| (0, 0, vec![0; StallReason::COUNT]));
-        e.0 += line.samples;
+        e.0 += u128::from(line.samples);
         e.1 += 1;
         for (c, &n) in e.2.iter_mut().zip(line.stalls.iter()) {
-            *c += n as u64;
+            *c += u128::from(n);
         }
     }
+    let fit = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
     let mut out: Vec<OpcodeStat> = by_op
         .into_iter()
         .map(|(op, (samples, instructions, counts))| {
-            let selected = counts[StallReason::Selected.index()];
+            let (samples, selected) = (fit(samples), fit(counts[StallReason::Selected.index()]));
             let mut reasons: Vec<(StallReason, u64)> = StallReason::ALL
                 .iter()
-                .map(|&r| (r, counts[r.index()]))
+                .map(|&r| (r, fit(counts[r.index()])))
                 .filter(|(_, n)| *n > 0)
                 .collect();
             reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));

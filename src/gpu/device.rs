@@ -49,6 +49,19 @@ pub fn unavailable() -> Option<String> {
     }
 }
 
+/// The GPUs the driver sees, by name ("0: NVIDIA H200"); the driver must be present
+/// ([`unavailable`] says so).
+pub fn device_names() -> Result<Vec<String>> {
+    let n = result::device::get_count().cuda("cannot count GPUs")?;
+    (0..n)
+        .map(|i| {
+            let d = result::device::get(i).cuda("cannot open a GPU")?;
+            let name = result::device::get_name(d).cuda("device name")?;
+            Ok(format!("{i}: {name}"))
+        })
+        .collect()
+}
+
 pub struct Device {
     pub ctx: Arc<CudaContext>,
     /// A stream of its own (the legacy default stream cannot be captured into a graph).

@@ -4,8 +4,8 @@
 //! loads CUDA until a run asks for it.
 //!
 //! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
-//! script), so a kernel that faults or hangs fails alone; [`process`] starts and stops
-//! every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
+//! script), so a kernel that faults or hangs fails alone; [`crate::process`] starts and
+//! stops every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
 //! a run and [`profile`] a profile. Nothing here writes the report or the TUI.
 
 pub mod attention;
@@ -14,7 +14,6 @@ pub mod check;
 pub mod device;
 pub mod nvml;
 pub mod nvrtc;
-pub mod process;
 pub mod profile;
 pub mod protocol;
 pub mod recipe;
@@ -50,6 +49,12 @@ pub fn load_recipe(dir: &Path) -> Result<recipe::KernelRecipe> {
 /// The recipe folders `kernels` stands for: itself when it holds a recipe, else its
 /// sub-folders that do (on disk, or in the built-in copy), by name.
 pub fn recipe_dirs(kernels: &Path) -> Result<Vec<PathBuf>> {
+    if !kernels.exists() && !Store::Embedded.exists(kernels) {
+        bail!(
+            "{}: no such folder (--kernels names a recipe folder or a folder of them)",
+            kernels.display()
+        );
+    }
     let store = kernel_store(kernels);
     if store.exists(&kernels.join(recipe::FILE_NAME)) {
         return Ok(vec![kernels.to_path_buf()]);

@@ -2,14 +2,15 @@
 //! that launches one version after two warm-up launches), exports the raw, details and
 //! source pages in base units, and imports them into the profiles ladder.
 
-use super::process::{self, Limits, Line};
 use super::worker::Mode;
 use crate::model::Shape;
 use crate::model::import;
 use crate::model::manifest;
+use crate::nsight;
+use crate::process::Limits;
 use anyhow::{Context, Result, anyhow, bail};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -49,20 +50,7 @@ pub struct Profiled {
     pub outcome: Result<String>,
 }
 
-/// The ncu executable: `$NCU`, else `ncu` on the PATH.
-pub fn find_ncu() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("NCU") {
-        return Ok(PathBuf::from(p));
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join("ncu"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            anyhow!("Nsight Compute's ncu was not found on the PATH (set NCU to its path): profiling needs it")
-        })
-}
+pub use crate::nsight::find_ncu;
 
 pub fn run(
     req: &Request,
@@ -115,91 +103,50 @@ fn profile_one(
     shape: Shape,
     cancel: &AtomicBool,
 ) -> Result<String> {
-    let report = work.join(&v.id);
-    let mut cmd = Command::new(ncu);
-    cmd.args([
-        "--clock-control",
-        "none",
-        "--set",
-        &req.set,
-        "--import-source",
-        "yes",
-    ])
-    .args(["-k", &format!("regex:^{}$", v.entry)])
-    .args(["--launch-skip", "2", "--launch-count", "1", "-f", "-o"])
-    .arg(&report)
-    .arg(exe)
-    .arg("__worker")
-    .args(["--mode", Mode::Profile.name(), "--version", &v.id])
-    .arg("--recipe")
-    .arg(&req.kernels)
-    .args(["--shape", &shape.to_string(), "--seed", "1"]);
+    let mut command: Vec<OsString> = vec![exe.into(), "__worker".into()];
+    command.extend(
+        [
+            "--mode",
+            Mode::Profile.name(),
+            "--version",
+            &v.id,
+            "--recipe",
+        ]
+        .iter()
+        .map(OsString::from),
+    );
+    command.push(req.kernels.clone().into());
+    command.extend(
+        ["--shape", &shape.to_string(), "--seed", "1"]
+            .iter()
+            .map(OsString::from),
+    );
     if req.causal {
-        cmd.arg("--causal");
+        command.push("--causal".into());
     }
-    let limits = Limits::new(req.timeout, cancel);
-    let out = match process::run(cmd, &limits, &mut |_: &Line| {})? {
-        Ok(f) => f,
-        Err(process::Stopped::TimedOut(d)) => bail!("ncu timed out after {} s", d.as_secs()),
-        Err(stop) => bail!("{stop}"),
+    // The worker launches the version three times: two warm-ups, then the profiled one.
+    let target = nsight::Target {
+        command,
+        kernel: Some(format!("regex:^{}$", v.entry)),
+        launch_skip: 2,
+        launch_count: 1,
+        set: req.set.clone(),
     };
-    let all = format!("{}\n{}", out.stdout, out.stderr);
-    if all.contains("ERR_NVGPUCTRPERM") {
-        bail!(
-            "ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root or allow profiling for all users"
-        );
-    }
-    let rep = report.with_extension("ncu-rep");
-    if !rep.is_file() {
-        let why = all
-            .lines()
-            .rev()
-            .find(|l| l.contains("==ERROR==") || l.contains("==WARNING=="))
-            .or_else(|| all.lines().rev().find(|l| !l.trim().is_empty()))
-            .unwrap_or("no output");
-        bail!("ncu wrote no report: {why}");
-    }
-
-    let pages: [(&str, &[&str]); 3] = [
-        ("raw.csv", &["--page", "raw", "--print-units", "base"]),
-        (
-            "details.csv",
-            &["--page", "details", "--print-units", "base"],
-        ),
-        (
-            "source.csv",
-            &["--page", "source", "--print-source", "sass"],
-        ),
-    ];
-    let dir = work.join(format!("{}-pages", v.id));
-    std::fs::create_dir_all(&dir)?;
-    let mut files = Vec::new();
-    for (name, args) in pages {
-        let mut export = Command::new(ncu);
-        export.arg("--import").arg(&rep).arg("--csv").args(args);
-        let o = match process::run(
-            export,
-            &Limits::new(req.timeout, cancel),
-            &mut |_: &Line| {},
-        )? {
-            Ok(f) => process::success(f, &format!("ncu's export of the {name} page"))?,
-            Err(stop) => bail!("exporting the {name} page: {stop}"),
-        };
-        let path = dir.join(name);
-        std::fs::write(&path, &o.stdout)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        files.push(path);
-    }
-
+    let limits = Limits::new(req.timeout, cancel);
+    let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &mut |_| {})?;
+    let files = nsight::export_pages(ncu, &rep, &work.join(format!("{}-pages", v.id)), &limits)?;
     let done = import::import(&import::Request {
         profiles: &req.profiles,
         ladder: Some(&ladder.ladder),
         version: &v.id,
         title: Some(&v.title),
         kernel: Some(&v.entry),
+        launch: None,
         baseline: false,
         files: &files,
         force: true,
+        flops: None,
+        peak_tflops: None,
     })?;
     // The import wrote the exports; the recipe supplies title, notes and source.
     let dir = req.profiles.join(&ladder.ladder);
@@ -207,6 +154,69 @@ fn profile_one(
         &dir,
         &ladder.manifest_defaults(),
         &ladder.manifest_entries(&[v.id.as_str()], &dir),
+    )?;
+    Ok(done.to_string())
+}
+
+/// Any program profiled into a version: `profile --ladder L --version V -- CMD…`.
+#[derive(Debug, Clone)]
+pub struct CommandRequest {
+    pub profiles: PathBuf,
+    pub ladder: Option<String>,
+    pub version: String,
+    pub title: Option<String>,
+    pub target: nsight::Target,
+    pub timeout: Duration,
+    pub force: bool,
+}
+
+/// Profiles a command with ncu and imports the pages as one version, the command
+/// stored with it so that it can be profiled again; `status` hears ncu's progress.
+pub fn profile_command(
+    req: &CommandRequest,
+    cancel: &AtomicBool,
+    status: &mut dyn FnMut(&str),
+) -> Result<String> {
+    let ncu = find_ncu()?;
+    let work = tempfile::tempdir().context("temporary folder")?;
+    let limits = Limits::new(req.timeout, cancel);
+    let rep = nsight::profile(
+        &ncu,
+        &req.target,
+        &work.path().join("report"),
+        &limits,
+        status,
+    )?;
+    status("exporting the report's pages");
+    let files = nsight::export_pages(&ncu, &rep, &work.path().join("pages"), &limits)?;
+    let done = import::import(&import::Request {
+        profiles: &req.profiles,
+        ladder: req.ladder.as_deref(),
+        version: &req.version,
+        title: req.title.as_deref(),
+        kernel: None,
+        launch: None,
+        baseline: false,
+        files: &files,
+        force: req.force,
+        flops: None,
+        peak_tflops: None,
+    })?;
+    let ladder_dir = done.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+    manifest::record_profile_command(
+        &ladder_dir,
+        &req.version,
+        &manifest::ProfileCommand {
+            command: req
+                .target
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            kernel: req.target.kernel.clone(),
+            launch_skip: req.target.launch_skip,
+            set: req.target.set.clone(),
+        },
     )?;
     Ok(done.to_string())
 }

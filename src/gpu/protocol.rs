@@ -10,8 +10,8 @@
 
 use super::check::ErrorStats;
 use super::nvml::{Monitor, Window};
-use super::process::{Child, Limits, Stopped};
 use crate::model::runs::{CaseCheck, Protocol, Regime};
+use crate::process::{Child, Limits, Stopped};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};

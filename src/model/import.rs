@@ -20,9 +20,15 @@ pub struct Request<'a> {
     pub version: &'a str,
     pub title: Option<&'a str>,
     pub kernel: Option<&'a str>,
+    /// Which launch (ncu's launch ID), where several match `kernel`.
+    pub launch: Option<u64>,
     pub baseline: bool,
     pub files: &'a [PathBuf],
     pub force: bool,
+    /// FLOP of one launch, written to the version's manifest entry.
+    pub flops: Option<f64>,
+    /// The ceiling "% of ceiling" is measured against, written to the ladder's manifest.
+    pub peak_tflops: Option<f64>,
 }
 
 /// What an import did, for the user.
@@ -68,24 +74,26 @@ pub fn import(req: &Request) -> Result<Imported> {
         contents.push(bytes);
     }
     let profiles = model::merge_exports(exports);
-    let profile = match req.kernel {
-        Some(k) => profiles
-            .iter()
-            .find(|p| p.kernel.contains(k))
-            .with_context(|| format!("no kernel matching {k:?} in the files given"))?,
-        None => profiles.first().context("the files hold no kernel")?,
-    };
+    if profiles.is_empty() {
+        bail!("the files hold no kernel launch");
+    }
+    let profile = model::pick_launch(&profiles, req.kernel, req.launch, "--launch ID")?;
     let kernel = short_kernel_name(&profile.kernel);
-    if req.kernel.is_none() && profiles.len() > 1 {
-        let names: Vec<String> = profiles
+    // Where the files hold several launches, the manifest names this one by its id, so
+    // that loading never has to guess.
+    let launch = (profiles.len() > 1).then(|| {
+        let i = profiles
             .iter()
-            .map(|p| short_kernel_name(&p.kernel))
-            .collect();
-        eprintln!(
-            "note: the files hold {} launches ({}); the version shows the first. Pick one with --kernel.",
-            profiles.len(),
-            names.join(", ")
-        );
+            .position(|p| std::ptr::eq(p, profile))
+            .expect("picked from these");
+        model::launch_key(&profiles, i)
+    });
+    for (what, v) in [("--flops", req.flops), ("--peak-tflops", req.peak_tflops)] {
+        if let Some(x) = v
+            && !(x.is_finite() && x > 0.0)
+        {
+            bail!("{what} must be a positive number, not {x}");
+        }
     }
 
     let ladder_dir = ladder_dir(req.profiles, req.ladder)?;
@@ -170,9 +178,14 @@ pub fn import(req: &Request) -> Result<Imported> {
             .kernel
             .map(str::to_string)
             .or_else(|| Some(kernel.clone())),
+        launch,
         baseline: req.baseline || existing.is_some_and(|v| v.baseline),
+        flops: req.flops.or(existing.and_then(|v| v.flops)),
         ..existing.cloned().unwrap_or_default()
     };
+    if req.peak_tflops.is_some() {
+        m.peak_tflops = req.peak_tflops;
+    }
     match m.version_mut(req.version) {
         Some(v) => *v = entry,
         None => m.versions.push(entry),

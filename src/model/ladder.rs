@@ -96,18 +96,22 @@ impl Ladder {
 }
 
 /// How loading treats unreadable exports: fail at the first (the default), or with
-/// `--keep-going` collect them here and load the rest.
+/// `--keep-going` collect them here and load the rest. Loose exports cut short in the
+/// middle of a launch keep their complete launches, each with a warning here, unless
+/// `strict` refuses them.
 #[derive(Debug, Default)]
 pub struct LoadReport {
     pub keep_going: bool,
     pub failures: Vec<ParseError>,
+    pub strict: bool,
+    pub warnings: Vec<ParseError>,
 }
 
 impl LoadReport {
     pub fn keep_going() -> LoadReport {
         LoadReport {
             keep_going: true,
-            failures: Vec::new(),
+            ..LoadReport::default()
         }
     }
 
@@ -172,12 +176,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         .map_err(|e| anyhow!("{}: {e}", store.describe(&manifest_path)))?;
 
     let runs_path = dir.join(runs::FILE_NAME);
-    let run_file: RunFile = if store.exists(&runs_path) {
-        serde_json::from_str(&store.read_text(&runs_path)?)
-            .with_context(|| format!("{} is not a run file", store.describe(&runs_path)))?
-    } else {
-        RunFile::default()
-    };
+    let run_file = RunFile::read(store, &runs_path)?;
 
     // Versions often share one report: parse each set of files once.
     let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
@@ -199,7 +198,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
                 }
                 parsed.insert(entry.files.clone(), merge_exports(exports));
             }
-            pick_profile(&parsed[&entry.files], entry.kernel.as_deref())
+            pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
         let notes = entry
@@ -257,33 +256,101 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     })
 }
 
-/// The profile a version means: the one whose kernel name contains `kernel`, else the
-/// only or first one.
-fn pick_profile(profiles: &[Profile], kernel: Option<&str>) -> Result<Option<Profile>> {
-    match kernel {
-        None => Ok(profiles.first().cloned()),
-        Some(k) => match profiles.iter().find(|p| p.kernel.contains(k)) {
-            Some(p) => Ok(Some(p.clone())),
-            None if profiles.is_empty() => Ok(None),
-            None => Err(anyhow!(
-                "no kernel matching {k:?} in its exports (they hold {})",
-                profiles
-                    .iter()
-                    .map(|p| short_kernel_name(&p.kernel))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        },
+/// The profile a version means: its exports' only launch, or the one its `kernel` and
+/// `launch` keys pick; several left is an error that lists them.
+fn pick_profile(
+    profiles: &[Profile],
+    kernel: Option<&str>,
+    launch: Option<u64>,
+) -> Result<Option<Profile>> {
+    if profiles.is_empty() {
+        return Ok(None);
+    }
+    pick_launch(
+        profiles,
+        kernel,
+        launch,
+        "`launch = ID` in its manifest entry",
+    )
+    .map(|p| Some(p.clone()))
+}
+
+/// The id a launch goes by: ncu's launch ID (from 0), or, on pages without one, its
+/// position (from 0 too).
+pub fn launch_key(profiles: &[Profile], i: usize) -> u64 {
+    profiles[i].launch_id.unwrap_or(i as u64)
+}
+
+/// One launch line of a listing: id, short name, grid and block, duration.
+pub fn describe_launch(profiles: &[Profile], i: usize) -> String {
+    let p = &profiles[i];
+    let duration = p
+        .raw_value("gpu__time_duration.sum")
+        .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))
+        .map(|ns| format!("{:.2} µs", ns / 1e3))
+        .unwrap_or_else(|| "duration unknown".into());
+    let dims = |d: &Option<String>| d.clone().unwrap_or_else(|| "?".into());
+    format!(
+        "launch {:<5} {:<32} grid {} block {} · {duration}",
+        launch_key(profiles, i),
+        short_kernel_name(&p.kernel),
+        dims(&p.launch.grid),
+        dims(&p.launch.block),
+    )
+}
+
+/// The one launch a command means among `profiles`: those whose kernel name contains
+/// `kernel` and, with `launch`, the one of that id. Never the first of several: when
+/// more than one is left, the error lists them and says how to pick (`how`).
+pub fn pick_launch<'p>(
+    profiles: &'p [Profile],
+    kernel: Option<&str>,
+    launch: Option<u64>,
+    how: &str,
+) -> Result<&'p Profile> {
+    let matching: Vec<usize> = (0..profiles.len())
+        .filter(|&i| kernel.is_none_or(|k| profiles[i].kernel.contains(k)))
+        .filter(|&i| launch.is_none_or(|l| launch_key(profiles, i) == l))
+        .collect();
+    let list = |idx: &mut dyn Iterator<Item = usize>| {
+        idx.map(|i| format!("  {}", describe_launch(profiles, i)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let wanted = match (kernel, launch) {
+        (Some(k), Some(l)) => format!("kernel {k:?}, launch {l}"),
+        (Some(k), None) => format!("kernel {k:?}"),
+        (None, Some(l)) => format!("launch {l}"),
+        (None, None) => "any kernel".into(),
+    };
+    match matching.as_slice() {
+        [one] => Ok(&profiles[*one]),
+        [] => bail!(
+            "no launch matching {wanted}; the exports hold:\n{}",
+            list(&mut (0..profiles.len()))
+        ),
+        many => bail!(
+            "{} launches match {wanted}; pick one with {how}:\n{}",
+            many.len(),
+            list(&mut many.iter().copied())
+        ),
     }
 }
 
 /// A ladder from loose export files: one version per kernel launch, in the order given
 /// (pages of one report merged).
 pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> {
+    let options = ncu::ReadOptions {
+        partial: !report.strict,
+        ..ncu::ReadOptions::default()
+    };
     let mut exports = Vec::new();
     for path in paths {
-        match ncu::read_file(path) {
-            Ok(e) => exports.push(e),
+        match ncu::read_file_with(path, &options) {
+            Ok(mut e) => {
+                report.warnings.append(&mut e.warnings);
+                exports.push(e);
+            }
             Err(e) => report.record(e)?,
         }
     }

@@ -42,6 +42,9 @@ pub struct VersionEntry {
     /// Which kernel of those files (a part of its name), where they hold several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// Which launch of those files (ncu's launch ID), where several match `kernel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<u64>,
     /// Notes file (Markdown), relative to the ladder folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
@@ -54,10 +57,27 @@ pub struct VersionEntry {
     /// FLOP of one launch where it differs from the ladder's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flops: Option<f64>,
+    /// How the version was profiled, where `profile -- CMD` did it: so that it can be
+    /// profiled again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileCommand>,
     /// The version this one was built on, where it is not the previous one (a branch:
     /// v17 built on v15 after v16 lost). Diffs, compare and the trail's moves use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+}
+
+/// A command ncu profiled into a version.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileCommand {
+    pub command: Vec<String>,
+    /// ncu's `-k` filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    #[serde(default)]
+    pub launch_skip: u32,
+    pub set: String,
 }
 
 impl Manifest {
@@ -115,5 +135,16 @@ pub fn record_versions(
     }
     let pos = |id: &str| entries.iter().position(|e| e.id == id);
     m.versions.sort_by_key(|v| pos(&v.id).unwrap_or(usize::MAX));
+    m.write(&path)
+}
+
+/// Stores the command a version was profiled with in the manifest of `ladder_dir`.
+pub fn record_profile_command(ladder_dir: &Path, id: &str, cmd: &ProfileCommand) -> Result<()> {
+    let path = ladder_dir.join(FILE_NAME);
+    let mut m = Manifest::read(&path)?.with_context(|| format!("{} is missing", path.display()))?;
+    let v = m
+        .version_mut(id)
+        .with_context(|| format!("{} has no version {id}", path.display()))?;
+    v.profile = Some(cmd.clone());
     m.write(&path)
 }

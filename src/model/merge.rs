@@ -1,62 +1,151 @@
-//! Merging pages exported from one report into one profile per kernel launch.
+//! Merging the pages of one kernel launch into one profile.
 //!
-//! Pages given together describe the same launches: a launch is matched on its launch ID
-//! and kernel name (not the process: pages may come from separate ncu runs of the same
-//! program); the source page carries only the kernel name, so it goes to
-//! the first profile of that name that has no source page yet. A profile takes one page
-//! of each kind: a second raw page of the same launch ID starts a new profile (two
-//! reports of the same kernel, e.g. two versions, each launched once).
+//! Pages of one launch become one profile, whatever their kinds and however many of
+//! each: the same process, launch ID and kernel (the details page, a `--metrics` export,
+//! a single-section export, the raw page twice in two units …); a summary page of a
+//! kernel launched once in that process, with the same launch configuration; a source
+//! page listing the same instructions with the same samples (it carries only the kernel
+//! name).
+//!
+//! Pages given together without that identity (separate ncu runs of one program, a
+//! source page) still describe the same launches: a page then goes to the first
+//! profile of that kernel and a compatible launch ID that has no page of its kind yet.
+//! A second page of a kind a profile holds starts a new profile (two reports of the
+//! same kernel, e.g. two versions, each launched once).
 
 use super::Profile;
-use crate::ncu::{Export, KernelRecord, Page, PageKind};
+use crate::ncu::{Export, Page, PageKind, SourceListing};
 
 pub fn merge_exports(exports: Vec<Export>) -> Vec<Profile> {
-    let mut profiles: Vec<Profile> = Vec::new();
+    // Pages of one launch, by identity.
+    let mut launches: Vec<Profile> = Vec::new();
     for export in exports {
         let kind = export.kind;
         for record in export.records {
-            let slot = profiles
-                .iter()
-                .position(|p| accepts(p, kind, &record))
-                .unwrap_or_else(|| {
-                    profiles.push(Profile {
-                        kernel: record.kernel.clone(),
-                        ..Profile::default()
-                    });
-                    profiles.len() - 1
-                });
-            add(&mut profiles[slot], kind, &export.path, record);
+            let page = page_profile(kind, &export.path, record);
+            match launches.iter_mut().find(|p| same_launch(p, &page)) {
+                Some(p) => absorb(p, page),
+                None => launches.push(page),
+            }
+        }
+    }
+    // Launches known only in part: completed by the pages they lack, in order.
+    let mut profiles: Vec<Profile> = Vec::new();
+    for launch in launches {
+        match profiles.iter_mut().find(|p| completes(p, &launch)) {
+            Some(p) => absorb(p, launch),
+            None => profiles.push(launch),
         }
     }
     profiles
 }
 
-fn accepts(p: &Profile, kind: PageKind, r: &KernelRecord) -> bool {
-    let same = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
-    let free = match kind {
-        // Details, --metrics and summary pages all fill the long-layout rows.
-        PageKind::Details | PageKind::Metrics | PageKind::Summary => {
-            !p.has_page(PageKind::Details)
-                && !p.has_page(PageKind::Metrics)
-                && !p.has_page(PageKind::Summary)
-        }
-        other => !p.has_page(other),
+fn page_profile(kind: PageKind, path: &std::path::Path, r: crate::ncu::KernelRecord) -> Profile {
+    let mut p = Profile {
+        kernel: r.kernel,
+        launch_id: r.launch_id,
+        process_id: r.process_id,
+        launch: r.launch,
+        pages: vec![(kind, path.to_path_buf())],
+        ..Profile::default()
     };
-    free && same_kernel(&p.kernel, &r.kernel) && same(p.launch_id, r.launch_id)
-}
-
-fn add(p: &mut Profile, kind: PageKind, path: &std::path::Path, r: KernelRecord) {
-    p.launch_id = p.launch_id.or(r.launch_id);
-    p.process_id = p.process_id.or(r.process_id);
-    p.launch.merge(&r.launch);
-    p.pages.push((kind, path.to_path_buf()));
     match r.page {
         Page::Metrics { metrics, rules } => {
-            p.details.extend(metrics);
-            p.rules.extend(rules);
+            p.details = metrics;
+            p.rules = rules;
         }
         Page::Raw(raw) => p.raw = Some(raw),
         Page::Source(listing) => p.source = Some(listing),
+    }
+    p
+}
+
+/// Whether two profiles are pages of one launch.
+fn same_launch(a: &Profile, b: &Profile) -> bool {
+    let known = |x: Option<u64>, y: Option<u64>| x.is_some() && x == y;
+    if !same_kernel(&a.kernel, &b.kernel) {
+        return false;
+    }
+    if let (Some(x), Some(y)) = (&a.source, &b.source) {
+        return same_listing(x, y);
+    }
+    if !known(a.process_id, b.process_id) {
+        return false;
+    }
+    if known(a.launch_id, b.launch_id) {
+        return true;
+    }
+    // A summary page (no launch ID) of a kernel launched once, in the same configuration.
+    let once = |p: &Profile| p.launch_id.is_none() && p.launch.invocations == Some(1);
+    let config = |p: &Profile| (p.launch.block.clone(), p.launch.grid.clone());
+    (once(a) || once(b))
+        && a.launch.block.is_some()
+        && a.launch.grid.is_some()
+        && config(a) == config(b)
+}
+
+/// The same instructions with the same samples: one report's source page exported
+/// twice (`sass`, and `cuda,sass`).
+fn same_listing(a: &SourceListing, b: &SourceListing) -> bool {
+    a.lines.len() == b.lines.len()
+        && a.lines
+            .iter()
+            .zip(&b.lines)
+            .all(|(x, y)| x.address == y.address && x.samples == y.samples && x.stalls == y.stalls)
+}
+
+/// Whether `part` can complete `p`: the same kernel, launch IDs that do not differ, and
+/// no page kind of `part` in `p` already (details, `--metrics` and summary pages all
+/// count as one kind: they fill the same rows).
+fn completes(p: &Profile, part: &Profile) -> bool {
+    let compatible = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
+    let class = |k: PageKind| match k {
+        PageKind::Details | PageKind::Metrics | PageKind::Summary => PageKind::Details,
+        other => other,
+    };
+    let free = part
+        .pages
+        .iter()
+        .all(|(k, _)| !p.pages.iter().any(|(held, _)| class(*held) == class(*k)));
+    free && same_kernel(&p.kernel, &part.kernel) && compatible(p.launch_id, part.launch_id)
+}
+
+/// Adds the pages of `from` to `into`; where both hold a value, the first page's stays.
+fn absorb(into: &mut Profile, from: Profile) {
+    into.launch_id = into.launch_id.or(from.launch_id);
+    into.process_id = into.process_id.or(from.process_id);
+    into.launch.merge(&from.launch);
+    into.pages.extend(from.pages);
+    for m in from.details {
+        if !into
+            .details
+            .iter()
+            .any(|d| d.section == m.section && d.name == m.name)
+        {
+            into.details.push(m);
+        }
+    }
+    for r in from.rules {
+        if !into
+            .rules
+            .iter()
+            .any(|x| x.section == r.section && x.rule == r.rule && x.description == r.description)
+        {
+            into.rules.push(r);
+        }
+    }
+    match (&mut into.raw, from.raw) {
+        (Some(raw), Some(other)) => raw.absorb(&other),
+        (slot @ None, other) => *slot = other,
+        _ => {}
+    }
+    match (&mut into.source, from.source) {
+        // A `cuda,sass` listing holds what a `sass` one does, and the CUDA lines.
+        (Some(s), Some(other)) if s.cuda_lines.is_empty() && !other.cuda_lines.is_empty() => {
+            *s = other
+        }
+        (slot @ None, other) => *slot = other,
+        _ => {}
     }
 }
 
@@ -68,8 +157,9 @@ pub fn same_kernel(a: &str, b: &str) -> bool {
 }
 
 fn canonical(name: &str) -> String {
+    let name = super::without_anonymous_namespaces(name.trim());
     let mut out = String::with_capacity(name.len());
-    let mut rest = name.trim();
+    let mut rest = name.as_str();
     while let Some(c) = rest.chars().next() {
         if let Some(after) = skip_cast(rest).or_else(|| skip_qualifier(rest)) {
             rest = after;
@@ -103,11 +193,8 @@ fn skip_cast(s: &str) -> Option<&str> {
         .then_some(after)
 }
 
-/// `ns::x` → `x`, `<unnamed>::x` → `x`.
+/// `ns::x` → `x` (anonymous namespaces are removed before).
 fn skip_qualifier(s: &str) -> Option<&str> {
-    if let Some(after) = s.strip_prefix("<unnamed>::") {
-        return Some(after);
-    }
     let len = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
     (len > 0).then(|| s[len..].strip_prefix("::"))?
 }

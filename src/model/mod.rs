@@ -5,10 +5,14 @@ pub mod import;
 mod ladder;
 pub mod manifest;
 mod merge;
+pub mod reports;
 pub mod runs;
 pub mod store;
 
-pub use ladder::{Ladder, LoadReport, Version, ladder_dirs, load_files, load_ladder, load_ladders};
+pub use ladder::{
+    Ladder, LoadReport, Version, describe_launch, ladder_dirs, launch_key, load_files, load_ladder,
+    load_ladders, pick_launch,
+};
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
 pub use store::Store;
@@ -63,30 +67,159 @@ impl Profile {
     }
 }
 
-/// A kernel's name without return type, template arguments, parameters and namespaces:
-/// `void ns::flash_fwd<T, 128>(Params)` → `flash_fwd`.
+/// A kernel's own name, as ncu writes kernels: without return type, namespaces,
+/// template arguments and parameters. `void ns::flash_fwd<T, 128>(Params)` →
+/// `flash_fwd`; `enable_if<!T7, void>::type kernel<…>(T13)` → `kernel`;
+/// `void unnamed>::gemm<32>(…)` (ncu's unbalanced anonymous namespace) → `gemm`;
+/// Numba's `copy_blocked[abi:v1,…](Array<…>)` → `copy_blocked`;
+/// `Functor::operator()(int)` → `operator()`.
 pub fn short_kernel_name(full: &str) -> String {
-    let s = full.trim();
-    let s = s.strip_prefix("void ").unwrap_or(s);
-    let mut out = String::with_capacity(s.len());
-    let mut depth = 0i32;
-    for c in s.chars() {
-        match c {
-            '<' | '(' | '[' => depth += 1,
-            '>' | ')' | ']' => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    let name = out
-        .rsplit("::")
-        .find(|p| !p.trim().is_empty())
-        .unwrap_or("");
-    let name = name.trim();
+    let text = without_anonymous_namespaces(full.trim());
+    let parts = kernel_name::top_level(&text);
+    let name = kernel_name::own_name(&parts).map(str::trim).unwrap_or("");
     if name.is_empty() {
         full.to_string()
     } else {
         name.to_string()
+    }
+}
+
+/// Removes the anonymous namespace qualifiers ncu writes: `<unnamed>::`, its
+/// unbalanced form `unnamed>::`, and `(anonymous namespace)::`.
+pub(crate) fn without_anonymous_namespaces(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while !rest.is_empty() {
+        let at_word_start = !out.ends_with(kernel_name::is_ident);
+        let skip = ["<unnamed>::", "(anonymous namespace)::", "unnamed>::"]
+            .iter()
+            .find(|q| rest.starts_with(**q) && (at_word_start || q.starts_with(['<', '('])));
+        match skip {
+            Some(q) => rest = &rest[q.len()..],
+            None => {
+                let c = rest.chars().next().expect("rest is not empty");
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+/// The parts of a demangled name at its top level, brackets collapsed into groups.
+mod kernel_name {
+    #[derive(Debug, PartialEq)]
+    pub enum Part<'a> {
+        /// An identifier, or an operator's name (`operator()`, `operator<<`).
+        Name(&'a str),
+        /// A bracketed group with its brackets: `<…>`, `(…)`, `[…]`, `{…}`.
+        Group(char, &'a str),
+        /// `::`
+        Scope,
+        /// Spaces and anything else between the parts.
+        Other,
+    }
+
+    pub fn is_ident(c: char) -> bool {
+        c.is_alphanumeric() || c == '_' || c == '$' || c == '.'
+    }
+
+    pub fn top_level(s: &str) -> Vec<Part<'_>> {
+        let mut parts = Vec::new();
+        let mut rest = s;
+        while let Some(c) = rest.chars().next() {
+            let len = if is_ident(c) {
+                let word = rest.find(|c| !is_ident(c)).unwrap_or(rest.len());
+                let len = if &rest[..word] == "operator" {
+                    word + operator_symbol(&rest[word..])
+                } else {
+                    word
+                };
+                parts.push(Part::Name(&rest[..len]));
+                len
+            } else if rest.starts_with("::") {
+                parts.push(Part::Scope);
+                2
+            } else if matches!(c, '<' | '(' | '[' | '{') {
+                let len = group_len(rest);
+                parts.push(Part::Group(c, &rest[..len]));
+                len
+            } else {
+                parts.push(Part::Other);
+                c.len_utf8()
+            };
+            rest = &rest[len..];
+        }
+        parts
+    }
+
+    /// The length of the bracketed group `s` starts with (all of `s` when it is never
+    /// closed). A `->` inside (a lambda's return type) closes nothing.
+    fn group_len(s: &str) -> usize {
+        let mut depth = 0usize;
+        let mut previous = ' ';
+        for (i, c) in s.char_indices() {
+            match c {
+                '<' | '(' | '[' | '{' => depth += 1,
+                '>' if previous == '-' => {}
+                '>' | ')' | ']' | '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                _ => {}
+            }
+            previous = c;
+        }
+        s.len()
+    }
+
+    /// The length of the operator after the word `operator`: `()`, `<<=`, ` new[]`,
+    /// ` bool` …; 0 when none follows.
+    fn operator_symbol(s: &str) -> usize {
+        const SYMBOLS: &[&str] = &[
+            "<<=", ">>=", "<=>", "->*", "()", "[]", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+            "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "+", "-", "*", "/",
+            "%", "^", "&", "|", "~", "!", "=", "<", ">", ",",
+        ];
+        let trimmed = s.trim_start();
+        let spaces = s.len() - trimmed.len();
+        if let Some(sym) = SYMBOLS.iter().find(|sym| trimmed.starts_with(**sym)) {
+            return spaces + sym.len();
+        }
+        // `operator new`, `operator delete[]`, a conversion such as `operator bool`.
+        let word = trimmed.find(|c| !is_ident(c)).unwrap_or(trimmed.len());
+        if word == 0 {
+            return 0;
+        }
+        let brackets = if trimmed[word..].starts_with("[]") {
+            2
+        } else {
+            0
+        };
+        spaces + word + brackets
+    }
+
+    /// The function's own name: the last name right before a parameter list (template
+    /// arguments and ABI tags may stand between); without a parameter list, the last
+    /// name or `{lambda…}` group.
+    pub fn own_name<'a>(parts: &[Part<'a>]) -> Option<&'a str> {
+        let skippable = |p: &Part| matches!(p, Part::Other | Part::Group('<' | '[', _));
+        let before_parameters = parts.iter().enumerate().rev().find_map(|(i, p)| match p {
+            Part::Name(n) => {
+                let next = parts[i + 1..].iter().find(|q| !skippable(q));
+                matches!(next, Some(Part::Group('(', _))).then_some(*n)
+            }
+            _ => None,
+        });
+        before_parameters.or_else(|| {
+            parts.iter().rev().find_map(|p| match p {
+                Part::Name(n) => Some(*n),
+                Part::Group('{', g) => Some(*g),
+                _ => None,
+            })
+        })
     }
 }
 

@@ -1,11 +1,24 @@
 //! Turning a file's bytes into CSV text: gzip, binary detection, and removing what a live
 //! `ncu --csv` run prints around the CSV (`==PROF==` lines, the program's own output).
 
-use super::ParseError;
-use flate2::read::GzDecoder;
+use super::{ParseError, ReadOptions};
+use flate2::read::MultiGzDecoder;
 use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
+
+/// The most a gzip export may inflate to, unless [`MAX_DECOMPRESSED_VAR`] says otherwise:
+/// a large raw page of a thousand launches is some tens of MB.
+pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
+
+/// What a file of binary data is told.
+const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
+
+/// How much of a file's start is looked at to tell text from binary data.
+const PROBE: usize = 64 * 1024;
+
+/// The environment variable that raises (or lowers) the decompressed-size limit.
+pub const MAX_DECOMPRESSED_VAR: &str = "STALLSCOPE_MAX_DECOMPRESSED";
 
 /// The CSV part of an export, with a way back to the file's own line numbers.
 pub struct CsvText<'a> {
@@ -29,17 +42,106 @@ impl CsvText<'_> {
     }
 }
 
-/// Decompresses gzip input (detected by its magic bytes, not by the file name).
-pub fn decompress<'a>(path: &Path, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, ParseError> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(bytes.len() * 8);
-        GzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|e| ParseError::file(path, format!("gzip data is damaged: {e}")))?;
-        Ok(Cow::Owned(out))
-    } else {
-        Ok(Cow::Borrowed(bytes))
+/// Decompresses gzip input (detected by its magic bytes, not by the file name), every
+/// member of it (`cat a.gz b.gz` is one gzip file), up to the decompressed-size limit.
+pub fn decompress<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    options: &ReadOptions,
+) -> Result<Cow<'a, [u8]>, ParseError> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Cow::Borrowed(bytes));
     }
+    let limit = match options.max_decompressed {
+        Some(limit) => limit,
+        None => max_decompressed(path)?,
+    };
+    let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
+    // The size first, holding nothing but the start: a gzip bomb is refused before it
+    // takes memory, and one of zeros at its first bytes (they are not text).
+    let mut counting = MultiGzDecoder::new(bytes).take(limit.saturating_add(1));
+    let mut head = Vec::new();
+    (&mut counting)
+        .take(PROBE as u64)
+        .read_to_end(&mut head)
+        .map_err(damaged)?;
+    if head.contains(&0) {
+        return Ok(Cow::Owned(head));
+    }
+    let size =
+        head.len() as u64 + std::io::copy(&mut counting, &mut std::io::sink()).map_err(damaged)?;
+    if size > limit {
+        return Err(ParseError::file(
+            path,
+            format!(
+                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with {MAX_DECOMPRESSED_VAR}=<size>, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
+                size_text(limit)
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    MultiGzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .map_err(damaged)?;
+    Ok(Cow::Owned(out))
+}
+
+/// The decompressed-size limit: [`MAX_DECOMPRESSED_VAR`] when set, else the default.
+fn max_decompressed(path: &Path) -> Result<u64, ParseError> {
+    match std::env::var(MAX_DECOMPRESSED_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(DEFAULT_MAX_DECOMPRESSED),
+        Ok(text) => parse_size(&text).ok_or_else(|| {
+            ParseError::file(
+                path,
+                format!(
+                    "{MAX_DECOMPRESSED_VAR}={text:?} is not a size: give bytes or a size such as 512MiB, 8GiB"
+                ),
+            )
+        }),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ParseError::file(
+            path,
+            format!("{MAX_DECOMPRESSED_VAR} is not text: give a size such as 8GiB"),
+        )),
+    }
+}
+
+/// `4096`, `512MiB`, `8GiB`, `2G`, `100MB` …: binary units (K, M, G, T, with or without
+/// `iB`), or decimal ones (KB, MB, GB, TB).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let number: u64 = text[..digits].parse().ok()?;
+    let unit = text[digits..].trim().to_ascii_lowercase();
+    let factor: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => return None,
+    };
+    number.checked_mul(factor)
+}
+
+/// A size as the limit's message gives it: `2 GiB`, `512 MiB`, `1000 bytes`.
+fn size_text(bytes: u64) -> String {
+    for (unit, factor) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
+            return format!("{} {unit}", bytes / factor);
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 /// Checks that the bytes are text and finds where the CSV starts.
@@ -47,12 +149,9 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ParseError::file(path, "the file is empty"));
     }
-    let probe = &bytes[..bytes.len().min(64 * 1024)];
+    let probe = &bytes[..bytes.len().min(PROBE)];
     if probe.contains(&0) {
-        return Err(ParseError::file(
-            path,
-            "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)",
-        ));
+        return Err(ParseError::file(path, BINARY));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
@@ -78,10 +177,7 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
         pos += line.len();
     }
     let Some((skipped, start_byte)) = start else {
-        return Err(ParseError::file(
-            path,
-            "no ncu CSV found: expected a header line starting with \"ID\", \"Process ID\", \"Kernel Name\" or \"File Path\"",
-        ));
+        return Err(super::non_export::explain(path, text));
     };
     let body = &text[start_byte..];
     // ncu's own messages may also follow or interleave with the CSV.
@@ -107,6 +203,49 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     })
 }
 
+/// How much of a file is read to tell whether it is an export.
+const SNIFF: usize = 1 << 20;
+
+/// Whether a file looks like an ncu export by its first MiB: gzip data, or text with a
+/// line that starts an ncu CSV page or one of ncu's messages (the output of a run, read
+/// as such). `Err` says what the file is instead.
+pub fn sniff(path: &Path) -> Result<(), ParseError> {
+    let io = |e: std::io::Error| ParseError::file(path, e.to_string());
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SNIFF as u64).read_to_end(&mut head))
+        .map_err(io)?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        let mut inflated = Vec::new();
+        // The head of a gzip stream ends where it was cut: what came before counts.
+        let read = MultiGzDecoder::new(&head[..])
+            .take(SNIFF as u64)
+            .read_to_end(&mut inflated);
+        if read.is_err() && inflated.is_empty() {
+            // Damaged: reading it says so.
+            return Ok(());
+        }
+        head = inflated;
+    }
+    if head.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(ParseError::file(path, "the file is empty"));
+    }
+    if head[..head.len().min(PROBE)].contains(&0) {
+        return Err(ParseError::file(path, BINARY));
+    }
+    let text = match std::str::from_utf8(&head) {
+        Ok(t) => t,
+        // A character cut at the end of the head, or not UTF-8 at all.
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.lines().any(|l| is_csv_start(l) || is_prof_line(l)) {
+        Ok(())
+    } else {
+        Err(super::non_export::explain(path, text))
+    }
+}
+
 fn is_csv_start(line: &str) -> bool {
     [
         "\"ID\",",
@@ -119,12 +258,12 @@ fn is_csv_start(line: &str) -> bool {
 }
 
 /// `==PROF==`, `==WARNING==`, `==ERROR==` … lines of a live ncu run.
-fn is_prof_line(line: &str) -> bool {
+pub fn is_prof_line(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("==") else {
         return false;
     };
     match rest.find("==") {
-        Some(end) => rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
+        Some(end) => end > 0 && rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
         None => false,
     }
 }

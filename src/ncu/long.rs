@@ -3,10 +3,10 @@
 //! `--metrics` output, and by the summary page (Minimum / Maximum / Average).
 
 use super::input::CsvText;
-use super::value::{Unit, Value, parse_cell};
+use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
-    Columns, DetailMetric, KernelRecord, LaunchInfo, Page, ParseError, RuleFinding, csv_error,
-    length_error, non_empty, parse_id, reader,
+    Columns, DetailMetric, Ending, KernelRecord, LaunchInfo, Page, ParseError, RuleFinding,
+    check_id, csv_error, is_blank, length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -81,25 +81,115 @@ impl Layout {
     }
 }
 
-pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelRecord>, ParseError> {
+/// A launch's key: its launch ID and kernel, and on summary pages (no launch ID) its
+/// launch configuration.
+type Key = (Option<u64>, String, Option<String>);
+
+pub fn parse(
+    path: &Path,
+    csv: &CsvText,
+    summary: bool,
+    ending: &mut Ending,
+) -> Result<Vec<KernelRecord>, ParseError> {
     let mut rows = reader(&csv.text).into_records();
     let header = match rows.next() {
         Some(h) => h.map_err(|e| csv_error(path, csv, e))?,
         None => return Ok(Vec::new()),
     };
     let layout = Layout::new(path, &Columns::new(&header), summary)?;
-    let metric_width = layout.metric_width();
-
-    let mut records: Vec<KernelRecord> = Vec::new();
-    let mut by_key: HashMap<(Option<u64>, String, Option<String>), usize> = HashMap::new();
-    let mut units: HashMap<String, Unit> = HashMap::new();
-
-    for row in rows {
+    let mut page = LongPage {
+        path,
+        metric_width: layout.metric_width(),
+        layout,
+        records: Vec::new(),
+        by_key: HashMap::new(),
+        units: HashMap::new(),
+    };
+    while let Some(row) = rows.next() {
         let row = row.map_err(|e| csv_error(path, csv, e))?;
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
-        if row.len() == 1 && row[0].trim().is_empty() {
+        if is_blank(&row) {
             continue;
         }
+        if let Err(e) = page
+            .read_row(&row, line)
+            .and_then(|()| ending.check_row(path, &row, line))
+        {
+            // The launch the cut row belongs to is incomplete.
+            if let Some(i) = page.launch_of_cut(&row) {
+                page.records.remove(i);
+            }
+            ending.cut(e, more_rows(&mut rows), page.records.len())?;
+            break;
+        }
+    }
+    Ok(page.records)
+}
+
+/// A long-layout page being read.
+struct LongPage<'p> {
+    path: &'p Path,
+    layout: Layout,
+    metric_width: usize,
+    records: Vec<KernelRecord>,
+    by_key: HashMap<Key, usize>,
+    units: HashMap<String, Unit>,
+}
+
+impl LongPage<'_> {
+    /// The key of the launch a row belongs to; `None` when the row is too short to hold
+    /// it whole.
+    fn key(&self, row: &csv::StringRecord) -> Option<Key> {
+        let l = &self.layout;
+        let config_cells = if l.id.is_none() {
+            [l.block, l.grid]
+        } else {
+            [None, None]
+        };
+        let needed = [Some(l.kernel), l.id]
+            .into_iter()
+            .chain(config_cells)
+            .flatten()
+            .max()
+            .unwrap_or(0);
+        // Every cell but the last is whole, even in a row cut short.
+        if row.len() <= needed + 1 {
+            return None;
+        }
+        let get = |i: Option<usize>| i.and_then(|i| row.get(i));
+        // Summary pages have no launch ID: kernels are told apart by their configuration.
+        let config = l.id.is_none().then(|| {
+            format!(
+                "{}|{}",
+                get(l.block).unwrap_or_default(),
+                get(l.grid).unwrap_or_default()
+            )
+        });
+        Some((
+            parse_id(get(l.id)),
+            row.get(l.kernel).unwrap_or_default().to_string(),
+            config,
+        ))
+    }
+
+    /// The launch a row cut short belongs to, as far as its whole cells tell: by its
+    /// launch ID, else by its key; a row too short to tell is taken for the last
+    /// launch's (ncu writes a launch's rows together).
+    fn launch_of_cut(&self, row: &csv::StringRecord) -> Option<usize> {
+        if let Some(id) = self.layout.id
+            && row.len() > id + 1
+        {
+            let launch_id = parse_id(row.get(id));
+            return self.records.iter().position(|r| r.launch_id == launch_id);
+        }
+        match self.key(row) {
+            Some(key) => self.by_key.get(&key).copied(),
+            None => self.records.len().checked_sub(1),
+        }
+    }
+
+    fn read_row(&mut self, row: &csv::StringRecord, line: u64) -> Result<(), ParseError> {
+        let (path, layout) = (self.path, &self.layout);
         if row.len() > layout.width {
             return Err(length_error(path, line, row.len(), layout.width, "details"));
         }
@@ -107,51 +197,55 @@ pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelReco
         let is_rule = layout
             .rule
             .is_some_and(|r| row.get(r[0]).is_some_and(|c| !c.trim().is_empty()));
-        if !is_rule && row.len() < metric_width {
+        if !is_rule && row.len() < self.metric_width {
             return Err(ParseError::at(
                 path,
                 line,
                 format!(
-                    "row is too short ({} fields; a metric row needs {metric_width}): the file may be truncated or edited",
-                    row.len()
+                    "row is too short ({} fields; a metric row needs {}): the file may be truncated or edited",
+                    row.len(),
+                    self.metric_width
                 ),
             ));
         }
-
-        let kernel = row.get(layout.kernel).unwrap_or_default().to_string();
-        let launch_id = parse_id(get(layout.id));
-        // Summary pages have no launch ID: kernels are told apart by their configuration.
-        let config = if layout.id.is_none() {
-            Some(format!(
-                "{}|{}",
-                get(layout.block).unwrap_or_default(),
-                get(layout.grid).unwrap_or_default()
-            ))
-        } else {
-            None
-        };
-        let key = (launch_id, kernel.clone(), config);
-        let index = *by_key.entry(key).or_insert_with(|| {
-            records.push(KernelRecord {
-                kernel,
-                launch_id,
-                process_id: parse_id(get(layout.process)),
-                launch: LaunchInfo {
-                    block: non_empty(get(layout.block)),
-                    grid: non_empty(get(layout.grid)),
-                    device: non_empty(get(layout.device)),
-                    cc: non_empty(get(layout.cc)),
-                    invocations: parse_id(get(layout.invocations)),
-                },
-                page: Page::Metrics {
-                    metrics: Vec::new(),
-                    rules: Vec::new(),
-                },
+        if !is_rule && row.get(layout.name).is_some_and(|n| n.trim().is_empty()) {
+            return Err(ParseError::at(
+                path,
                 line,
+                "row names neither a metric nor a rule: the file may be truncated or edited",
+            ));
+        }
+        check_id(path, line, "ID", get(layout.id))?;
+        check_id(path, line, "Process ID", get(layout.process))?;
+        check_id(path, line, "Invocations", get(layout.invocations))?;
+        let key = self.key(row).ok_or_else(|| {
+            ParseError::at(path, line, "row is too short to name its kernel launch")
+        })?;
+        let records = &mut self.records;
+        let index = *self
+            .by_key
+            .entry(key)
+            .or_insert_with_key(|(launch_id, kernel, _)| {
+                records.push(KernelRecord {
+                    kernel: kernel.clone(),
+                    launch_id: *launch_id,
+                    process_id: parse_id(get(layout.process)),
+                    launch: LaunchInfo {
+                        block: non_empty(get(layout.block)),
+                        grid: non_empty(get(layout.grid)),
+                        device: non_empty(get(layout.device)),
+                        cc: non_empty(get(layout.cc)),
+                        invocations: parse_id(get(layout.invocations)),
+                    },
+                    page: Page::Metrics {
+                        metrics: Vec::new(),
+                        rules: Vec::new(),
+                    },
+                    line,
+                });
+                records.len() - 1
             });
-            records.len() - 1
-        });
-        let Page::Metrics { metrics, rules } = &mut records[index].page else {
+        let Page::Metrics { metrics, rules } = &mut self.records[index].page else {
             unreachable!("long-layout records are built as Page::Metrics")
         };
 
@@ -170,18 +264,22 @@ pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelReco
                 speedup_type: non_empty(row.get(r[3])),
                 speedup_pct: speedup,
             });
-            continue;
+            return Ok(());
         }
 
         let unit_text = row.get(layout.unit).unwrap_or_default().trim();
-        let unit = units
+        let unit = self
+            .units
             .entry(unit_text.to_string())
             .or_insert_with(|| Unit::parse(unit_text));
         let read = |i: usize| {
             parse_cell(row.get(i).unwrap_or_default(), unit)
                 .map_err(|e| ParseError::at(path, line, e.to_string()))
         };
+        let name = row.get(layout.name).unwrap_or_default().trim();
         let value = read(layout.value)?;
+        check_metric(name, row.get(layout.value).unwrap_or_default(), &value)
+            .map_err(|e| ParseError::at(path, line, e.to_string()))?;
         let range = match (layout.min, layout.max) {
             (Some(lo), Some(hi)) => match (read(lo)?, read(hi)?) {
                 (Value::Num(a), Value::Num(b)) => Some((a, b)),
@@ -191,11 +289,11 @@ pub fn parse(path: &Path, csv: &CsvText, summary: bool) -> Result<Vec<KernelReco
         };
         metrics.push(DetailMetric {
             section: row.get(layout.section).unwrap_or_default().trim().into(),
-            name: row.get(layout.name).unwrap_or_default().trim().into(),
+            name: name.into(),
             unit: unit.base.clone(),
             value,
             range,
         });
+        Ok(())
     }
-    Ok(records)
 }

@@ -4,11 +4,13 @@
 
 mod input;
 mod long;
+mod non_export;
 mod raw;
 mod source;
 pub mod stall;
 pub mod value;
 
+pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR, sniff};
 pub use raw::{RawColumn, RawMetrics, RawSchema};
 pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
 pub use stall::StallReason;
@@ -51,6 +53,9 @@ pub struct Export {
     pub path: PathBuf,
     pub kind: PageKind,
     pub records: Vec<KernelRecord>,
+    /// What was read in part: a file that ends in the middle of a launch (read with
+    /// [`ReadOptions::partial`]), at the line where it stops.
+    pub warnings: Vec<ParseError>,
 }
 
 /// What one page says about one kernel launch.
@@ -156,15 +161,38 @@ impl ParseError {
     }
 }
 
+/// How exports are read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Keep the complete launches of a file that ends in the middle of one (cut short),
+    /// with a warning, instead of refusing the file.
+    pub partial: bool,
+    /// The most a gzip export may inflate to; `None`: the value of
+    /// `STALLSCOPE_MAX_DECOMPRESSED`, else [`DEFAULT_MAX_DECOMPRESSED`].
+    pub max_decompressed: Option<u64>,
+}
+
 /// Reads and parses one export from disk.
 pub fn read_file(path: &Path) -> Result<Export, ParseError> {
+    read_file_with(path, &ReadOptions::default())
+}
+
+pub fn read_file_with(path: &Path, options: &ReadOptions) -> Result<Export, ParseError> {
     let bytes = std::fs::read(path).map_err(|e| ParseError::file(path, e.to_string()))?;
-    parse_bytes(path, &bytes)
+    parse_bytes_with(path, &bytes, options)
 }
 
 /// Parses one export from its bytes; `path` names it in errors.
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Export, ParseError> {
-    let bytes = input::decompress(path, bytes)?;
+    parse_bytes_with(path, bytes, &ReadOptions::default())
+}
+
+pub fn parse_bytes_with(
+    path: &Path,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<Export, ParseError> {
+    let bytes = input::decompress(path, bytes, options)?;
     let csv = input::csv_text(path, &bytes)?;
     let first_line = csv.text.lines().next().unwrap_or_default();
     let kind = detect(first_line).ok_or_else(|| {
@@ -174,12 +202,13 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Export, ParseError> {
             "not an ncu CSV export: the header matches no page ncu writes (details, raw, source, summary, --metrics)",
         )
     })?;
+    let mut ending = Ending::new(options.partial, cut_row(&csv.text));
     let records = match kind {
         PageKind::Details | PageKind::Metrics | PageKind::Summary => {
-            long::parse(path, &csv, kind == PageKind::Summary)?
+            long::parse(path, &csv, kind == PageKind::Summary, &mut ending)?
         }
-        PageKind::Raw => raw::parse(path, &csv)?,
-        PageKind::Source => source::parse(path, &csv)?,
+        PageKind::Raw => raw::parse(path, &csv, &mut ending)?,
+        PageKind::Source => source::parse(path, &csv, &mut ending)?,
     };
     if records.is_empty() {
         return Err(ParseError::file(
@@ -195,7 +224,96 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Export, ParseError> {
         path: path.to_path_buf(),
         kind,
         records,
+        warnings: ending.cut.into_iter().collect(),
     })
+}
+
+/// How a page parser treats an error in the last row of a file: an export cut short
+/// (a copy that stopped, a run that was killed). With [`ReadOptions::partial`] the
+/// launches before it are kept and the cut one is left out, with a warning at the line
+/// where the file stops; otherwise the error stands.
+pub(crate) struct Ending {
+    partial: bool,
+    /// Where the row that ends inside a quoted cell starts, if one does.
+    cut_row: Option<u64>,
+    cut: Option<ParseError>,
+}
+
+impl Ending {
+    fn new(partial: bool, cut_row: Option<u64>) -> Ending {
+        Ending {
+            partial,
+            cut_row,
+            cut: None,
+        }
+    }
+
+    /// An error for the row the file ends in, when it ends in the middle of one of its
+    /// cells (see [`cut_row`]).
+    pub fn check_row(
+        &self,
+        path: &Path,
+        row: &csv::StringRecord,
+        line: u64,
+    ) -> Result<(), ParseError> {
+        match (self.cut_row, row.position()) {
+            (Some(at), Some(p)) if p.byte() == at => Err(ParseError::at(
+                path,
+                line,
+                "the file ends in the middle of a cell of this row",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `error` was met in a row that no other row follows (`more` is false), while
+    /// `complete` launches before it were read: whether to read on without the cut
+    /// launch (`Ok`), or to fail.
+    pub fn cut(
+        &mut self,
+        error: ParseError,
+        more: bool,
+        complete: usize,
+    ) -> Result<(), ParseError> {
+        if !self.partial || more || complete == 0 {
+            return Err(error);
+        }
+        self.cut = Some(ParseError {
+            message: format!(
+                "the file ends in the middle of a launch: the {complete} complete launch(es) before it are read, the cut one is left out (--strict refuses the file); here {}",
+                error.message
+            ),
+            ..error
+        });
+        Ok(())
+    }
+}
+
+/// Where the last row starts when the text ends in the middle of a cell. ncu quotes
+/// every cell and ends every row with a line end: a text that ends inside quotes (an odd
+/// number of them), or after a delimiter, was cut.
+fn cut_row(text: &str) -> Option<u64> {
+    let mut quoted = false;
+    let mut row_start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => row_start = i + 1,
+            _ => {}
+        }
+    }
+    let after_delimiter = !text.is_empty() && !text.ends_with(['\n', '"']);
+    (quoted || after_delimiter).then_some(row_start as u64)
+}
+
+/// Whether rows with content are left.
+pub(crate) fn more_rows(mut rows: impl Iterator<Item = csv::Result<csv::StringRecord>>) -> bool {
+    rows.any(|r| r.map_or(true, |r| !is_blank(&r)))
+}
+
+/// A row of only spaces, which ncu pages may end with.
+pub(crate) fn is_blank(row: &csv::StringRecord) -> bool {
+    row.len() == 1 && row[0].trim().is_empty()
 }
 
 fn is_metrics_output(r: &KernelRecord) -> bool {
@@ -250,10 +368,23 @@ impl<'h> Columns<'h> {
     }
 }
 
-/// Reads an integer identity column ("ID", "Process ID").
+/// Reads an integer identity column ("ID", "Process ID", "Invocations"), leniently: a
+/// cell that is no count is `None`. Rows are checked with [`check_id`] first.
 pub(crate) fn parse_id(cell: Option<&str>) -> Option<u64> {
-    cell.and_then(|c| value::parse_plain(c).ok()?.num())
-        .map(|v| v as u64)
+    cell.and_then(|c| value::parse_count(c, u64::MAX).ok().flatten())
+}
+
+/// Checks an identity column's cell: a whole number from 0 on, when it holds a number.
+pub(crate) fn check_id(
+    path: &Path,
+    line: u64,
+    column: &str,
+    cell: Option<&str>,
+) -> Result<(), ParseError> {
+    match cell.map(|c| value::parse_count(c, u64::MAX)) {
+        Some(Err(e)) => Err(ParseError::at(path, line, format!("column {column}: {e}"))),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn non_empty(cell: Option<&str>) -> Option<String> {

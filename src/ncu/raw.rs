@@ -3,10 +3,10 @@
 //! stores its ~2,200 names once.
 
 use super::input::CsvText;
-use super::value::{Unit, Value, parse_cell};
+use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
-    KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, non_empty, parse_id,
-    reader,
+    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, csv_error, is_blank,
+    length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,6 +19,8 @@ const IDENTITY: &[&str] = &[
     "Process Name",
     "Host Name",
     "Kernel Name",
+    // A timestamp, in ncu up to 2020 and in live `--csv` output.
+    "Kernel Time",
     "Context",
     "Stream",
     "Block Size",
@@ -27,7 +29,7 @@ const IDENTITY: &[&str] = &[
     "CC",
 ];
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RawColumn {
     /// As written, prefix included (`TPC.TriageCompute.sm__…`).
     pub name: Box<str>,
@@ -137,6 +139,46 @@ impl RawMetrics {
             .find(|v| !v.is_empty())
     }
 
+    /// Adds what another raw page of the same launch holds and this one lacks: its other
+    /// columns (`--page raw --metrics …` beside `--set full`), and values where this
+    /// page's cells are empty. Where both hold a value, this page's stays.
+    pub fn absorb(&mut self, other: &RawMetrics) {
+        let mut extra = Vec::new();
+        for (j, col) in other.schema.columns.iter().enumerate() {
+            let here = self
+                .schema
+                .find(&col.metric)
+                .iter()
+                .copied()
+                .find(|&i| self.schema.columns[i].name == col.name);
+            match here {
+                Some(i) if self.value(i).is_empty() => self.set(i, other.value(j)),
+                Some(_) => {}
+                None => extra.push(j),
+            }
+        }
+        if extra.is_empty() {
+            return;
+        }
+        let mut columns = self.schema.columns.clone();
+        columns.extend(extra.iter().map(|&j| other.schema.columns[j].clone()));
+        let mut values: Vec<Value> = (0..self.cells.len()).map(|i| self.value(i)).collect();
+        values.extend(extra.iter().map(|&j| other.value(j)));
+        *self = RawMetrics::new(Arc::new(RawSchema::new(columns)), values);
+    }
+
+    fn set(&mut self, col: usize, value: Value) {
+        match value {
+            Value::Num(x) => self.cells[col] = x,
+            Value::Empty => self.cells[col] = f64::from_bits(EMPTY),
+            Value::Text(t) => {
+                self.cells[col] = f64::from_bits(TEXT);
+                let at = self.texts.partition_point(|(c, _)| *c < col as u32);
+                self.texts.insert(at, (col as u32, t));
+            }
+        }
+    }
+
     /// Forgets a cell's value (it becomes unknown).
     pub fn clear(&mut self, col: usize) {
         self.cells[col] = f64::from_bits(EMPTY);
@@ -163,7 +205,11 @@ fn strip_prefix(name: &str) -> &str {
     name
 }
 
-pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
+pub fn parse(
+    path: &Path,
+    csv: &CsvText,
+    ending: &mut Ending,
+) -> Result<Vec<KernelRecord>, ParseError> {
     let mut rdr = reader(&csv.text);
     let mut names = csv::StringRecord::new();
     let mut units = csv::StringRecord::new();
@@ -215,18 +261,33 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
     let mut row = csv::StringRecord::new();
     while read(&mut rdr, &mut row)? {
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
-        if row.len() == 1 && row[0].trim().is_empty() {
+        if is_blank(&row) {
             continue;
         }
-        if row.len() != width {
-            return Err(length_error(path, line, row.len(), width, "raw"));
-        }
-        let mut values = Vec::with_capacity(metric_cols.len());
-        for (col, &i) in schema.columns.iter().zip(&metric_cols) {
-            let v = parse_cell(&row[i], &col.unit)
-                .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
-            values.push(v);
-        }
+        let launch = (|| {
+            if row.len() != width {
+                return Err(length_error(path, line, row.len(), width, "raw"));
+            }
+            check_id(path, line, "ID", id.map(|i| &row[i]))?;
+            check_id(path, line, "Process ID", process.map(|i| &row[i]))?;
+            let mut values = Vec::with_capacity(metric_cols.len());
+            for (col, &i) in schema.columns.iter().zip(&metric_cols) {
+                let v = parse_cell(&row[i], &col.unit)
+                    .and_then(|v| check_metric(&col.metric, &row[i], &v).map(|()| v))
+                    .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
+                values.push(v);
+            }
+            ending.check_row(path, &row, line)?;
+            Ok(values)
+        })();
+        let values = match launch {
+            Ok(values) => values,
+            Err(e) => {
+                // One row is one launch: the rows before it are whole.
+                ending.cut(e, more_rows(rdr.records()), records.len())?;
+                break;
+            }
+        };
         let get = |i: Option<usize>| i.map(|i| &row[i]);
         records.push(KernelRecord {
             kernel: row[kernel].to_string(),

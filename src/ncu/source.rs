@@ -4,8 +4,11 @@
 
 use super::input::CsvText;
 use super::stall::StallReason;
-use super::value::parse_plain;
-use super::{KernelRecord, LaunchInfo, Page, ParseError, csv_error, length_error, reader};
+use super::value::parse_count;
+use super::{
+    Ending, KernelRecord, LaunchInfo, Page, ParseError, csv_error, is_blank, length_error,
+    more_rows, reader,
+};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -20,9 +23,10 @@ pub struct SourceListing {
 }
 
 impl SourceListing {
-    /// All stall samples of the listing.
-    pub fn total_samples(&self) -> u64 {
-        self.lines.iter().map(|l| l.samples).sum()
+    /// All stall samples of the listing (a parsed listing's total fits a u64: the parser
+    /// refuses larger ones).
+    pub fn total_samples(&self) -> u128 {
+        self.lines.iter().map(|l| u128::from(l.samples)).sum()
     }
 }
 
@@ -33,7 +37,8 @@ pub struct SassLine {
     pub text: Box<str>,
     /// The opcode class: no predicate, no modifiers (`LDG`, `HMMA`, `BAR` …).
     pub opcode: Box<str>,
-    /// "Warp Stall Sampling (All Samples)".
+    /// "Warp Stall Sampling (All Samples)"; without that column, the sum of `stalls`.
+    /// Never less than the `selected` samples.
     pub samples: u64,
     /// "Warp Stall Sampling (Not-issued Samples)".
     pub samples_not_issued: u64,
@@ -73,6 +78,7 @@ pub fn opcode_class(sass: &str) -> &str {
 
 /// Where the interesting columns of one block's header are.
 struct Header {
+    names: Vec<String>,
     width: usize,
     address: usize,
     sass: usize,
@@ -111,13 +117,19 @@ impl Header {
             .filter_map(|(i, n)| StallReason::from_name(n).map(|r| (i, r)))
             .collect();
         Ok(Header {
+            names: names.iter().map(|n| n.to_string()).collect(),
             width: names.len(),
             address,
             sass,
             line_no,
             cuda_text,
-            samples: find("Warp Stall Sampling (All Samples)"),
-            not_issued: find("Warp Stall Sampling (Not-issued Samples)"),
+            // The names of ncu 2022 on, of 2021 ("… Cycles") and of 2020 ("Sampling Data").
+            samples: find("Warp Stall Sampling (All Samples)")
+                .or_else(|| find("Warp Stall Sampling (All Cycles)"))
+                .or_else(|| find("Sampling Data (All)")),
+            not_issued: find("Warp Stall Sampling (Not-issued Samples)")
+                .or_else(|| find("Warp Stall Sampling (Not-issued Cycles)"))
+                .or_else(|| find("Sampling Data (Not Issued)")),
             executed: find("Instructions Executed"),
             stalls,
         })
@@ -134,18 +146,25 @@ struct Block {
     /// Addresses already listed: ncu may list a function's instructions again after a
     /// "..." row; the first listing is kept.
     seen: HashSet<u64>,
+    /// The samples of the listing so far.
+    total: u128,
 }
 
-pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError> {
+pub fn parse(
+    path: &Path,
+    csv: &CsvText,
+    ending: &mut Ending,
+) -> Result<Vec<KernelRecord>, ParseError> {
     let mut blocks: Vec<Block> = Vec::new();
     let mut file: Option<String> = None;
-    for row in reader(&csv.text).into_records() {
+    let mut rows = reader(&csv.text).into_records();
+    while let Some(row) = rows.next() {
         let row = row.map_err(|e| csv_error(path, csv, e))?;
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
         let first = row.get(0).unwrap_or_default();
         let marker_value = || row.get(1).unwrap_or_default().to_string();
         match first {
-            "" if row.len() == 1 => continue,
+            _ if is_blank(&row) => continue,
             "File Path" if row.len() <= 3 => {
                 file = Some(marker_value());
                 continue;
@@ -162,6 +181,7 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
                     },
                     current_cuda_line: None,
                     seen: HashSet::new(),
+                    total: 0,
                 });
                 continue;
             }
@@ -174,83 +194,30 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
                 "source page row before any \"Kernel Name\" line",
             ));
         };
-        let Some(header) = &block.header else {
-            block.header = Some(Header::new(path, line, &row)?);
-            continue;
-        };
-        if row.len() != header.width {
-            return Err(length_error(path, line, row.len(), header.width, "source"));
+        if let Err(e) =
+            read_row(path, block, &row, line).and_then(|()| ending.check_row(path, &row, line))
+        {
+            // The block being read is the cut one.
+            blocks.pop();
+            ending.cut(e, more_rows(&mut rows), blocks.len())?;
+            break;
         }
-        let count = |i: Option<usize>| -> Result<Option<u64>, ParseError> {
-            match i {
-                None => Ok(None),
-                Some(i) => parse_plain(&row[i])
-                    .map(|v| v.num().map(|n| n as u64))
-                    .map_err(|e| ParseError::at(path, line, e.to_string())),
-            }
-        };
-        let address = row[header.address].trim();
-        if address == "..." {
-            continue;
-        }
-        if let (Some(ln), true) = (header.line_no, address == "-" || address.is_empty()) {
-            // A CUDA source line of a cuda,sass listing.
-            let number = row[ln].trim().parse::<u32>().ok();
-            block.current_cuda_line = number;
-            if let Some(number) = number {
-                block.listing.cuda_lines.push(CudaLine {
-                    line: number,
-                    text: header
-                        .cuda_text
-                        .map(|i| row[i].to_string())
-                        .unwrap_or_default(),
-                    samples: count(header.samples)?.unwrap_or(0),
-                });
-            }
-            continue;
-        }
-        let address = parse_address(address).ok_or_else(|| {
-            ParseError::at(
-                path,
-                line,
-                format!("{address:?} is not an instruction address"),
-            )
-        })?;
-        if !block.seen.insert(address) {
-            continue;
-        }
-        let text = row[header.sass].trim();
-        let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
-        for &(i, reason) in &header.stalls {
-            stalls[reason.index()] = count(Some(i))?.unwrap_or(0) as u32;
-        }
-        block.listing.lines.push(SassLine {
-            address,
-            opcode: opcode_class(text).into(),
-            text: text.into(),
-            samples: count(header.samples)?.unwrap_or(0),
-            samples_not_issued: count(header.not_issued)?.unwrap_or(0),
-            executed: count(header.executed)?,
-            stalls,
-            cuda_line: block.current_cuda_line,
-        });
+    }
+    if blocks.last().is_some_and(|b| b.header.is_none()) {
+        let block = blocks.pop().expect("checked above");
+        ending.cut(before_header(path, &block), false, blocks.len())?;
     }
 
     let mut records: Vec<KernelRecord> = Vec::new();
     for block in blocks {
         if block.header.is_none() {
-            return Err(ParseError::at(
-                path,
-                block.line,
-                format!(
-                    "the source block of {} ends before its header",
-                    block.kernel
-                ),
-            ));
+            return Err(before_header(path, &block));
         }
-        // ncu may print the same kernel's block twice: keep one.
+        // ncu may print the same kernel's block twice: keep one (a repeat cut short is
+        // the start of the first).
         let repeat = records.iter().any(|r| {
-            r.kernel == block.kernel && matches!(&r.page, Page::Source(l) if *l == block.listing)
+            r.kernel == block.kernel
+                && matches!(&r.page, Page::Source(l) if l.lines.starts_with(&block.listing.lines))
         });
         if repeat {
             continue;
@@ -265,6 +232,113 @@ pub fn parse(path: &Path, csv: &CsvText) -> Result<Vec<KernelRecord>, ParseError
         });
     }
     Ok(records)
+}
+
+fn before_header(path: &Path, block: &Block) -> ParseError {
+    ParseError::at(
+        path,
+        block.line,
+        format!(
+            "the source block of {} ends before its header",
+            block.kernel
+        ),
+    )
+}
+
+/// Reads one row of a block: its header, an instruction or a CUDA line.
+fn read_row(
+    path: &Path,
+    block: &mut Block,
+    row: &csv::StringRecord,
+    line: u64,
+) -> Result<(), ParseError> {
+    let Some(header) = &block.header else {
+        block.header = Some(Header::new(path, line, row)?);
+        return Ok(());
+    };
+    if row.len() != header.width {
+        return Err(length_error(path, line, row.len(), header.width, "source"));
+    }
+    let count_to = |i: Option<usize>, max: u64| -> Result<Option<u64>, ParseError> {
+        match i {
+            None => Ok(None),
+            Some(i) => parse_count(&row[i], max).map_err(|e| {
+                ParseError::at(path, line, format!("column {}: {e}", header.names[i]))
+            }),
+        }
+    };
+    let count = |i: Option<usize>| count_to(i, u64::MAX);
+    let address = row[header.address].trim();
+    if address == "..." {
+        return Ok(());
+    }
+    if let (Some(ln), true) = (header.line_no, address == "-" || address.is_empty()) {
+        // A CUDA source line of a cuda,sass listing.
+        let number = row[ln].trim().parse::<u32>().ok();
+        block.current_cuda_line = number;
+        if let Some(number) = number {
+            block.listing.cuda_lines.push(CudaLine {
+                line: number,
+                text: header
+                    .cuda_text
+                    .map(|i| row[i].to_string())
+                    .unwrap_or_default(),
+                samples: count(header.samples)?.unwrap_or(0),
+            });
+        }
+        return Ok(());
+    }
+    let address = parse_address(address).ok_or_else(|| {
+        ParseError::at(
+            path,
+            line,
+            format!("{address:?} is not an instruction address"),
+        )
+    })?;
+    if !block.seen.insert(address) {
+        return Ok(());
+    }
+    let text = row[header.sass].trim();
+    let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
+    for &(i, reason) in &header.stalls {
+        let n = count_to(Some(i), u32::MAX.into())?.unwrap_or(0);
+        stalls[reason.index()] = u32::try_from(n).expect("checked against u32::MAX");
+    }
+    let samples = match count(header.samples)? {
+        Some(n) => n,
+        None => stalls.iter().map(|&n| u64::from(n)).sum(),
+    };
+    let selected = u64::from(stalls[StallReason::Selected.index()]);
+    if selected > samples {
+        return Err(ParseError::at(
+            path,
+            line,
+            format!("the line's selected samples ({selected}) exceed all its samples ({samples})"),
+        ));
+    }
+    block.total += u128::from(samples);
+    if block.total > u128::from(u64::MAX) {
+        return Err(ParseError::at(
+            path,
+            line,
+            format!(
+                "the samples of {} add up to more than {}, more than any listing holds",
+                block.kernel,
+                u64::MAX
+            ),
+        ));
+    }
+    block.listing.lines.push(SassLine {
+        address,
+        opcode: opcode_class(text).into(),
+        text: text.into(),
+        samples,
+        samples_not_issued: count(header.not_issued)?.unwrap_or(0),
+        executed: count(header.executed)?,
+        stalls,
+        cuda_line: block.current_cuda_line,
+    });
+    Ok(())
 }
 
 fn parse_address(s: &str) -> Option<u64> {

@@ -37,25 +37,112 @@ impl Value {
     }
 }
 
-/// Why a cell that looks numeric could not be read.
+/// Why a cell that looks numeric could not be read, or holds a number no export holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NumberError {
     pub cell: String,
+    pub problem: Problem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Problem {
+    /// Not ncu's number format (a locale that swaps '.' and ',').
+    Format,
+    /// Past the range of numbers (`1e999`).
+    Infinite,
+    /// A negative duration or count.
+    Negative,
+    /// A duration written as NaN or infinity.
+    NotANumber,
+    /// A count with a fraction.
+    NotWhole,
+    /// A count past the largest its field holds.
+    TooLarge(u64),
 }
 
 impl std::fmt::Display for NumberError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "number {:?} is not in ncu's format (1,234.5): was the export made with a locale that swaps '.' and ','?",
-            self.cell
-        )
+        let cell = &self.cell;
+        match self.problem {
+            Problem::Format => write!(
+                f,
+                "number {cell:?} is not in ncu's format (1,234.5): was the export made with a locale that swaps '.' and ','?"
+            ),
+            Problem::Infinite => write!(f, "number {cell:?} is beyond the range of numbers"),
+            Problem::Negative => write!(
+                f,
+                "{cell:?} is negative, and no duration or count is: the file may be edited or damaged"
+            ),
+            Problem::NotANumber => write!(f, "duration {cell:?} is not a number"),
+            Problem::NotWhole => write!(f, "count {cell:?} is not a whole number"),
+            Problem::TooLarge(max) => {
+                write!(f, "count {cell:?} is larger than {max}, the most it can be")
+            }
+        }
     }
 }
 
-/// Parses one cell as written by ncu, in the unit of its column (see [`Unit`]).
+/// Parses one cell as written by ncu, in the unit of its column (see [`Unit`]). A
+/// duration (a column in a time unit) is neither negative nor NaN nor infinite.
 pub fn parse_cell(cell: &str, unit: &Unit) -> Result<Value, NumberError> {
-    Ok(parse_plain(cell)?.scaled(unit.factor))
+    let value = parse_plain(cell)?.scaled(unit.factor);
+    let problem = |problem| {
+        Err(NumberError {
+            cell: cell.trim().to_string(),
+            problem,
+        })
+    };
+    if &*unit.base != "ns" {
+        return Ok(value);
+    }
+    match &value {
+        Value::Num(x) if *x < 0.0 => problem(Problem::Negative),
+        Value::Text(t) if is_not_a_number(t) => problem(Problem::NotANumber),
+        _ => Ok(value),
+    }
+}
+
+/// NaN and infinity as C and Python print them.
+fn is_not_a_number(text: &str) -> bool {
+    let t = text.trim_start_matches(['-', '+']).to_ascii_lowercase();
+    matches!(
+        t.as_str(),
+        "nan" | "inf" | "infinity" | "-nan(ind)" | "nan(ind)"
+    )
+}
+
+/// A count as ncu writes one (launch IDs, sample counts …): a whole number from 0 to
+/// `max`; `None` for an empty or text cell.
+pub fn parse_count(cell: &str, max: u64) -> Result<Option<u64>, NumberError> {
+    let problem = |problem| NumberError {
+        cell: cell.trim().to_string(),
+        problem,
+    };
+    let Some(x) = parse_plain(cell)?.num() else {
+        return Ok(None);
+    };
+    if x < 0.0 {
+        return Err(problem(Problem::Negative));
+    }
+    if x.fract() != 0.0 {
+        return Err(problem(Problem::NotWhole));
+    }
+    // max as f64 may round up (u64::MAX to 2^64): compare past it exactly.
+    if x >= 18_446_744_073_709_551_616.0 || x as u64 > max {
+        return Err(problem(Problem::TooLarge(max)));
+    }
+    Ok(Some(x as u64))
+}
+
+/// Metric values no export holds: a negative PC-sampling count (`smsp__pcsamp_…`).
+pub fn check_metric(metric: &str, cell: &str, value: &Value) -> Result<(), NumberError> {
+    match value {
+        Value::Num(x) if *x < 0.0 && metric.starts_with("smsp__pcsamp_") => Err(NumberError {
+            cell: cell.trim().to_string(),
+            problem: Problem::Negative,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Parses one cell without unit conversion.
@@ -74,9 +161,14 @@ pub fn parse_plain(cell: &str) -> Result<Value, NumberError> {
         return Ok(Value::Text(s.into()));
     }
     match parse_number(head) {
-        Some(v) => Ok(Value::Num(v)),
+        Some(v) if v.is_finite() => Ok(Value::Num(v)),
+        Some(_) => Err(NumberError {
+            cell: s.to_string(),
+            problem: Problem::Infinite,
+        }),
         None if looks_numeric(head) => Err(NumberError {
             cell: s.to_string(),
+            problem: Problem::Format,
         }),
         None => Ok(Value::Text(s.into())),
     }

@@ -20,6 +20,10 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
         Kind::Percent => format!("{v:.1}"),
         Kind::Count => thousands(v),
         Kind::Bytes => bytes(v),
+        Kind::Frequency => format!("{:.0}", v / 1e6),
+        Kind::Power => format!("{v:.0}"),
+        Kind::Energy => format!("{v:.3}"),
+        Kind::Efficiency => format!("{v:.3}"),
     }
 }
 

@@ -49,6 +49,9 @@ struct VersionJson<'a> {
     baseline: bool,
     technique: Option<&'a str>,
     kernel: Option<&'a str>,
+    /// The pages the profile was merged from: their kind and file (relative to the
+    /// ladder folder).
+    pages: Vec<PageJson>,
     /// Catalogue values by metric id, in the units of `units`. Unknown metrics are
     /// absent.
     metrics: BTreeMap<&'static str, f64>,
@@ -71,6 +74,12 @@ struct VersionJson<'a> {
     matrix: Option<MatrixJson<'a>>,
     hot_ops: &'a [OpcodeStat],
     runs: &'a [RunResult],
+}
+
+#[derive(Serialize)]
+struct PageJson {
+    kind: crate::ncu::PageKind,
+    file: String,
 }
 
 #[derive(Serialize)]
@@ -118,6 +127,20 @@ impl Exporter for JsonExporter {
                             baseline: v.baseline,
                             technique: v.technique.as_deref(),
                             kernel: v.profile.as_ref().map(|p| p.kernel.as_str()),
+                            pages: v
+                                .profile
+                                .iter()
+                                .flat_map(|p| &p.pages)
+                                .map(|(kind, file)| PageJson {
+                                    kind: *kind,
+                                    file: match &a.ladder.dir {
+                                        Some(dir) => crate::files::relative_path(file, dir),
+                                        None => file.clone(),
+                                    }
+                                    .display()
+                                    .to_string(),
+                                })
+                                .collect(),
                             metrics: METRICS
                                 .iter()
                                 .filter_map(|d| Some((d.key, d.kind.output(an.get(d.id)?))))

@@ -1,10 +1,14 @@
 //! Text reports of a ladder (the timeline) and of a comparison, in several formats.
 //! Each format is one [`Exporter`]; the table and Markdown formats share one grid.
 
+pub mod colour;
 pub mod format;
 pub mod grid;
+mod html;
 mod json;
+mod markdown;
 pub mod runs;
+pub mod svg;
 
 pub use grid::Grid;
 
@@ -23,6 +27,10 @@ pub enum Format {
     Json,
     /// One row per version and metric.
     Csv,
+    /// A standalone page: trail, charts, tables, matrices, notes and runs (loads nothing).
+    Html,
+    /// One chart alone (name it with --chart).
+    Svg,
 }
 
 /// A ladder with its analysis: what every report is made from.
@@ -59,7 +67,40 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Markdown => Box::new(grid::TextExporter { markdown: true }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(CsvExporter),
+        Format::Html => Box::new(html::HtmlExporter),
+        Format::Svg => Box::new(svg::SvgExporter {
+            chart: svg::Chart::Speed,
+        }),
     }
+}
+
+/// The exporter for a format and the chart that `svg` draws; a chart belongs to `svg`
+/// alone.
+pub fn exporter_with_chart(
+    format: Format,
+    chart: Option<svg::Chart>,
+) -> anyhow::Result<Box<dyn Exporter>> {
+    match (format, chart) {
+        (Format::Svg, Some(chart)) => Ok(Box::new(svg::SvgExporter { chart })),
+        (_, None) => Ok(exporter(format)),
+        (_, Some(_)) => anyhow::bail!("--chart draws one chart as SVG: give it with --format svg"),
+    }
+}
+
+/// Text made safe inside HTML and SVG, in element content and in quoted attributes.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A step's name in the trail: its id, and where it branches the version it was built

@@ -32,7 +32,7 @@ pub fn run(ladders: Vec<Ladder>, kernels: std::path::PathBuf) -> Result<()> {
     app.kernels = kernels;
     // SIGTERM and SIGHUP end the loop like `q`, so the terminal is restored and every
     // child of a running job is stopped.
-    crate::gpu::process::handle_interrupts()?;
+    crate::process::handle_interrupts()?;
     let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
     let _guard = TerminalGuard;
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
@@ -66,7 +66,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
     });
     loop {
         terminal.draw(|f| views::draw(f, app))?;
-        if app.quit || crate::gpu::process::interrupted() {
+        if app.quit || crate::process::interrupted() {
             break;
         }
         let timeout = Duration::from_millis(if job.is_some() { 100 } else { 500 });

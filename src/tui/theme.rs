@@ -3,6 +3,7 @@
 
 use crate::analysis::Better;
 use crate::ncu::StallReason;
+use crate::report::colour::{self, Heat, Hue};
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +74,11 @@ impl Theme {
     /// A cell coloured by how good its value is among the row's values: `rank` 0 is the
     /// worst, 1 the best. Neutral metrics stay plain.
     pub fn heat(&self, better: Better, rank: f64) -> Style {
-        if better == Better::Neutral {
-            return Style::new();
-        }
-        match rank {
-            r if r >= 0.67 => self.fg(Color::Green),
-            r if r >= 0.34 => self.fg(Color::Yellow),
-            _ => self.fg(Color::Red),
+        match colour::heat(better, rank) {
+            Heat::Good => self.fg(Color::Green),
+            Heat::Fair => self.fg(Color::Yellow),
+            Heat::Poor => self.fg(Color::Red),
+            Heat::Plain => Style::new(),
         }
     }
 
@@ -96,25 +95,7 @@ impl Theme {
     /// One colour per stall reason, for stacked bars and their legend. Without colour,
     /// the bars use a different fill character per reason instead.
     pub fn reason(&self, r: StallReason) -> Style {
-        use StallReason::*;
-        let c = match r {
-            Barrier => Color::Magenta,
-            ShortScoreboard => Color::Cyan,
-            LongScoreboard => Color::Blue,
-            Wait => Color::Yellow,
-            MioThrottle => Color::LightCyan,
-            LgThrottle => Color::LightBlue,
-            MathPipeThrottle => Color::LightYellow,
-            Selected => Color::Green,
-            NotSelected => Color::LightGreen,
-            DispatchStall => Color::LightMagenta,
-            _ => Color::Gray,
-        };
-        if self.color {
-            Style::new().fg(c)
-        } else {
-            Style::new()
-        }
+        self.fg(terminal_colour(colour::reason_hue(r)))
     }
 
     /// The character a stacked-bar segment is drawn with.
@@ -134,5 +115,22 @@ impl Theme {
             NotSelected => '-',
             _ => '.',
         }
+    }
+}
+
+/// The terminal's named colour for a hue.
+fn terminal_colour(h: Hue) -> Color {
+    match h {
+        Hue::Magenta => Color::Magenta,
+        Hue::Cyan => Color::Cyan,
+        Hue::Blue => Color::Blue,
+        Hue::Yellow => Color::Yellow,
+        Hue::LightCyan => Color::LightCyan,
+        Hue::LightBlue => Color::LightBlue,
+        Hue::LightYellow => Color::LightYellow,
+        Hue::Green => Color::Green,
+        Hue::LightGreen => Color::LightGreen,
+        Hue::LightMagenta => Color::LightMagenta,
+        Hue::Gray => Color::Gray,
     }
 }

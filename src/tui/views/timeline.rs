@@ -2,9 +2,10 @@
 
 use super::{App, clamp_scroll, stall_bar, stall_legend};
 use crate::analysis::catalogue::cell_help;
-use crate::analysis::{Better, METRICS, MetricId, StepVerdict, VersionAnalysis};
+use crate::analysis::{METRICS, MetricId, StepVerdict, VersionAnalysis};
 use crate::report::{
-    format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell, step_name,
+    colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
+    step_name,
 };
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -218,28 +219,17 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         if values.iter().all(Option::is_none) {
             continue;
         }
-        let known: Vec<f64> = values.iter().flatten().copied().collect();
-        let (lo, hi) = known
+        let ranks = colour::ranks(&values, d.better);
+        let hi = values
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
+            .flatten()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
-                let rank = match (x, hi > lo) {
-                    (Some(x), true) => {
-                        let r = (x - lo) / (hi - lo);
-                        if d.better == Better::Lower {
-                            1.0 - r
-                        } else {
-                            r
-                        }
-                    }
-                    _ => 1.0,
-                };
                 let text = format::value(d.kind, x);
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
@@ -249,7 +239,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     }
                     _ => text,
                 };
-                value_cell(text, t.heat(d.better, rank))
+                value_cell(text, t.heat(d.better, ranks[pos]))
             }),
         )));
     }

@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result, bail};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,6 +91,9 @@ impl<'a> Limits<'a> {
 pub enum Line {
     Out(String),
     Err(String),
+    /// The start of a line not finished yet (ncu's `0%....50%` progress dots), as far
+    /// as it has come; the whole line follows as `Out` or `Err`.
+    Partial(String),
 }
 
 /// How much of a child's stderr is kept for error messages.
@@ -125,12 +128,24 @@ impl Child {
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(out) = proc.stdout.take() {
             let tx = tx.clone();
-            std::thread::spawn(move || read_lines(out, |l| tx.send(Line::Out(l)).is_ok()));
+            std::thread::spawn(move || {
+                read_lines(out, |l, whole| {
+                    tx.send(if whole {
+                        Line::Out(l)
+                    } else {
+                        Line::Partial(l)
+                    })
+                    .is_ok()
+                })
+            });
         }
         if let Some(err) = proc.stderr.take() {
             let tail = stderr.clone();
             std::thread::spawn(move || {
-                read_lines(err, |l| {
+                read_lines(err, |l, whole| {
+                    if !whole {
+                        return tx.send(Line::Partial(l)).is_ok();
+                    }
                     let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
                     if t.len() == STDERR_TAIL {
                         t.pop_front();
@@ -185,6 +200,7 @@ impl Child {
             match self.next_line(limits)? {
                 Some(Line::Out(l)) => return Ok(Some(l)),
                 Some(Line::Err(l)) => on_err(&l),
+                Some(Line::Partial(_)) => {}
                 None => return Ok(None),
             }
         }
@@ -297,22 +313,32 @@ fn exited(proc: &std::process::Child) -> Option<ExitStatus> {
     })
 }
 
-fn read_lines(pipe: impl Read, mut each: impl FnMut(String) -> bool) {
-    let mut r = BufReader::new(pipe);
-    let mut buf = Vec::new();
+/// Reads a pipe as it comes: each whole line (`true`), and the unfinished rest of a
+/// chunk (`false`) so that progress written without a newline shows at once.
+fn read_lines(mut pipe: impl Read, mut each: impl FnMut(String, bool) -> bool) {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 8192];
     loop {
-        buf.clear();
-        match r.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                while buf.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
-                    buf.pop();
-                }
-                if !each(String::from_utf8_lossy(&buf).into_owned()) {
-                    return;
-                }
+        let n = match pipe.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(pos) = pending.iter().position(|&b| b == b'\n') {
+            let mut line: Vec<u8> = pending.drain(..=pos).collect();
+            while line.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+                line.pop();
+            }
+            if !each(String::from_utf8_lossy(&line).into_owned(), true) {
+                return;
             }
         }
+        if !pending.is_empty() && !each(String::from_utf8_lossy(&pending).into_owned(), false) {
+            return;
+        }
+    }
+    if !pending.is_empty() {
+        each(String::from_utf8_lossy(&pending).into_owned(), true);
     }
 }
 
@@ -347,6 +373,7 @@ pub fn run(
         let (buf, text) = match &l {
             Line::Out(t) => (&mut stdout, t),
             Line::Err(t) => (&mut stderr, t),
+            Line::Partial(_) => return,
         };
         buf.push_str(text);
         buf.push('\n');

@@ -1,0 +1,176 @@
+//! How values are coloured wherever they are shown: the heat of a metric's value among
+//! the versions' values, and one hue per stall reason. The explorer turns these into the
+//! terminal's named colours, the HTML page and its charts into CSS colours, so both read
+//! alike.
+
+use crate::analysis::Better;
+use crate::ncu::StallReason;
+
+/// How good a value is among the values of its metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heat {
+    Good,
+    Fair,
+    Poor,
+    /// A metric with no better direction: not coloured.
+    Plain,
+}
+
+impl Heat {
+    /// The CSS class of the HTML page.
+    pub fn class(self) -> &'static str {
+        match self {
+            Heat::Good => "good",
+            Heat::Fair => "fair",
+            Heat::Poor => "poor",
+            Heat::Plain => "plain",
+        }
+    }
+}
+
+/// Heat of a value whose `rank` among its metric's values is 0 (the worst) to 1 (the best).
+pub fn heat(better: Better, rank: f64) -> Heat {
+    if better == Better::Neutral {
+        return Heat::Plain;
+    }
+    match rank {
+        r if r >= 0.67 => Heat::Good,
+        r if r >= 0.34 => Heat::Fair,
+        _ => Heat::Poor,
+    }
+}
+
+/// Each value's rank between the worst (0) and the best (1) of the known values, by the
+/// metric's direction; 1 where the value is unknown or all values are equal.
+pub fn ranks(values: &[Option<f64>], better: Better) -> Vec<f64> {
+    let (lo, hi) = values
+        .iter()
+        .flatten()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    values
+        .iter()
+        .map(|x| match (x, hi > lo) {
+            (Some(x), true) => {
+                let r = (x - lo) / (hi - lo);
+                if better == Better::Lower { 1.0 - r } else { r }
+            }
+            _ => 1.0,
+        })
+        .collect()
+}
+
+/// A named colour: the terminal's own, or a CSS colour of the same name in each scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hue {
+    Magenta,
+    Cyan,
+    Blue,
+    Yellow,
+    LightCyan,
+    LightBlue,
+    LightYellow,
+    Green,
+    LightGreen,
+    LightMagenta,
+    Gray,
+}
+
+impl Hue {
+    /// Its CSS custom property on the HTML page and in the charts.
+    pub fn css_var(self) -> &'static str {
+        match self {
+            Hue::Magenta => "var(--magenta)",
+            Hue::Cyan => "var(--cyan)",
+            Hue::Blue => "var(--blue)",
+            Hue::Yellow => "var(--yellow)",
+            Hue::LightCyan => "var(--light-cyan)",
+            Hue::LightBlue => "var(--light-blue)",
+            Hue::LightYellow => "var(--light-yellow)",
+            Hue::Green => "var(--green)",
+            Hue::LightGreen => "var(--light-green)",
+            Hue::LightMagenta => "var(--light-magenta)",
+            Hue::Gray => "var(--gray)",
+        }
+    }
+}
+
+/// One hue per stall reason, for stacked bars and their legends.
+pub fn reason_hue(r: StallReason) -> Hue {
+    use StallReason::*;
+    match r {
+        Barrier => Hue::Magenta,
+        ShortScoreboard => Hue::Cyan,
+        LongScoreboard => Hue::Blue,
+        Wait => Hue::Yellow,
+        MioThrottle => Hue::LightCyan,
+        LgThrottle => Hue::LightBlue,
+        MathPipeThrottle => Hue::LightYellow,
+        Selected => Hue::Green,
+        NotSelected => Hue::LightGreen,
+        DispatchStall => Hue::LightMagenta,
+        _ => Hue::Gray,
+    }
+}
+
+/// Every colour of the HTML page and its charts: the custom property, its value in the
+/// light scheme and in the dark scheme. The hues are the terminal's named colours as
+/// common light and dark palettes draw them.
+const PALETTE: &[(&str, &str, &str)] = &[
+    ("--bg", "#ffffff", "#0d1117"),
+    ("--panel", "#f6f8fa", "#161b22"),
+    ("--fg", "#1f2328", "#e6edf3"),
+    ("--muted", "#59636e", "#9198a1"),
+    ("--border", "#d1d9e0", "#3d444d"),
+    ("--grid", "#e6eaef", "#262c36"),
+    ("--accent", "#0969da", "#4493f8"),
+    ("--good", "#1a7f37", "#3fb950"),
+    ("--fair", "#9a6700", "#d29922"),
+    ("--poor", "#cf222e", "#f85149"),
+    ("--good-bg", "#dafbe1", "#12261e"),
+    ("--fair-bg", "#fff8c5", "#272115"),
+    ("--poor-bg", "#ffebe9", "#2d1517"),
+    ("--hot", "#e5534b", "#f47067"),
+    ("--tensor", "#bc4c00", "#f0883e"),
+    ("--magenta", "#8250df", "#a371f7"),
+    ("--cyan", "#1b7c83", "#2aa8b2"),
+    ("--blue", "#0550ae", "#4493f8"),
+    ("--yellow", "#bf8700", "#d29922"),
+    ("--light-cyan", "#7ad7de", "#8ee4ea"),
+    ("--light-blue", "#80ccff", "#a5d6ff"),
+    ("--light-yellow", "#f0d264", "#f5e08a"),
+    ("--green", "#2da44e", "#3fb950"),
+    ("--light-green", "#aceebb", "#a2eeb0"),
+    ("--light-magenta", "#d8b9ff", "#e2c5ff"),
+    ("--gray", "#afb8c1", "#6e7681"),
+];
+
+/// The palette as CSS for `selector`: the light scheme, the dark scheme where the reader
+/// prefers it, and the light scheme again on paper.
+pub fn css_palette(selector: &str) -> String {
+    let block = |dark: bool| {
+        let decls: String = PALETTE
+            .iter()
+            .map(|(name, light, dk)| format!("{name}:{};", if dark { dk } else { light }))
+            .collect();
+        format!("{selector}{{{decls}}}")
+    };
+    format!(
+        "{}\n@media (prefers-color-scheme: dark){{{}}}\n@media print{{{}}}\n",
+        block(false),
+        block(true),
+        block(false)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_follow_the_metric_direction() {
+        let values = [Some(10.0), None, Some(20.0), Some(15.0)];
+        assert_eq!(ranks(&values, Better::Lower), vec![1.0, 1.0, 0.0, 0.5]);
+    }
+}

@@ -1,0 +1,1105 @@
+//! The HTML report: one self-contained page per call (styles and charts inline, no
+//! scripts, nothing loaded from anywhere), readable in light and dark schemes and on
+//! paper. A ladder's page is a list of sections, each drawn by one function from the
+//! analysis; a section with nothing to show is left out. Every text that comes from a
+//! user (titles, notes, file names, messages) goes through [`escape`] or the notes'
+//! Markdown renderer.
+
+use super::colour::{self, Heat};
+use super::svg::{self, Chart};
+use super::{
+    Analysed, CompareInput, Exporter, display_order, escape, format, markdown, stall_rows,
+};
+use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, Verdict, VersionAnalysis};
+use crate::model::{Ladder, RunResult, RunStatus, Shape};
+use crate::ncu::StallReason;
+use std::fmt::Write;
+
+pub struct HtmlExporter;
+
+impl Exporter for HtmlExporter {
+    fn timeline(&self, ladders: &[Analysed]) -> String {
+        let title = match ladders {
+            [a] => a.ladder.title.clone(),
+            _ => format!("{} kernel ladders", ladders.len()),
+        };
+        let mut body = String::new();
+        if ladders.len() > 1 {
+            body.push_str(
+                "<nav class=\"toc ladders\" aria-label=\"ladders\"><span class=\"muted\">Ladders on this page:</span>",
+            );
+            for a in ladders {
+                let _ = write!(
+                    body,
+                    "<a href=\"#{}\">{}</a>",
+                    anchor(a.ladder, "top"),
+                    escape(&a.ladder.title)
+                );
+            }
+            body.push_str("</nav>");
+        }
+        for a in ladders {
+            body.push_str(&ladder_page(a));
+        }
+        page(&title, &body)
+    }
+
+    fn compare(&self, input: &CompareInput) -> String {
+        page(
+            &format!("{} → {}", input.a_name, input.b_name),
+            &compare_page(input),
+        )
+    }
+}
+
+/// The document around a body: head, styles, footer.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"color-scheme\" content=\"light dark\">\n\
+         <meta name=\"generator\" content=\"stallscope {version}\">\n\
+         <title>{title} · stallscope</title>\n<style>\n{palette}{page_css}{chart_css}</style>\n\
+         </head>\n<body>\n<main>\n<p class=\"tool\">stallscope report</p>\n{body}</main>\n\
+         <footer>Made by stallscope {version} from Nsight Compute exports and stallscope's \
+         own runs. The page is self-contained: it loads nothing.</footer>\n</body>\n</html>\n",
+        version = env!("CARGO_PKG_VERSION"),
+        title = escape(title),
+        palette = colour::css_palette(":root"),
+        page_css = include_str!("page.css"),
+        chart_css = svg::CHART_CSS,
+    )
+}
+
+/// One part of a ladder's page, listed in its table of contents.
+struct Section {
+    key: &'static str,
+    title: &'static str,
+    html: String,
+}
+
+fn ladder_page(a: &Analysed) -> String {
+    let sections: Vec<Section> = [
+        trail_section(a),
+        charts_section(a),
+        metrics_section(a),
+        matrices_section(a),
+        runs_section(a),
+        notes_section(a),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<section class=\"ladder\" id=\"{}\">\n{}",
+        anchor(a.ladder, "top"),
+        ladder_header(a)
+    );
+    out.push_str("<nav class=\"toc\" aria-label=\"sections\">");
+    for s in &sections {
+        let _ = write!(
+            out,
+            "<a href=\"#{}\">{}</a>",
+            anchor(a.ladder, s.key),
+            s.title
+        );
+    }
+    out.push_str("</nav>\n");
+    for s in sections {
+        let _ = write!(
+            out,
+            "<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
+            anchor(a.ladder, s.key),
+            s.title,
+            s.html
+        );
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+// ---- names and anchors ----
+
+/// An id fragment of letters, digits, `-` and `_`.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn anchor(l: &Ladder, part: &str) -> String {
+    format!("{}-{}", slug(&l.name), slug(part))
+}
+
+fn version_anchor(l: &Ladder, id: &str) -> String {
+    anchor(l, &format!("v-{id}"))
+}
+
+/// A version's id as a link to its notes (or matrix), baselines in brackets.
+fn version_link(a: &Analysed, i: usize) -> String {
+    let v = &a.ladder.versions[i];
+    let id = if v.baseline {
+        format!("[{}]", v.id)
+    } else {
+        v.id.clone()
+    };
+    format!(
+        "<a href=\"#{}\">{}</a>",
+        version_anchor(a.ladder, &v.id),
+        escape(&id)
+    )
+}
+
+// ---- header ----
+
+fn ladder_header(a: &Analysed) -> String {
+    let l = a.ladder;
+    let mut out = format!("<h1>{}</h1>\n", escape(&l.title));
+    if let Some(p) = &l.problem {
+        let _ = writeln!(out, "<p class=\"problem\">{}</p>", escape(p));
+    }
+    let own = l.versions.iter().filter(|v| !v.baseline).count();
+    let baselines = l.versions.len() - own;
+    let mut facts = vec![
+        format!("ladder <code>{}</code>", escape(&l.name)),
+        format!("{own} versions"),
+    ];
+    if baselines > 0 {
+        facts.push(format!("{baselines} baselines"));
+    }
+    if let Some(shape) = l.reference_shape {
+        facts.push(format!("reference shape [B,H,S,D] = {shape}"));
+    }
+    if let Some(f) = l.flops {
+        facts.push(format!("{:.1} GFLOP a launch", f / 1e9));
+    }
+    if let Some(p) = l.peak_tflops {
+        facts.push(format!("ceiling {p:.0} TFLOPS"));
+    }
+    let _ = writeln!(out, "<p class=\"meta\">{}</p>", facts.join(" · "));
+    out
+}
+
+// ---- the trail ----
+
+fn trail_section(a: &Analysed) -> Option<Section> {
+    let trail = &a.analysis.trail;
+    if trail.is_empty() {
+        return None;
+    }
+    let moves = trail.iter().filter(|s| s.changed).count();
+    let mut html = format!(
+        "<p class=\"lead\">Where each version's warps wait most: the dominant stall reason \
+         at the hottest SASS instruction class. {moves} of {} steps move to a new label \
+         (highlighted).</p>\n<ol class=\"trail\">\n",
+        trail.len()
+    );
+    for s in trail {
+        html.push_str(&trail_step(a, s));
+    }
+    html.push_str("</ol>\n");
+    Some(Section {
+        key: "trail",
+        title: "Bottleneck trail",
+        html,
+    })
+}
+
+fn trail_step(a: &Analysed, s: &crate::analysis::TrailStep) -> String {
+    let label = s.label.as_deref().unwrap_or(format::UNKNOWN);
+    format!(
+        "<li class=\"step{}\"><a class=\"id\" href=\"#{}\">{}</a> <span class=\"label\">{}</span></li>\n",
+        if s.changed { " moved" } else { "" },
+        version_anchor(a.ladder, &s.id),
+        escape(&s.id),
+        escape(label),
+    )
+}
+
+// ---- charts ----
+
+fn charts_section(a: &Analysed) -> Option<Section> {
+    let mut html = String::new();
+    for &chart in Chart::ALL {
+        let Some(svg) = svg::draw(chart, a) else {
+            continue;
+        };
+        let _ = write!(
+            html,
+            "<figure class=\"chart-figure\" id=\"{}\">\n{svg}\n<figcaption><strong>{}.</strong> {}</figcaption>\n</figure>\n",
+            anchor(a.ladder, &format!("chart-{}", chart.name())),
+            chart.title(),
+            chart_caption(chart, a)
+        );
+    }
+    (!html.is_empty()).then_some(Section {
+        key: "charts",
+        title: "Charts",
+        html,
+    })
+}
+
+fn chart_caption(chart: Chart, a: &Analysed) -> String {
+    let baselines_with = |has: &dyn Fn(&VersionAnalysis) -> bool| {
+        a.ladder
+            .versions
+            .iter()
+            .zip(&a.analysis.versions)
+            .any(|(v, an)| v.baseline && has(an))
+    };
+    match chart {
+        Chart::Speed => {
+            let metric = svg::speed_metric(a).map(|m| m.def());
+            let mut s = format!(
+                "{} of each version of the ladder (the best in green)",
+                metric.map_or("Speed", |d| d.name)
+            );
+            if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
+                s.push_str("; dashed lines: the baselines");
+            }
+            if a.ladder.peak_tflops.is_some()
+                && metric.is_some_and(|d| d.kind == crate::analysis::Kind::Tflops)
+            {
+                s.push_str("; red: the ladder's practical ceiling");
+            }
+            s + "."
+        }
+        Chart::Stalls => {
+            let mut s = "Each bar splits a version's warp samples by stall reason (selected: \
+                         the warp issued)"
+                .to_string();
+            if baselines_with(&|an| an.stalls.is_some()) {
+                s.push_str(", the baselines after the gap");
+            }
+            s + "."
+        }
+        Chart::Signals => "The three signals watched at every step, in percent: barrier \
+                           stalls and short-scoreboard stalls (shares of warp samples) and \
+                           the tensor pipe's active cycles."
+            .to_string(),
+    }
+}
+
+// ---- metric tables ----
+
+fn group_name(g: Group) -> &'static str {
+    match g {
+        Group::Speed => "Speed",
+        Group::Compute => "Compute",
+        Group::Memory => "Memory",
+        Group::Launch => "Launch",
+    }
+}
+
+/// The versions as rows, one table per metric group, cells coloured as in the explorer.
+fn metrics_section(a: &Analysed) -> Option<Section> {
+    let order = display_order(a.ladder);
+    if order.is_empty() {
+        return None;
+    }
+    let mut html = String::from(
+        "<p class=\"lead\">Green, yellow and red rank a value among all versions' values by the \
+         metric's direction (uncoloured: a metric with no better direction). Baselines are \
+         shaded. Hover a heading for what it measures.</p>\n<div class=\"tables\">\n",
+    );
+    for group in [Group::Speed, Group::Compute, Group::Memory, Group::Launch] {
+        let defs: Vec<_> = METRICS
+            .iter()
+            .filter(|d| d.group == group)
+            .filter(|d| {
+                order
+                    .iter()
+                    .any(|&i| a.analysis.versions[i].get(d.id).is_some())
+            })
+            .collect();
+        if defs.is_empty() {
+            continue;
+        }
+        let ranks: Vec<Vec<f64>> = defs
+            .iter()
+            .map(|d| {
+                let values: Vec<Option<f64>> = order
+                    .iter()
+                    .map(|&i| a.analysis.versions[i].get(d.id))
+                    .collect();
+                colour::ranks(&values, d.better)
+            })
+            .collect();
+        let speed = group == Group::Speed;
+        let _ = write!(
+            html,
+            "<div{}><h3>{}</h3><div class=\"scroll\"><table class=\"metrics\"><thead><tr><th>version</th>",
+            if speed { " class=\"wide\"" } else { "" },
+            group_name(group)
+        );
+        if speed {
+            html.push_str("<th class=\"text\">title</th><th class=\"text\">bottleneck</th>");
+        }
+        for d in &defs {
+            let _ = write!(
+                html,
+                "<th title=\"{}\">{}</th>",
+                escape(d.help),
+                escape(&d.label())
+            );
+        }
+        html.push_str("</tr></thead><tbody>\n");
+        for (row, &i) in order.iter().enumerate() {
+            let v = &a.ladder.versions[i];
+            let an = &a.analysis.versions[i];
+            let _ = write!(
+                html,
+                "<tr{}><td>{}</td>",
+                if v.baseline {
+                    " class=\"baseline\""
+                } else {
+                    ""
+                },
+                version_link(a, i)
+            );
+            if speed {
+                let moved = a.analysis.trail.iter().any(|s| s.index == i && s.changed);
+                let _ = write!(
+                    html,
+                    "<td class=\"text wrap\">{}</td><td class=\"text{}\">{}</td>",
+                    escape(&v.title),
+                    if moved { " moved" } else { "" },
+                    escape(
+                        &an.bottleneck
+                            .as_ref()
+                            .map_or_else(|| format::UNKNOWN.to_string(), |b| b.to_string())
+                    )
+                );
+            }
+            for (d, r) in defs.iter().zip(&ranks) {
+                let x = an.get(d.id);
+                let heat = if x.is_some() {
+                    colour::heat(d.better, r[row])
+                } else {
+                    Heat::Plain
+                };
+                let _ = write!(
+                    html,
+                    "<td class=\"{}\">{}</td>",
+                    heat.class(),
+                    format::value(d.kind, x)
+                );
+            }
+            html.push_str("</tr>\n");
+        }
+        html.push_str("</tbody></table></div></div>\n");
+    }
+    html.push_str(&stall_table(a, &order));
+    html.push_str("</div>\n");
+    Some(Section {
+        key: "metrics",
+        title: "Metrics",
+        html,
+    })
+}
+
+/// Stall shares per version, one column per reason that matters somewhere.
+fn stall_table(a: &Analysed, order: &[usize]) -> String {
+    let reasons = stall_rows(&a.analysis.versions);
+    if reasons.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<div class=\"wide\"><h3>Stalls (% of samples)</h3><div class=\"scroll\"><table class=\"metrics stalls\"><thead><tr><th>version</th>",
+    );
+    for &r in &reasons {
+        let _ = write!(
+            html,
+            "<th class=\"reason\" title=\"{}\" style=\"border-bottom-color:{}\">{}</th>",
+            escape(crate::analysis::catalogue::stall_help(r)),
+            colour::reason_hue(r).css_var(),
+            breakable(r.metric_name())
+        );
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for &i in order {
+        let an = &a.analysis.versions[i];
+        let _ = write!(
+            html,
+            "<tr{}><td>{}</td>",
+            if a.ladder.versions[i].baseline {
+                " class=\"baseline\""
+            } else {
+                ""
+            },
+            version_link(a, i)
+        );
+        for &r in &reasons {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                format::share(an.stalls.as_ref().map(|s| s.share(r)))
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></div></div>\n");
+    html
+}
+
+// ---- reason × opcode matrices ----
+
+/// The most stalled instruction classes and the reasons they stall on, as rows and
+/// columns of one version's matrix.
+const MATRIX_ROWS: usize = 6;
+const MATRIX_COLUMNS: usize = 4;
+
+/// A version's stall samples by (instruction class, reason), `selected` left out.
+struct Matrix<'a> {
+    ops: Vec<&'a OpcodeStat>,
+    reasons: Vec<StallReason>,
+    /// All stall samples of the version (every class).
+    total: u64,
+}
+
+impl<'a> Matrix<'a> {
+    fn of(hot_ops: &'a [OpcodeStat]) -> Option<Matrix<'a>> {
+        let total: u64 = hot_ops.iter().map(|o| o.stall_samples).sum();
+        if total == 0 {
+            return None;
+        }
+        let ops: Vec<&OpcodeStat> = hot_ops
+            .iter()
+            .filter(|o| o.stall_samples > 0)
+            .take(MATRIX_ROWS)
+            .collect();
+        let mut by_reason: Vec<(StallReason, u64)> = StallReason::ALL
+            .iter()
+            .filter(|r| r.is_stall())
+            .map(|&r| (r, ops.iter().map(|o| samples(o, r)).sum()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        by_reason.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        let reasons = by_reason
+            .into_iter()
+            .take(MATRIX_COLUMNS)
+            .map(|(r, _)| r)
+            .collect();
+        Some(Matrix {
+            ops,
+            reasons,
+            total,
+        })
+    }
+
+    fn share(&self, n: u64) -> f64 {
+        n as f64 / self.total as f64
+    }
+
+    /// The hottest cell: (class, reason, samples).
+    fn hottest(&self) -> Option<(&str, StallReason, u64)> {
+        self.ops
+            .iter()
+            .flat_map(|o| {
+                o.reasons
+                    .iter()
+                    .filter(|(r, _)| r.is_stall())
+                    .map(|&(r, n)| (o.opcode.as_str(), r, n))
+            })
+            .max_by_key(|c| c.2)
+    }
+
+    fn table(&self) -> String {
+        let max = self
+            .ops
+            .iter()
+            .flat_map(|o| self.reasons.iter().map(|&r| samples(o, r)))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut html = String::from("<table class=\"matrix\"><thead><tr><th>class</th>");
+        for r in &self.reasons {
+            let _ = write!(
+                html,
+                "<th title=\"{}\">{}</th>",
+                r.metric_name(),
+                short_reason(*r)
+            );
+        }
+        html.push_str("<th>all</th></tr></thead><tbody>");
+        for o in &self.ops {
+            let _ = write!(html, "<tr><th class=\"op\">{}</th>", escape(&o.opcode));
+            for &r in &self.reasons {
+                let n = samples(o, r);
+                if n == 0 {
+                    html.push_str("<td></td>");
+                    continue;
+                }
+                let _ = write!(
+                    html,
+                    "<td class=\"cell\" style=\"--s:{:.3}\" title=\"{} samples\">{}</td>",
+                    n as f64 / max as f64,
+                    format::thousands(n as f64),
+                    format::share(Some(self.share(n)))
+                );
+            }
+            let _ = write!(
+                html,
+                "<td>{}</td></tr>",
+                format::share(Some(self.share(o.stall_samples)))
+            );
+        }
+        html.push_str("</tbody></table>");
+        html
+    }
+}
+
+/// A name that may wrap after its underscores.
+fn breakable(name: &str) -> String {
+    escape(name).replace('_', "_<wbr>")
+}
+
+/// A reason as the source page's column names it, without `stall_` (`long_sb`, `math`).
+fn short_reason(r: StallReason) -> &'static str {
+    let c = r.column_name();
+    match c.strip_prefix("stall_") {
+        Some(short) if !short.is_empty() => short,
+        _ => r.metric_name(),
+    }
+}
+
+fn samples(o: &OpcodeStat, r: StallReason) -> u64 {
+    o.reasons
+        .iter()
+        .find(|(x, _)| *x == r)
+        .map_or(0, |(_, n)| *n)
+}
+
+fn matrices_section(a: &Analysed) -> Option<Section> {
+    let mut html = String::from(
+        "<p class=\"lead\">Per version, the most stalled SASS instruction classes (rows) by \
+         the reasons they wait on (columns): % of all the version's stall samples, from the \
+         source page; <em>all</em> is the class's whole share.</p>\n<div class=\"matrices\">\n",
+    );
+    let mut any = false;
+    for i in display_order(a.ladder) {
+        let an = &a.analysis.versions[i];
+        let Some(m) = Matrix::of(&an.hot_ops) else {
+            continue;
+        };
+        any = true;
+        html.push_str(&matrix_figure(a, i, &m, &an.hot_ops));
+    }
+    html.push_str("</div>\n");
+    any.then_some(Section {
+        key: "matrices",
+        title: "Stall reason × instruction class",
+        html,
+    })
+}
+
+fn matrix_figure(a: &Analysed, i: usize, m: &Matrix, hot_ops: &[OpcodeStat]) -> String {
+    let v = &a.ladder.versions[i];
+    let hottest = m
+        .hottest()
+        .map(|(op, r, n)| {
+            format!(
+                " · hottest cell <strong>{r} @ {}</strong> {} %",
+                escape(op),
+                format::share(Some(m.share(n)))
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "<figure><div class=\"scroll\">{}</div><figcaption>{} {} · {} stall samples in {} classes{hottest}</figcaption></figure>\n",
+        m.table(),
+        version_link(a, i),
+        escape(&v.title),
+        format::thousands(m.total as f64),
+        hot_ops.len(),
+    )
+}
+
+// ---- run results ----
+
+/// A column of the run tables: its heading and a result's cell (`None`: empty). A field
+/// added to [`RunResult`] is one more entry here; a column empty in every row is left out.
+struct RunColumn {
+    heading: &'static str,
+    /// Left-aligned text rather than a number.
+    text: bool,
+    cell: fn(&RunResult) -> Option<String>,
+}
+
+const RUN_COLUMNS: &[RunColumn] = &[
+    RunColumn {
+        heading: "status",
+        text: true,
+        cell: |r| match r.status {
+            RunStatus::Ok => None,
+            RunStatus::Failed => Some("failed".into()),
+            RunStatus::Skipped => Some("skipped".into()),
+        },
+    },
+    RunColumn {
+        heading: "median µs",
+        text: false,
+        cell: |r| r.median_us.map(format::micros),
+    },
+    RunColumn {
+        heading: "min–max µs",
+        text: false,
+        cell: |r| match (r.min_us, r.max_us) {
+            (Some(lo), Some(hi)) => Some(format!("{}–{}", format::micros(lo), format::micros(hi))),
+            _ => None,
+        },
+    },
+    RunColumn {
+        heading: "TFLOPS",
+        text: false,
+        cell: |r| r.tflops.map(|t| format!("{t:.1}")),
+    },
+    RunColumn {
+        heading: "± over rounds",
+        text: false,
+        cell: |r| super::runs::spread(r).map(|s| format!("±{s:.1} %")),
+    },
+    RunColumn {
+        heading: "SM MHz",
+        text: false,
+        cell: |r| r.sm_clock_mhz.map(|c| format!("{c:.0}")),
+    },
+    RunColumn {
+        heading: "W",
+        text: false,
+        cell: |r| r.power_w.map(|w| format!("{w:.0}")),
+    },
+    RunColumn {
+        heading: "mJ / launch",
+        text: false,
+        cell: |r| r.energy_mj.map(|e| format!("{e:.3}")),
+    },
+    RunColumn {
+        heading: "TFLOPS / W",
+        text: false,
+        cell: |r| r.tflops_per_watt().map(|e| format!("{e:.3}")),
+    },
+    RunColumn {
+        heading: "throttle",
+        text: true,
+        cell: |r| (!r.throttle.is_empty()).then(|| r.throttle.join(", ")),
+    },
+    RunColumn {
+        heading: "protocol",
+        text: true,
+        cell: |r| {
+            r.protocol.as_ref().map(|p| {
+                format!(
+                    "{}, {} rounds × {} reps of {} launches (CUDA graph), ~{:.0} ms windows, {:.0} ms warm-up",
+                    p.regime, p.rounds, p.reps, p.launches_per_rep, p.window_ms, p.warmup_ms
+                )
+            })
+        },
+    },
+    RunColumn {
+        heading: "checks",
+        text: false,
+        cell: |r| {
+            let ran: Vec<_> = r
+                .checks
+                .iter()
+                .filter(|c| c.status != RunStatus::Skipped)
+                .collect();
+            (!ran.is_empty()).then(|| {
+                format!(
+                    "{}/{}",
+                    ran.iter().filter(|c| c.status == RunStatus::Ok).count(),
+                    ran.len()
+                )
+            })
+        },
+    },
+    RunColumn {
+        heading: "rel. L2 error",
+        text: false,
+        cell: |r| r.rel_l2_err.map(|e| format!("{e:.1e}")),
+    },
+    RunColumn {
+        heading: "max abs error",
+        text: false,
+        cell: |r| r.max_abs_err.map(|e| format!("{e:.1e}")),
+    },
+    RunColumn {
+        heading: "registers, spills",
+        text: true,
+        cell: |r| r.resources.clone(),
+    },
+    RunColumn {
+        heading: "GPU",
+        text: true,
+        cell: |r| r.gpu.clone(),
+    },
+    RunColumn {
+        heading: "when (UTC)",
+        text: true,
+        cell: |r| {
+            r.when
+                .as_ref()
+                .map(|w| w.replace('T', " ").replace('Z', ""))
+        },
+    },
+    RunColumn {
+        heading: "seed",
+        text: false,
+        cell: |r| r.seed.map(|s| s.to_string()),
+    },
+    RunColumn {
+        heading: "message",
+        text: true,
+        cell: |r| r.message.clone(),
+    },
+];
+
+fn runs_section(a: &Analysed) -> Option<Section> {
+    let order = display_order(a.ladder);
+    let mut configs: Vec<(Shape, bool)> = Vec::new();
+    for &i in &order {
+        for r in &a.ladder.versions[i].runs {
+            if !configs.contains(&(r.shape, r.causal)) {
+                configs.push((r.shape, r.causal));
+            }
+        }
+    }
+    if configs.is_empty() {
+        return None;
+    }
+    let reference = a.ladder.reference_shape;
+    configs
+        .sort_by_key(|&(s, causal)| (Some(s) != reference || causal, causal, s.s, s.b, s.h, s.d));
+    let mut html = String::from(
+        "<p class=\"lead\">What stallscope measured itself (<code>stallscope run</code>): per \
+         problem shape, each version's median time over its repetitions, throughput and error \
+         against the reference.</p>\n",
+    );
+    for (shape, causal) in configs {
+        let rows: Vec<(usize, &RunResult)> = order
+            .iter()
+            .filter_map(|&i| {
+                let v = &a.ladder.versions[i];
+                v.runs
+                    .iter()
+                    .rev()
+                    .find(|r| r.shape == shape && r.causal == causal)
+                    .map(|r| (i, r))
+            })
+            .collect();
+        let _ = writeln!(
+            html,
+            "<h3>[B,H,S,D] = {shape}{}{}</h3>",
+            if causal { ", causal" } else { "" },
+            if Some(shape) == reference && !causal {
+                " (the reference shape)"
+            } else {
+                ""
+            }
+        );
+        html.push_str(&run_table(a, &rows));
+    }
+    Some(Section {
+        key: "runs",
+        title: "Run results",
+        html,
+    })
+}
+
+/// One table of results; a column whose rows all hold one value is said once above it.
+fn run_table(a: &Analysed, rows: &[(usize, &RunResult)]) -> String {
+    let mut shared: Vec<String> = Vec::new();
+    let mut columns: Vec<(&RunColumn, Vec<Option<String>>)> = Vec::new();
+    for c in RUN_COLUMNS {
+        let cells: Vec<Option<String>> = rows.iter().map(|(_, r)| (c.cell)(r)).collect();
+        if cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let first = &cells[0];
+        if c.text && rows.len() > 1 && cells.iter().all(|x| x == first) {
+            if let Some(v) = first {
+                shared.push(format!("{}: {}", c.heading, escape(v)));
+            }
+            continue;
+        }
+        columns.push((c, cells));
+    }
+    let mut html = String::new();
+    if !shared.is_empty() {
+        let _ = writeln!(html, "<p class=\"meta\">{}</p>", shared.join(" · "));
+    }
+    html.push_str("<div class=\"scroll\"><table class=\"runs\"><thead><tr><th>version</th>");
+    for (c, _) in &columns {
+        let _ = write!(
+            html,
+            "<th{}>{}</th>",
+            if c.text { " class=\"text\"" } else { "" },
+            c.heading
+        );
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for (n, (i, _)) in rows.iter().enumerate() {
+        let _ = write!(
+            html,
+            "<tr{}><td>{}</td>",
+            if a.ladder.versions[*i].baseline {
+                " class=\"baseline\""
+            } else {
+                ""
+            },
+            version_link(a, *i)
+        );
+        for (c, cells) in &columns {
+            let _ = write!(
+                html,
+                "<td{}>{}</td>",
+                if c.text { " class=\"text wrap\"" } else { "" },
+                cells[n].as_deref().map_or_else(String::new, escape)
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></div>\n");
+    html
+}
+
+// ---- notes ----
+
+fn notes_section(a: &Analysed) -> Option<Section> {
+    let mut html = String::new();
+    for i in display_order(a.ladder) {
+        html.push_str(&version_note(a, i));
+    }
+    (!html.is_empty()).then_some(Section {
+        key: "notes",
+        title: "Versions and notes",
+        html,
+    })
+}
+
+/// A version's heading, technique, kernel and notes; every version gets one, so that
+/// links to it land somewhere.
+fn version_note(a: &Analysed, i: usize) -> String {
+    let v = &a.ladder.versions[i];
+    let an = &a.analysis.versions[i];
+    let mut html = format!(
+        "<article class=\"note\" id=\"{}\">\n<h3>{}{} · {}</h3>\n",
+        version_anchor(a.ladder, &v.id),
+        escape(&v.id),
+        if v.baseline { " (baseline)" } else { "" },
+        escape(&v.title)
+    );
+    if let Some(t) = &v.technique {
+        let _ = writeln!(html, "<p class=\"technique\">{}</p>", escape(t));
+    }
+    let mut facts = Vec::new();
+    if let Some(p) = &v.profile {
+        facts.push(format!("kernel <code>{}</code>", escape(&p.short_name())));
+    }
+    if let Some(b) = &an.bottleneck {
+        facts.push(format!(
+            "bottleneck <strong>{}</strong>",
+            escape(&b.to_string())
+        ));
+    }
+    if let Some(x) = an.get(MetricId::RunTime).or(an.get(MetricId::Duration)) {
+        facts.push(format!(
+            "{} µs",
+            format::value(crate::analysis::Kind::Time, Some(x))
+        ));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(html, "<p class=\"meta\">{}</p>", facts.join(" · "));
+    }
+    if let Some(notes) = &v.notes {
+        html.push_str(&markdown::to_html(notes, 3));
+    }
+    let _ = writeln!(
+        html,
+        "<p class=\"top\"><a href=\"#{}\">↑ top</a></p>\n</article>",
+        anchor(a.ladder, "top")
+    );
+    html
+}
+
+// ---- a comparison ----
+
+fn compare_page(input: &CompareInput) -> String {
+    let c = input.comparison;
+    let mut html = format!(
+        "<h1>{} → {}</h1>\n<p class=\"meta\">Every metric's change, judged by its direction \
+         (better green, worse red; within 1 % or the metric's tolerance: same).</p>\n",
+        escape(&input.a_name),
+        escape(&input.b_name)
+    );
+    html.push_str("<h2>Metrics</h2>\n<div class=\"scroll\"><table><thead><tr><th>metric</th>");
+    let _ = writeln!(
+        html,
+        "<th>{}</th><th>{}</th><th>change</th><th class=\"text\">verdict</th></tr></thead><tbody>",
+        escape(&input.a_name),
+        escape(&input.b_name)
+    );
+    for m in c.metrics.iter().filter(|m| m.a.is_some() || m.b.is_some()) {
+        let d = m.id.def();
+        let _ = writeln!(
+            html,
+            "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
+            escape(d.help),
+            escape(d.name),
+            format::with_unit(d.kind, m.a),
+            format::with_unit(d.kind, m.b),
+            format::delta(d.kind, m.a, m.b),
+            m.verdict.symbol(),
+            v = verdict_class(m.verdict),
+        );
+    }
+    for s in &c.stalls {
+        let pct = |x: Option<f64>| x.map(|v| v * 100.0);
+        let _ = writeln!(
+            html,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{} stalls (%)</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
+            colour::reason_hue(s.reason).css_var(),
+            s.reason.metric_name(),
+            format::share(s.a),
+            format::share(s.b),
+            format::delta(crate::analysis::Kind::Percent, pct(s.a), pct(s.b)),
+            s.verdict.symbol(),
+            v = verdict_class(s.verdict),
+        );
+    }
+    html.push_str("</tbody></table></div>\n");
+    if !c.stalls.is_empty() {
+        let _ = write!(
+            html,
+            "<h2>Stall shares</h2>\n<figure class=\"chart-figure\">{}<figcaption>Each bar splits \
+             a version's warp samples by stall reason.</figcaption></figure>\n",
+            svg::compare_stalls(input)
+        );
+    }
+    let (ma, mb) = (Matrix::of(&c.hot_ops_a), Matrix::of(&c.hot_ops_b));
+    if ma.is_some() || mb.is_some() {
+        html.push_str("<h2>Stall reason × instruction class</h2>\n<div class=\"matrices\">\n");
+        for (name, m) in [(&input.a_name, ma), (&input.b_name, mb)] {
+            if let Some(m) = m {
+                let _ = writeln!(
+                    html,
+                    "<figure><div class=\"scroll\">{}</div><figcaption>{} · {} stall samples</figcaption></figure>",
+                    m.table(),
+                    escape(name),
+                    format::thousands(m.total as f64)
+                );
+            }
+        }
+        html.push_str("</div>\n");
+    }
+    html
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        _ => "plain",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LoadReport, Store, Version, load_ladder};
+
+    const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+
+    fn page_of(ladder: &Ladder) -> String {
+        HtmlExporter.timeline(&[Analysed::new(ladder)])
+    }
+
+    fn ladder(versions: Vec<Version>) -> Ladder {
+        Ladder {
+            name: "evil<b>".into(),
+            title: HOSTILE.into(),
+            problem: Some(HOSTILE.into()),
+            flops: None,
+            peak_tflops: None,
+            reference_shape: Some(Shape::REFERENCE),
+            versions,
+            dir: None,
+            store: Store::Disk,
+        }
+    }
+
+    fn run(version: &str, gpu: &str, median_us: Option<f64>) -> RunResult {
+        let mut r = RunResult::new(version, Shape::REFERENCE, false, RunStatus::Ok);
+        r.gpu = Some(gpu.into());
+        r.median_us = median_us;
+        r.when = None;
+        r
+    }
+
+    /// Versions v1 and v2, each with one run at 60 µs on `gpu`.
+    fn two_run_versions(gpu: &str) -> Vec<Version> {
+        ["v1", "v2"]
+            .map(|id| Version {
+                id: id.into(),
+                title: id.into(),
+                runs: vec![run(id, gpu, Some(60.0))],
+                ..Version::default()
+            })
+            .to_vec()
+    }
+
+    #[test]
+    fn user_text_appears_only_escaped() {
+        let mut failed = RunResult::new(HOSTILE, Shape::REFERENCE, false, RunStatus::Failed);
+        failed.message = Some(HOSTILE.into());
+        let page = page_of(&ladder(vec![Version {
+            id: HOSTILE.into(),
+            title: HOSTILE.into(),
+            technique: Some(HOSTILE.into()),
+            notes: Some(format!(
+                "# notes\n\n{HOSTILE}\n\n[x](javascript:alert(3))\n"
+            )),
+            runs: vec![failed],
+            ..Version::default()
+        }]));
+        let raw = ["<script", "<img", "<b>", "javascript:", "onerror=alert(2)>"];
+        let found: Vec<&&str> = raw.iter().filter(|r| page.contains(**r)).collect();
+        assert!(found.is_empty(), "{found:?} in the page");
+    }
+
+    #[test]
+    fn the_bundled_sgemm_page_loads_nothing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/sgemm-toy");
+        let ladder = load_ladder(&Store::Disk, &dir, &mut LoadReport::default()).unwrap();
+        let page = page_of(&ladder);
+        let loads = [
+            "src=", "<link", "url(", "@import", "<script", "<iframe", "<object",
+        ];
+        let found: Vec<&&str> = loads.iter().filter(|l| page.contains(**l)).collect();
+        assert!(found.is_empty(), "{found:?} in the page");
+    }
+
+    #[test]
+    fn run_tables_leave_out_columns_without_values() {
+        let page = page_of(&ladder(two_run_versions("H200")));
+        let runs = &page[page.find("class=\"runs\"").expect("a run table")..];
+        let runs = &runs[..runs.find("</thead>").unwrap()];
+        // version and median µs; the GPU, the same in both, stands above the table.
+        assert_eq!(runs.matches("</th>").count(), 2, "{runs}");
+    }
+
+    #[test]
+    fn a_value_shared_by_every_run_is_said_once_above_its_table() {
+        let page = page_of(&ladder(two_run_versions("NVIDIA H200")));
+        assert_eq!(page.matches("NVIDIA H200").count(), 1);
+    }
+}
