@@ -139,10 +139,11 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// A version id (`v1`, or `LADDER:v1`) or an export file.
+    /// A version id (`v1`, or `LADDER:v1`) or an export file; given alone, a version
+    /// compared with its parent (the version it was built on).
     pub a: String,
-    /// A version id or an export file.
-    pub b: String,
+    /// A version id or an export file, compared with A.
+    pub b: Option<String>,
     /// Which launch of file A (ncu's launch ID), where it holds several.
     #[arg(long, value_name = "ID")]
     pub launch_a: Option<u64>,

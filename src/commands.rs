@@ -598,35 +598,45 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
-    let (a, b, ladder, format) = (
-        args.a.as_str(),
-        args.b.as_str(),
-        args.ladder.as_deref(),
-        args.format,
-    );
+    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
     let mut report = load_report(common);
-    let (pa, pb) = (Path::new(a), Path::new(b));
-    let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {
-        for (given, p) in [(a, pa), (b, pb)] {
-            if !p.is_file() {
-                bail!(
-                    "{given} is not a file: compare takes two version ids of one ladder, or two export files"
-                );
+    let (ladder_a, ia, ladder_b, ib) = match args.b.as_deref() {
+        Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
+            let (pa, pb) = (Path::new(a), Path::new(b));
+            for (given, p) in [(a, pa), (b, pb)] {
+                if !p.is_file() {
+                    bail!(
+                        "{given} is not a file: compare takes two version ids of one ladder, or two export files"
+                    );
+                }
             }
+            let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
+            let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
+            let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
+            let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
+            (la, ia, lb, ib)
         }
-        let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
-        let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
-        let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
-        let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
-        (la, ia, lb, ib)
-    } else {
-        let ladders = default_ladders(common, &mut report)?;
-        let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
-        (l.clone(), ia, l.clone(), ib)
+        Some(b) => {
+            let ladders = default_ladders(common, &mut report)?;
+            let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
+            (l.clone(), ia, l.clone(), ib)
+        }
+        None => {
+            let ladders = default_ladders(common, &mut report)?;
+            let (l, ib, _) = find_pair(&ladders, a, a, ladder)?;
+            let ia = l.parent_of(ib).ok_or_else(|| {
+                anyhow!(
+                    "{a} has no parent to compare with (the first version, or a baseline): \
+                     name two versions, `stallscope compare A B`"
+                )
+            })?;
+            (l.clone(), ia, l.clone(), ib)
+        }
     };
-    let an_a = analysis::analyse(&ladder_a, &ladder_a.versions[ia]);
-    let an_b = analysis::analyse(&ladder_b, &ladder_b.versions[ib]);
-    let comparison = compare(&an_a, &an_b);
+    let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
+    let an_a = analysis::analyse(&ladder_a, va);
+    let an_b = analysis::analyse(&ladder_b, vb);
+    let comparison = compare(&an_a, &an_b, va.listing().zip(vb.listing()));
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
         if l.name == "files" {

@@ -19,9 +19,13 @@ fn report_prints_the_sgemm_trail() {
         .arg(profiles())
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "trail: v1 lg_throttle @ LDG → v2 mio_throttle @ LDS (moved)",
-        ));
+        .stdout(
+            predicate::str::is_match(concat!(
+                r"\nv1 +lg_throttle @ LDG +38\.6 +not_selected @ LDG +20\.8\n",
+                r"v2 +mio_throttle @ LDS +49\.5 +not_selected @ LDS +13\.7 +moved \(z 467\)\n",
+            ))
+            .unwrap(),
+        );
 }
 
 #[test]
@@ -48,8 +52,9 @@ fn report_formats() {
     assert_eq!(doc["schema"], "stallscope/report/1");
     let v = &doc["ladders"];
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
-    assert_eq!(v[0]["trail"][1]["changed"], true);
+    assert_eq!(v[0]["trail"][1]["verdict"], "moved");
     assert_eq!(v[0]["versions"][0]["bottleneck"]["reason"], "lg_throttle");
+    assert_eq!(v[0]["versions"][0]["bottleneck"]["opcode"], "LDG");
     let dur = v[0]["versions"][0]["metrics"]["duration"].as_f64().unwrap();
     assert!((dur - 2743.968).abs() < 1e-6, "{dur}");
 
@@ -78,9 +83,12 @@ fn loose_files_become_a_ladder_in_the_order_given() {
         .arg(fixture("sgemm/src_sass.csv"))
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "trail: 1 lg_throttle @ LDG → 2 mio_throttle @ LDS",
-        ));
+        .stdout(
+            predicate::str::is_match(
+                r"\n1 +lg_throttle @ LDG +38\.6 .*\n2 +mio_throttle @ LDS +49\.5 .* moved",
+            )
+            .unwrap(),
+        );
 }
 
 #[test]
@@ -127,7 +135,7 @@ fn missing_file_and_usage_errors() {
         .assert()
         .code(2);
     stallscope()
-        .args(["compare", "v1"])
+        .arg("compare")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("Usage"));
@@ -149,7 +157,25 @@ fn compare_two_versions() {
         .stdout(
             predicate::str::is_match(r"lg_throttle\s+37\.5\s+0\.1\s+-37\.4 pt\s+better").unwrap(),
         )
-        .stdout(predicate::str::is_match(r"#1\s+LDG 252,997\s+LDS 162,538").unwrap());
+        .stdout(
+            predicate::str::is_match(
+                r"\nLDG\s+58 · 76\.3\s+2 · 2\.6\s+-56 · -73\.6 pt\nLDS\s+0 · 0\.0\s+40 · 72\.2",
+            )
+            .unwrap(),
+        );
+}
+
+#[test]
+fn compare_one_version_with_its_parent() {
+    // v17 was built on v15, not on v16 before it.
+    stallscope()
+        .args(["compare", "v17", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "v15 128-key tiles → v17 conditional rescale\n",
+        ));
 }
 
 #[test]
@@ -225,7 +251,7 @@ fn import_writes_a_ladder_and_refuses_to_overwrite() {
         .arg(profiles.join("toy"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("v2 mio_throttle @ LDS"));
+        .stdout(predicate::str::is_match(r"\nv2 +mio_throttle @ LDS ").unwrap());
     // No temporary files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(profiles.join("toy/v2"))
         .unwrap()

@@ -100,6 +100,71 @@ fn compare_pairs_the_marked_or_previous_version() {
 }
 
 #[test]
+fn compare_pairs_a_version_with_the_one_it_was_built_on() {
+    let mut a = app();
+    select(&mut a, "v17");
+    let ls = a.ladder();
+    let pair = a.compare_pair().map(|(x, y)| {
+        (
+            ls.ladder.versions[x].id.clone(),
+            ls.ladder.versions[y].id.clone(),
+        )
+    });
+    assert_eq!(pair, Some(("v15".to_string(), "v17".to_string())));
+}
+
+#[test]
+fn the_timeline_shows_where_the_ladder_branches() {
+    let mut a = app();
+    select(&mut a, "v17");
+    assert!(render(&a, 120, 40).contains("v17←v15"));
+}
+
+#[test]
+fn the_header_names_its_signals_in_words() {
+    let a = app();
+    let shown = render(&a, 160, 40);
+    let header = shown.lines().nth(1).unwrap();
+    assert!(
+        header.contains("barrier stalls")
+            && header.contains("short-scoreboard stalls")
+            && header.contains("tensor pipe active"),
+        "{header}"
+    );
+}
+
+#[test]
+fn the_bottleneck_view_explains_the_row_under_the_cursor() {
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Bottleneck));
+    a.update(Action::Down);
+    let (reason, _) = a.bottleneck_reason().unwrap();
+    let shown = render(&a, 200, 50).replace('\n', " ");
+    let help = stallscope::analysis::catalogue::stall_help(reason);
+    assert!(
+        shown.contains(&format!("{reason} (")) && shown.contains(help),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_bottleneck_cursor_stays_on_the_table() {
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Bottleneck));
+    a.update(Action::Bottom);
+    let rows = a.ladder().analysis.versions[a.version_index().unwrap()]
+        .matrix
+        .as_ref()
+        .unwrap()
+        .reasons()
+        .len();
+    a.update(Action::Up);
+    assert_eq!(a.bottleneck_row, rows - 2);
+}
+
+#[test]
 fn filter_typing_and_cancel() {
     let mut a = app();
     a.update(Action::FilterStart);
@@ -259,7 +324,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
     );
     // The third version column of the timeline.
     let body = views::areas(area).body;
-    let [_, table, _] = views::timeline::layout(&a, body);
+    let [_, _, table, _] = views::timeline::layout(&a, body);
     let cols = views::timeline::columns(&a, table.width);
     let x = table.x + cols.name_w + 1 + 2 * (cols.col_w + 1) + 1;
     let acts = tui::actions(&a, &click(x, table.y + 3), area);
@@ -353,6 +418,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Show(View::Compare),
         Action::Show(View::Inspect),
         Action::Show(View::Source),
+        Action::Show(View::Bottleneck),
         Action::Show(View::Notes),
         Action::PrevVersion,
         Action::NextVersion,

@@ -90,6 +90,9 @@ pub struct KernelVersion {
     pub entry: String,
     #[serde(default)]
     pub notes: Option<String>,
+    /// The version this one was built on, where it is not the previous one.
+    #[serde(default)]
+    pub parent: Option<String>,
     pub grid: Vec<String>,
     pub block: Vec<String>,
     /// Dynamic shared memory in bytes.
@@ -174,6 +177,12 @@ impl KernelRecipe {
             if ids.contains(&v.id.as_str()) {
                 bail!("version {} is listed twice", v.id);
             }
+            if let Some(p) = v.parent.as_deref().filter(|p| !ids.contains(p)) {
+                bail!(
+                    "version {}: parent {p:?} is not a version listed before it",
+                    v.id
+                );
+            }
             ids.push(&v.id);
             if v.head_dims.contains(&shape.d) {
                 v.launch(&shape)?;
@@ -248,6 +257,7 @@ impl KernelRecipe {
                 technique: v.technique.clone(),
                 notes: v.notes.as_deref().map(rel),
                 source: Some(rel(&v.source)),
+                parent: v.parent.clone(),
                 ..VersionEntry::default()
             })
             .collect();

@@ -40,6 +40,16 @@ pub struct Version {
     pub profile: Option<Profile>,
     pub runs: Vec<RunResult>,
     pub flops: Option<f64>,
+    /// The version this one was built on, where the manifest names one (else the
+    /// previous version is its parent; see [`Ladder::parent_of`]).
+    pub parent: Option<String>,
+}
+
+impl Version {
+    /// The SASS listing of the version's profile, where it has a source page.
+    pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
+        self.profile.as_ref()?.source.as_ref()
+    }
 }
 
 impl Ladder {
@@ -49,6 +59,25 @@ impl Ladder {
 
     pub fn version_index(&self, id: &str) -> Option<usize> {
         self.versions.iter().position(|v| v.id == id)
+    }
+
+    /// The version a version was built on (an index into `versions`): the one its
+    /// manifest entry names, else the ladder's previous version. Baselines have none.
+    pub fn parent_of(&self, i: usize) -> Option<usize> {
+        let v = self.versions.get(i)?;
+        if v.baseline {
+            return None;
+        }
+        match &v.parent {
+            Some(p) => self.version_index(p),
+            None => (0..i).rev().find(|&j| !self.versions[j].baseline),
+        }
+    }
+
+    /// Whether a version's parent is not the version before it (the ladder branches).
+    pub fn branches_at(&self, i: usize) -> bool {
+        let previous = (0..i).rev().find(|&j| !self.versions[j].baseline);
+        self.parent_of(i) != previous
     }
 
     /// FLOP of one launch of a version.
@@ -197,7 +226,19 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
                 .cloned()
                 .collect(),
             flops: entry.flops,
+            parent: entry.parent.clone(),
         });
+    }
+    for entry in &m.versions {
+        if let Some(p) = &entry.parent
+            && (p == &entry.id || !m.versions.iter().any(|v| &v.id == p))
+        {
+            bail!(
+                "{}: version {}: parent {p:?} is not another version of this ladder",
+                store.describe(&manifest_path),
+                entry.id
+            );
+        }
     }
     Ok(Ladder {
         name: dir

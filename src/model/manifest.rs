@@ -61,6 +61,10 @@ pub struct VersionEntry {
     /// profiled again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileCommand>,
+    /// The version this one was built on, where it is not the previous one (a branch:
+    /// v17 built on v15 after v16 lost). Diffs, compare and the trail's moves use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 /// A command ncu profiled into a version.
@@ -106,8 +110,8 @@ impl Manifest {
 }
 
 /// Makes the manifest of `ladder_dir` list these versions: each entry's title,
-/// technique, notes and source replace what it had (its exports are kept); a new
-/// manifest starts from `defaults`. Versions are ordered as `order` names them (the
+/// technique, parent, notes and source replace what it had (its exports are kept); a
+/// new manifest starts from `defaults`. Versions are ordered as `order` names them (the
 /// recipe's order), those it does not name after them in their order.
 pub fn record_versions(
     ladder_dir: &Path,
@@ -125,6 +129,7 @@ pub fn record_versions(
                 old.notes = e.notes.clone().or(old.notes.take());
                 old.source = e.source.clone().or(old.source.take());
                 old.baseline = e.baseline;
+                old.parent = e.parent.clone();
             }
             None => m.versions.push(e.clone()),
         }

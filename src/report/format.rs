@@ -142,6 +142,12 @@ fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The change of a share (a fraction) in percentage points: `+3.5 pt`.
+pub fn share_delta(a: Option<f64>, b: Option<f64>) -> String {
+    let pct = |x: Option<f64>| x.map(|v| v * 100.0);
+    delta(Kind::Percent, pct(a), pct(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

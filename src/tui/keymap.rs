@@ -132,7 +132,7 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('c')],
         action: Show(View::Compare),
-        help: "compare: the marked (or previous) version with the selected one",
+        help: "compare: the marked version, or the parent, with the selected one",
         footer: true,
     },
     Binding {
@@ -151,9 +151,16 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('b')],
+        action: Show(View::Bottleneck),
+        help: "bottleneck: the reason × instruction table and what its rows mean",
+        footer: false,
+    },
+    Binding {
+        context: Global,
         keys: &[k('n')],
         action: Show(View::Notes),
-        help: "the version's notes and its diff from the previous version",
+        help: "the version's notes and its diff from the version it was built on",
         footer: false,
     },
     Binding {

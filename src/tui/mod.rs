@@ -178,7 +178,7 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
                     .map(|(v, _, _)| vec![Action::Show(v)])
                     .unwrap_or_default(),
                 MouseEventKind::Down(MouseButton::Left) if app.view == View::Timeline => {
-                    let [_, table, _] = views::timeline::layout(app, a.body);
+                    let [_, _, table, _] = views::timeline::layout(app, a.body);
                     let cols = views::timeline::columns(app, table.width);
                     let x = m.column.saturating_sub(table.x);
                     if m.row >= table.y && m.row < table.y + table.height && x > cols.name_w {

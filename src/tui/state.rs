@@ -13,15 +13,17 @@ pub enum View {
     Compare,
     Inspect,
     Source,
+    Bottleneck,
     Notes,
 }
 
 impl View {
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Timeline,
         View::Compare,
         View::Inspect,
         View::Source,
+        View::Bottleneck,
         View::Notes,
     ];
 
@@ -31,6 +33,7 @@ impl View {
             View::Compare => "compare",
             View::Inspect => "inspect",
             View::Source => "source",
+            View::Bottleneck => "bottleneck",
             View::Notes => "notes",
         }
     }
@@ -181,6 +184,14 @@ impl LadderState {
     }
 }
 
+/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
+/// listings takes longer than a frame should).
+pub struct CompareCache {
+    pub ladder: usize,
+    pub pair: (usize, usize),
+    pub comparison: analysis::Comparison,
+}
+
 /// The inspect view's state: its scroll offset and the filter.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InspectState {
@@ -211,6 +222,11 @@ pub struct App {
     pub notes_scroll: usize,
     pub inspect: InspectState,
     pub source: SourceState,
+    /// The bottleneck view's cursor: a row (stall reason) of the selected version's
+    /// (reason × opcode) table.
+    pub bottleneck_row: usize,
+    /// The compare view's comparison, refreshed by `update` while that view shows.
+    pub compare: Option<CompareCache>,
     pub help: bool,
     pub help_scroll: usize,
     pub status: Option<Status>,
@@ -239,6 +255,8 @@ impl App {
                 cursor: 0,
                 sort: SourceSort::Samples,
             },
+            bottleneck_row: 0,
+            compare: None,
             help: false,
             help_scroll: 0,
             status: None,
@@ -263,15 +281,30 @@ impl App {
             .copied()
     }
 
-    /// The two versions the compare view shows: the marked one (or the one before the
-    /// selected one in display order) against the selected one.
+    /// The two versions the compare view shows: the marked one (or else the version the
+    /// selected one was built on, its parent; for a baseline the one before it in display
+    /// order) against the selected one.
     pub fn compare_pair(&self) -> Option<(usize, usize)> {
         let b = self.version_index()?;
-        let a = self
-            .marked
-            .filter(|&m| m != b)
-            .unwrap_or_else(|| self.ladder().order[self.selected.saturating_sub(1)]);
+        let ls = self.ladder();
+        let a = self.marked.filter(|&m| m != b).unwrap_or_else(|| {
+            ls.ladder
+                .parent_of(b)
+                .unwrap_or_else(|| ls.order[self.selected.saturating_sub(1)])
+        });
         Some((a, b))
+    }
+
+    /// The row under the bottleneck view's cursor: a stall reason of the selected
+    /// version's table, with its samples.
+    pub fn bottleneck_reason(&self) -> Option<(crate::ncu::StallReason, u64)> {
+        let i = self.version_index()?;
+        let rows = self.ladder().analysis.versions[i]
+            .matrix
+            .as_ref()?
+            .reasons();
+        rows.get(self.bottleneck_row.min(rows.len().saturating_sub(1)))
+            .copied()
     }
 
     fn view_slot(&self) -> usize {
@@ -285,6 +318,7 @@ impl App {
             View::Compare => self.compare_scroll,
             View::Inspect => self.inspect.scroll,
             View::Source => self.source.cursor,
+            View::Bottleneck => self.bottleneck_row,
             View::Notes => self.notes_scroll,
         }
     }
@@ -295,6 +329,7 @@ impl App {
             View::Compare => &mut self.compare_scroll,
             View::Inspect => &mut self.inspect.scroll,
             View::Source => &mut self.source.cursor,
+            View::Bottleneck => &mut self.bottleneck_row,
             View::Notes => &mut self.notes_scroll,
         }
     }
@@ -306,11 +341,7 @@ impl App {
 
     /// The selected version's SASS listing, when its profile has a source page.
     pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
-        self.ladder().ladder.versions[self.version_index()?]
-            .profile
-            .as_ref()?
-            .source
-            .as_ref()
+        self.ladder().ladder.versions[self.version_index()?].listing()
     }
 
     /// Handles a user action or a job's event: the only place the state changes.
@@ -318,7 +349,13 @@ impl App {
         match msg.into() {
             Msg::Action(a) => self.act(a),
             Msg::Job(e) => {
+                // A result or a reload changes the analysis the comparison was made from.
+                if !matches!(e, JobEvent::Progress { .. }) {
+                    self.compare = None;
+                }
                 self.job_event(e);
+                self.clamp_bottleneck_row();
+                self.refresh_compare();
                 None
             }
         }
@@ -479,7 +516,53 @@ impl App {
             }
             Resize { rows } => self.page_rows = rows as usize,
         }
+        self.clamp_bottleneck_row();
+        self.refresh_compare();
         None
+    }
+
+    /// The comparison of the compare view's pair, from the cache when it holds that pair.
+    pub fn cached_comparison(&self, pair: (usize, usize)) -> Option<&analysis::Comparison> {
+        self.compare
+            .as_ref()
+            .filter(|c| c.ladder == self.current && c.pair == pair)
+            .map(|c| &c.comparison)
+    }
+
+    /// Computes the compare view's comparison when that view shows a pair not cached.
+    fn refresh_compare(&mut self) {
+        if self.view != View::Compare {
+            return;
+        }
+        let Some(pair) = self.compare_pair() else {
+            self.compare = None;
+            return;
+        };
+        if self.cached_comparison(pair).is_some() {
+            return;
+        }
+        let ls = self.ladder();
+        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
+        let comparison = analysis::compare(
+            &ls.analysis.versions[pair.0],
+            &ls.analysis.versions[pair.1],
+            va.listing().zip(vb.listing()),
+        );
+        self.compare = Some(CompareCache {
+            ladder: self.current,
+            pair,
+            comparison,
+        });
+    }
+
+    /// Keeps the bottleneck view's cursor on a row of the table, so that ↑ after End
+    /// moves at once.
+    fn clamp_bottleneck_row(&mut self) {
+        let rows = self.version_index().and_then(|i| {
+            let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
+            Some(m.reasons().len())
+        });
+        self.bottleneck_row = self.bottleneck_row.min(rows.unwrap_or(1).saturating_sub(1));
     }
 
     fn select(&mut self, i: usize) {
@@ -493,6 +576,7 @@ impl App {
     fn reset_version_views(&mut self) {
         self.inspect.scroll = 0;
         self.source.cursor = 0;
+        self.bottleneck_row = 0;
         self.notes_scroll = 0;
     }
 

@@ -1,6 +1,7 @@
 //! Drawing: pure functions of the state. The frame is the tab bar, the headline of the
 //! selected version, the view, a status line and the footer; the help popup on top.
 
+pub mod bottleneck;
 pub mod compare;
 pub mod inspect;
 pub mod notes;
@@ -69,6 +70,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Compare => compare::draw(frame, app, a.body),
         View::Inspect => inspect::draw(frame, app, a.body),
         View::Source => source::draw(frame, app, a.body),
+        View::Bottleneck => bottleneck::draw(frame, app, a.body),
         View::Notes => notes::draw(frame, app, a.body),
     }
     frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
@@ -145,12 +147,10 @@ pub fn headline(app: &App) -> Line<'static> {
     let sep = || Span::styled(" · ", Style::new());
     spans.push(sep());
     spans.push(Span::styled(
-        a.bottleneck
-            .as_ref()
-            .map(|b| b.to_string())
-            .unwrap_or_else(|| "no stall data".into()),
+        crate::report::label_text(a.bottleneck.as_ref(), a.no_label),
         t.moved(),
     ));
+
     for h in HEADLINE {
         spans.push(sep());
         let (name, value) = match *h {
@@ -348,10 +348,15 @@ pub fn stall_bar(
     Line::from(spans)
 }
 
-/// The legend of the stall colours, for the reasons shown.
-pub fn stall_legend(app: &App, reasons: &[crate::ncu::StallReason]) -> Line<'static> {
+/// The legend of the stall colours, for the reasons shown, under a heading that says
+/// what the shares are of.
+pub fn stall_legend(
+    app: &App,
+    heading: &str,
+    reasons: &[crate::ncu::StallReason],
+) -> Line<'static> {
     let t = &app.theme;
-    let mut spans = vec![Span::styled("stalls: ", t.dim())];
+    let mut spans = vec![Span::styled(format!("{heading}: "), t.dim())];
     for &r in reasons {
         spans.push(Span::styled(t.reason_fill(r).to_string(), t.reason(r)));
         spans.push(Span::raw(format!(" {}  ", r.metric_name())));

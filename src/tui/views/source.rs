@@ -1,8 +1,10 @@
 //! The SASS listing of the selected version with its stall samples per instruction,
-//! heat-coloured and sortable, beside the per-opcode aggregate.
+//! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
+//! under the cursor means.
 
 use super::{App, clamp_scroll, printable};
-use crate::ncu::StallReason;
+use crate::analysis::catalogue::{cell_help, opcode_help};
+use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
 use crate::tui::listing::{rows, stall_samples};
 use crate::tui::state::SourceSort;
@@ -31,11 +33,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         return;
     };
     let wide = body.width >= 110;
+    let [main, meaning_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(body);
     let [left, right] = Layout::horizontal([
         Constraint::Min(40),
         Constraint::Length(if wide { 44 } else { 0 }),
     ])
-    .areas(body);
+    .areas(main);
 
     let order = rows(s, app.source.sort);
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
@@ -53,13 +57,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             let l = &s.lines[i];
             let st = stall_samples(l);
             let share = st as f64 / total as f64;
-            let reason = StallReason::ALL
-                .iter()
-                .filter(|r| r.is_stall())
-                .max_by_key(|r| l.stall(**r))
-                .filter(|r| l.stall(**r) > 0)
-                .map(|r| r.metric_name())
-                .unwrap_or("");
+            let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
             let row = Row::new(vec![
                 Cell::from(format!("{:#06x}", l.address - base)),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
@@ -101,6 +99,18 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         left,
     );
 
+    if let Some(l) = order.get(cursor).map(|&i| &s.lines[i]) {
+        let meaning = match top_reason(l) {
+            Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
+            None => format!(
+                "{}: {}",
+                l.opcode,
+                opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
+            ),
+        };
+        frame.render_widget(Paragraph::new(Line::styled(meaning, t.dim())), meaning_area);
+    }
+
     if wide {
         let ops = &app.ladder().analysis.versions[vi].hot_ops;
         let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
@@ -126,4 +136,14 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             right,
         );
     }
+}
+
+/// The stall reason a line's samples mostly are (`selected` is not a stall).
+fn top_reason(l: &SassLine) -> Option<StallReason> {
+    StallReason::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.is_stall())
+        .max_by_key(|r| l.stall(*r))
+        .filter(|r| l.stall(*r) > 0)
 }
