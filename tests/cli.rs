@@ -514,3 +514,29 @@ fn several_launches_are_listed_and_one_is_picked_by_id() {
         .success()
         .stdout(predicate::str::contains("nvjet_sm90"));
 }
+
+/// What limits occupancy, read from the launch and occupancy sections: the smallest of
+/// the blocks per SM each resource allows (FlashAttention-2 on the H200: registers and
+/// shared memory allow 2 each).
+#[test]
+fn the_occupancy_limiter_is_named() {
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/sdpa_flash_details.csv"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::is_match(
+                r"occupancy limited by +registers \+ shared memory, 2 blocks/SM",
+            )
+            .unwrap(),
+        );
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/sdpa_flash_raw.csv"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "registers + shared memory, 2 blocks/SM",
+        ));
+}

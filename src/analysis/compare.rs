@@ -89,6 +89,7 @@ pub struct Side {
     pub no_label: Option<NoLabel>,
     pub stall_source: Option<StallSource>,
     pub stall_samples: Option<u64>,
+    pub occupancy: Option<super::occupancy::OccupancyLimit>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -153,6 +154,7 @@ pub fn compare(
         no_label: v.no_label,
         stall_source: v.stalls.as_ref().map(|s| s.source),
         stall_samples: v.stalls.as_ref().and_then(|s| s.samples),
+        occupancy: v.occupancy.clone(),
     };
     Comparison {
         metrics,

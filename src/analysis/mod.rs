@@ -6,6 +6,7 @@ pub mod catalogue;
 pub mod compare;
 mod matrix;
 pub mod noise;
+pub mod occupancy;
 pub mod sass;
 pub mod speed;
 mod stalls;
@@ -34,6 +35,8 @@ pub struct VersionAnalysis {
     /// The hottest cell of `matrix`; `None` with the reason in `no_label`.
     pub bottleneck: Option<Bottleneck>,
     pub no_label: Option<NoLabel>,
+    /// What limits occupancy, from the launch and occupancy sections.
+    pub occupancy: Option<occupancy::OccupancyLimit>,
 }
 
 impl VersionAnalysis {
@@ -108,6 +111,7 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         matrix,
         no_label: label.as_ref().err().copied(),
         bottleneck: label.ok(),
+        occupancy: v.profile.as_ref().and_then(occupancy::OccupancyLimit::of),
     }
 }
 

@@ -220,6 +220,14 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .collect(),
         ));
     }
+    if order.iter().any(|&i| cell(i).occupancy.is_some()) {
+        rows.push(row("occupancy limited by", &|v| {
+            v.occupancy
+                .as_ref()
+                .map(|o| o.short())
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        }));
+    }
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         rows.push(Row::Section(stall_heading(
@@ -328,6 +336,23 @@ pub fn comparison(input: &CompareInput) -> Grid {
             format::with_unit(d.kind, m.b),
             format::delta(d.kind, m.a, m.b),
             m.verdict.symbol().to_string(),
+        ]));
+    }
+    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
+        let occ = |s: &Side| {
+            s.occupancy
+                .as_ref()
+                .map(|o| o.short())
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        };
+        let changed = c.a.occupancy.as_ref().map(|o| (&o.limiters, o.blocks))
+            != c.b.occupancy.as_ref().map(|o| (&o.limiters, o.blocks));
+        rows.push(Row::Cells(vec![
+            "Occupancy limited by".into(),
+            occ(&c.a),
+            occ(&c.b),
+            String::new(),
+            if changed { "changed" } else { "same" }.into(),
         ]));
     }
     rows.push(Row::Section("bottleneck (% of stall samples)".into()));

@@ -78,6 +78,22 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ]));
     }
 
+    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
+        out.push(Line::default());
+        out.push(Line::styled("occupancy limited by", t.title()));
+        for (v, side) in [(va, &c.a), (vb, &c.b)] {
+            let text = side
+                .occupancy
+                .as_ref()
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| format::UNKNOWN.to_string());
+            out.push(Line::from(vec![
+                Span::raw(format!("{:<8}", v.id)),
+                Span::raw(text),
+            ]));
+        }
+    }
+
     out.push(Line::default());
     out.push(Line::styled("bottleneck (% of stall samples)", t.title()));
     for (v, side) in [(va, &c.a), (vb, &c.b)] {

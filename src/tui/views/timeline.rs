@@ -243,6 +243,22 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             }),
         )));
     }
+    if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
+        rows.push(Row::new(
+            std::iter::once(Cell::from("occupancy limit (blocks/SM)")).chain(shown.iter().map(
+                |&pos| {
+                    let a = &ls.analysis.versions[ls.order[pos]];
+                    value_cell(
+                        a.occupancy
+                            .as_ref()
+                            .map(|o| o.compact())
+                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
+                        t.dim(),
+                    )
+                },
+            )),
+        ));
+    }
     let reasons = stall_rows(&ls.analysis.versions);
     for &r in &reasons {
         rows.push(Row::new(
