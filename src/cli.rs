@@ -129,6 +129,10 @@ pub struct ReportArgs {
     /// Only this ladder (its folder name).
     #[arg(long)]
     pub ladder: Option<String>,
+    /// Show the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// [default: the ladder's reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Option<RunShape>,
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
@@ -155,6 +159,10 @@ pub struct CompareArgs {
     pub ladder: Option<String>,
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: Format,
+    /// Compare the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// [default: the ladder's reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Option<RunShape>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -103,6 +103,7 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             bail!("no ladder named {name:?}");
         }
     }
+    show_shape(&mut ladders, a.shape)?;
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
     if a.format == Format::Svg && ladders.len() > 1 {
         let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
@@ -114,6 +115,29 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// Makes the ladders show the run results of `shape`; an error when none of them was
+/// run there (naming the shapes that were).
+fn show_shape(ladders: &mut [Ladder], shape: Option<model::runs::RunShape>) -> Result<()> {
+    let Some(s) = shape else { return Ok(()) };
+    let measured: Vec<model::runs::RunShape> =
+        ladders.iter().flat_map(|l| l.measured_shapes()).collect();
+    if !measured.contains(&s) {
+        let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+        bail!(
+            "no version was run at {s}; the run results are at: {}",
+            if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(", ")
+            }
+        );
+    }
+    for l in ladders {
+        l.shown = Some(s);
+    }
+    Ok(())
 }
 
 /// Writes a command's output to a file, or to standard output.
@@ -600,7 +624,7 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
     let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
     let mut report = load_report(common);
-    let (ladder_a, ia, ladder_b, ib) = match args.b.as_deref() {
+    let (mut ladder_a, ia, mut ladder_b, ib) = match args.b.as_deref() {
         Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
             let (pa, pb) = (Path::new(a), Path::new(b));
             for (given, p) in [(a, pa), (b, pb)] {
@@ -633,6 +657,10 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
             (l.clone(), ia, l.clone(), ib)
         }
     };
+    if args.shape.is_some() {
+        show_shape(std::slice::from_mut(&mut ladder_a), args.shape)?;
+        show_shape(std::slice::from_mut(&mut ladder_b), args.shape)?;
+    }
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
     let an_a = analysis::analyse(&ladder_a, va);
     let an_b = analysis::analyse(&ladder_b, vb);

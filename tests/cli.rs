@@ -540,3 +540,46 @@ fn the_occupancy_limiter_is_named() {
             "registers + shared memory, 2 blocks/SM",
         ));
 }
+
+/// `--shape` shows the run results of another measured shape; one never measured is
+/// an error that lists those that were.
+#[test]
+fn report_shows_the_run_results_of_a_chosen_shape() {
+    let run_time = |args: &[&str]| -> f64 {
+        let out = stallscope()
+            .args([
+                "report",
+                "--ladder",
+                "flash-attention",
+                "--format",
+                "json",
+                "--profiles",
+            ])
+            .arg(profiles())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["ladders"][0]["versions"][0]["metrics"]["run_time"]
+            .as_f64()
+            .unwrap()
+    };
+    let reference = run_time(&[]);
+    let big = run_time(&["--shape", "1,16,8192,128"]);
+    let causal = run_time(&["--shape", "1,16,8192,128:causal"]);
+    assert!(big > reference * 5.0, "{reference} {big}");
+    assert!(causal < big, "{causal} {big}");
+    stallscope()
+        .args(["report", "--shape", "2,2,64,128", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "no version was run at 2,2,64,128; the run results are at: 1,64,1024,128",
+        ));
+}

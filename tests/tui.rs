@@ -490,3 +490,27 @@ fn a_ladder_without_versions_yet_renders_and_can_be_run() {
         Some(Effect::StartJob(_))
     ));
 }
+
+/// `S` shows the run results of the next measured shape: the timeline's run time of v01
+/// goes from the reference shape's to another's, the tab line says which, and inspect
+/// lists every shape's run with its spread, clock and checks fields.
+#[test]
+fn shape_key_switches_the_run_results_shown() {
+    let mut a = app();
+    select(&mut a, "v01");
+    let i = a.version_index().unwrap();
+    let time =
+        |a: &App| a.ladder().analysis.versions[i].get(stallscope::analysis::MetricId::RunTime);
+    let at_reference = time(&a);
+    let first = render(&a, 200, 40);
+    assert!(first.contains("runs at 1,64,1024,128 (S)"), "{first}");
+    a.update(Action::NextShape);
+    assert_ne!(time(&a), at_reference, "another shape's run time");
+    let next = render(&a, 200, 40);
+    assert!(!next.contains("runs at 1,64,1024,128 (S)"), "{next}");
+    assert!(next.contains("runs at 1,16,8192,128"), "{next}");
+    a.update(Action::Show(View::Inspect));
+    let shown = render(&a, 200, 60);
+    assert!(shown.contains("run at 1,64,1024,128"), "{shown}");
+    assert!(shown.contains("median (µs)"), "{shown}");
+}

@@ -75,7 +75,7 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         values[MetricId::SharedPerBlock as usize] = shared_per_block(p);
     }
     let flops = ladder.flops_of(v);
-    if let Some(run) = ladder.reference_run(v).filter(|r| r.median_us.is_some()) {
+    if let Some(run) = ladder.shown_run(v).filter(|r| r.median_us.is_some()) {
         let us = run.median_us.expect("filtered");
         values[MetricId::RunTime as usize] = Some(us * 1e3);
         values[MetricId::RunTflops as usize] = run.tflops.or(flops.map(|f| f / us / 1e6));

@@ -2,7 +2,7 @@
 //! loose export files given in order.
 
 use super::manifest::{self, Manifest};
-use super::runs::{self, RunFile, RunResult, Shape};
+use super::runs::{self, RunFile, RunResult, RunShape, Shape};
 use super::store::Store;
 use super::{Profile, merge_exports, short_kernel_name};
 use crate::files::normalize;
@@ -26,6 +26,9 @@ pub struct Ladder {
     /// Where the ladder was read from (None for loose files).
     pub dir: Option<PathBuf>,
     pub store: Store,
+    /// The run shape the timeline, report and compare show (`--shape`, the explorer's
+    /// `S`); `None`: the reference shape, non-causal.
+    pub shown: Option<RunShape>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -85,13 +88,61 @@ impl Ladder {
         v.flops.or(self.flops)
     }
 
-    /// The run result the timeline shows for a version: at the reference shape,
-    /// non-causal, where the ladder names one; otherwise the latest.
-    pub fn reference_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
-        match self.reference_shape {
-            Some(shape) => v.runs.iter().rev().find(|r| r.shape == shape && !r.causal),
-            None => v.runs.last(),
+    /// The run result the timeline shows for a version: at the shown shape (by default
+    /// the reference shape, non-causal; without one, the latest result), the sustained
+    /// regime's before a burst's, the latest of them.
+    pub fn shown_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
+        let wanted = self.shown.or(self.reference_shape.map(|shape| RunShape {
+            shape,
+            causal: false,
+        }));
+        let at: Vec<&RunResult> = match wanted {
+            Some(w) => v
+                .runs
+                .iter()
+                .filter(|r| r.shape == w.shape && r.causal == w.causal)
+                .collect(),
+            None => v.runs.iter().collect(),
+        };
+        at.iter()
+            .rev()
+            .find(|r| r.regime() != Some(super::runs::Regime::Burst))
+            .or(at.last())
+            .copied()
+    }
+
+    /// Every shape some version was run at: the reference first, then by size.
+    pub fn measured_shapes(&self) -> Vec<RunShape> {
+        let mut out: Vec<RunShape> = Vec::new();
+        for r in self.versions.iter().flat_map(|v| &v.runs) {
+            let s = RunShape {
+                shape: r.shape,
+                causal: r.causal,
+            };
+            if !out.contains(&s) {
+                out.push(s);
+            }
         }
+        let reference = self.reference_shape;
+        out.sort_by_key(|s| {
+            (
+                Some(s.shape) != reference || s.causal,
+                s.causal,
+                s.shape.s,
+                s.shape.b,
+                s.shape.h,
+                s.shape.d,
+            )
+        });
+        out
+    }
+
+    /// The shape shown, as the ladder means it.
+    pub fn shown_shape(&self) -> Option<RunShape> {
+        self.shown.or(self.reference_shape.map(|shape| RunShape {
+            shape,
+            causal: false,
+        }))
     }
 }
 
@@ -253,6 +304,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         versions,
         dir: Some(dir.to_path_buf()),
         store: store.clone(),
+        shown: None,
     })
 }
 
@@ -382,5 +434,6 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         versions,
         dir: None,
         store: Store::Disk,
+        shown: None,
     })
 }

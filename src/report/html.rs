@@ -291,7 +291,7 @@ fn unfair_runs(a: &Analysed) -> Option<String> {
         .ladder
         .versions
         .iter()
-        .filter_map(|v| a.ladder.reference_run(v))
+        .filter_map(|v| a.ladder.shown_run(v))
         .filter(|r| r.median_us.is_some())
         .collect();
     if runs.len() < 2 {
@@ -1118,6 +1118,7 @@ mod tests {
             versions,
             dir: None,
             store: Store::Disk,
+            shown: None,
         }
     }
 

@@ -221,6 +221,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('S')],
+        action: NextShape,
+        help: "the run results of the next measured shape (and causal or not)",
+        footer: false,
+    },
+    Binding {
+        context: Global,
         keys: &[k('L')],
         action: NextLadder,
         help: "next ladder",

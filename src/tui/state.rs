@@ -58,6 +58,8 @@ pub enum Action {
     Top,
     Bottom,
     NextLadder,
+    /// Show the run results of the next shape the ladder was measured at.
+    NextShape,
     Mark,
     FilterStart,
     FilterInput(char),
@@ -394,6 +396,26 @@ impl App {
             PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
             Top => *self.scroll_mut() = 0,
             Bottom => *self.scroll_mut() = usize::MAX / 2,
+            NextShape => {
+                let ls = &mut self.ladders[self.current];
+                let shapes = ls.ladder.measured_shapes();
+                if shapes.len() < 2 {
+                    self.status = Some(Status::Info(match shapes.first() {
+                        Some(s) => format!("{} was run at {s} only", ls.ladder.name),
+                        None => format!("{} has no run results", ls.ladder.name),
+                    }));
+                    return None;
+                }
+                let now = ls.ladder.shown_shape();
+                let at = shapes.iter().position(|s| Some(*s) == now);
+                let next = shapes[at.map_or(0, |i| (i + 1) % shapes.len())];
+                ls.ladder.shown = Some(next);
+                ls.analysis = analysis::analyse_ladder(&ls.ladder);
+                self.status = Some(Status::Info(format!(
+                    "run results at {next} (S: next of {})",
+                    shapes.len()
+                )));
+            }
             NextLadder => {
                 self.current = (self.current + 1) % self.ladders.len();
                 self.selected = 0;

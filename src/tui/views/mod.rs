@@ -118,6 +118,20 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
         format!("│ {}", l.name)
     };
     let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
+    // Which run results the views show, where there are several shapes (S: next), when
+    // it fits beside the ladder's name.
+    let shapes = l.measured_shapes();
+    let ladder = match l.shown_shape() {
+        Some(s) if shapes.len() > 1 => {
+            let with = format!("{ladder} · runs at {s} (S)");
+            if used + format::width(&with) <= width as usize {
+                with
+            } else {
+                ladder
+            }
+        }
+        _ => ladder,
+    };
     if used + format::width(&ladder) <= width as usize {
         spans.push(Span::styled(ladder, t.dim()));
     }
