@@ -429,6 +429,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Top,
         Action::Bottom,
         Action::NextLadder,
+        Action::NextShape,
         Action::Mark,
         Action::FilterStart,
         Action::ToggleSort,
@@ -513,4 +514,43 @@ fn shape_key_switches_the_run_results_shown() {
     let shown = render(&a, 200, 60);
     assert!(shown.contains("run at 1,64,1024,128"), "{shown}");
     assert!(shown.contains("median (µs)"), "{shown}");
+}
+
+/// A source page with CUDA lines (`--print-source cuda,sass`) adds a third order to the
+/// source view: the hottest CUDA lines, each with its SASS under it; a SASS-only page
+/// cycles between two.
+#[test]
+fn cuda_lines_show_with_their_sass() {
+    let ladder = model::load_files(
+        &[
+            common::fixture("sgemm/raw.csv"),
+            common::fixture("sgemm/src_cs.csv"),
+        ],
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    a.update(Action::Show(View::Source));
+    a.update(Action::ToggleSort);
+    a.update(Action::ToggleSort);
+    assert_eq!(a.source.sort, SourceSort::CudaLine);
+    let shown = render(&a, 160, 40);
+    assert!(shown.contains("under the hottest CUDA lines"), "{shown}");
+    assert!(
+        shown.contains("line 2") && shown.contains("__global__ void mm_naive"),
+        "{shown}"
+    );
+    a.update(Action::ToggleSort);
+    assert_eq!(a.source.sort, SourceSort::Samples);
+
+    let mut sass_only = app();
+    select(&mut sass_only, "v09");
+    sass_only.update(Action::Show(View::Source));
+    sass_only.update(Action::ToggleSort);
+    sass_only.update(Action::ToggleSort);
+    assert_eq!(
+        sass_only.source.sort,
+        SourceSort::Samples,
+        "no CUDA lines to sort under"
+    );
 }

@@ -223,7 +223,7 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('S')],
         action: NextShape,
-        help: "the run results of the next measured shape (and causal or not)",
+        help: "run results of the next measured shape",
         footer: false,
     },
     Binding {
@@ -286,7 +286,7 @@ pub const KEYMAP: &[Binding] = &[
         context: In(View::Source),
         keys: &[k('o')],
         action: ToggleSort,
-        help: "sort by samples / by address",
+        help: "sort by stall samples, by address, or under CUDA lines",
         footer: true,
     },
     Binding {

@@ -166,6 +166,8 @@ pub enum Status {
 pub enum SourceSort {
     Samples,
     Address,
+    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
+    CudaLine,
 }
 
 /// A ladder and what the analysis makes of it.
@@ -457,10 +459,12 @@ impl App {
                 self.inspect = InspectState::default();
             }
             ToggleSort => {
-                self.source.sort = match self.source.sort {
-                    SourceSort::Samples => SourceSort::Address,
-                    SourceSort::Address => SourceSort::Samples,
-                };
+                let sorts = self.listing().map(listing::sorts).unwrap_or_default();
+                let at = sorts.iter().position(|s| *s == self.source.sort);
+                self.source.sort = at
+                    .and_then(|i| sorts.get((i + 1) % sorts.len()))
+                    .copied()
+                    .unwrap_or(SourceSort::Samples);
                 self.source.cursor = 0;
             }
             NextHot | PrevHot => {

@@ -6,7 +6,7 @@ use super::{App, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
-use crate::tui::listing::{rows, stall_samples};
+use crate::tui::listing::{ListRow, rows, stall_samples};
 use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -53,13 +53,47 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         .enumerate()
         .skip(offset)
         .take(visible)
-        .map(|(pos, &i)| {
+        .map(|(pos, &r)| {
+            let i = match r {
+                ListRow::Sass(i) => i,
+                ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => {
+                    let (line, text) = match r {
+                        ListRow::Cuda(ci, _) => {
+                            let c = &s.cuda_lines[ci];
+                            (format!("line {}", c.line), c.text.trim().to_string())
+                        }
+                        _ => (
+                            String::new(),
+                            "(instructions of no source line)".to_string(),
+                        ),
+                    };
+                    let share = n as f64 / total as f64;
+                    let row = Row::new(vec![
+                        Cell::from(line),
+                        Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
+                        Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
+                        Cell::from(""),
+                        Cell::from(format::printable(&text).into_owned()),
+                    ])
+                    .style(t.title());
+                    return if pos == cursor {
+                        row.style(t.selected())
+                    } else {
+                        row
+                    };
+                }
+            };
             let l = &s.lines[i];
             let st = stall_samples(l);
             let share = st as f64 / total as f64;
             let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
+            let indent = if app.source.sort == SourceSort::CudaLine {
+                "  "
+            } else {
+                ""
+            };
             let row = Row::new(vec![
-                Cell::from(format!("{:#06x}", l.address - base)),
+                Cell::from(format!("{indent}{:#06x}", l.address - base)),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                 Cell::from(reason),
@@ -76,6 +110,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let sort = match app.source.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
+        SourceSort::CudaLine => "under the hottest CUDA lines",
     };
     frame.render_widget(
         Table::new(
@@ -99,7 +134,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         left,
     );
 
-    if let Some(l) = order.get(cursor).map(|&i| &s.lines[i]) {
+    let at_cursor = order.get(cursor).and_then(|r| match r {
+        ListRow::Sass(i) => Some(&s.lines[*i]),
+        _ => None,
+    });
+    if let Some(l) = at_cursor {
         let meaning = match top_reason(l) {
             Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
             None => format!(
