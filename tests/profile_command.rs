@@ -193,3 +193,59 @@ fn a_report_is_read_through_ncu_and_then_from_the_cache() {
         ))
         .stderr(predicate::str::contains("ncu --import"));
 }
+
+/// The explorer profiles a version of the user's program again with the command stored
+/// with it (`p` on that version).
+#[test]
+fn the_explorer_profiles_a_stored_command_again() {
+    use stallscope::model::{self, LoadReport, Store};
+    use stallscope::tui::{jobs, state::*, theme::Theme};
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = stand_in(dir.path(), PROFILED);
+    let profiles = dir.path().join("profiles");
+    Command::cargo_bin("stallscope")
+        .unwrap()
+        .env("NCU", &ncu)
+        .args([
+            "profile",
+            "--ladder",
+            "mine",
+            "--version",
+            "v1",
+            "--profiles",
+        ])
+        .arg(&profiles)
+        .args(["--", "./attn", "--seq", "4096"])
+        .assert()
+        .success();
+    let ladder = model::load_ladder(
+        &Store::Disk,
+        &profiles.join("mine"),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let mut app = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    let Some(Effect::StartJob(req)) = app.update(Action::Profile { all: false }) else {
+        panic!("p starts a job");
+    };
+    let cmd = req.command.clone().expect("the stored command");
+    assert_eq!(cmd.command, ["./attn", "--seq", "4096"]);
+    // SAFETY: no other test of this binary reads NCU from this process's environment.
+    unsafe { std::env::set_var("NCU", &ncu) };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = jobs::start(&app, req, tx);
+    loop {
+        let ev = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the job reports");
+        app.update(ev);
+        if app.job.is_none() {
+            break;
+        }
+    }
+    job.handle.join().unwrap();
+    match &app.status {
+        Some(Status::Info(m)) => assert!(m.contains("imported 3 file(s)"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}

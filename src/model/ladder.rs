@@ -46,6 +46,8 @@ pub struct Version {
     /// The version this one was built on, where the manifest names one (else the
     /// previous version is its parent; see [`Ladder::parent_of`]).
     pub parent: Option<String>,
+    /// The command ncu profiled into this version (`profile -- CMD`), to profile again.
+    pub profiled_with: Option<super::manifest::ProfileCommand>,
 }
 
 impl Version {
@@ -278,6 +280,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
                 .collect(),
             flops: entry.flops,
             parent: entry.parent.clone(),
+            profiled_with: entry.profile.clone(),
         });
     }
     for entry in &m.versions {

@@ -139,6 +139,9 @@ pub struct JobRequest {
     pub ladder: String,
     /// Version ids (`all` for every one).
     pub versions: Vec<String>,
+    /// To profile one version again: the command it was profiled with (`profile --
+    /// CMD`); without one, the kernel recipe's version is profiled.
+    pub command: Option<crate::model::manifest::ProfileCommand>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -521,6 +524,9 @@ impl App {
                     vec![v.id.clone()]
                 };
                 let ladder = l.name.clone();
+                let command = (kind == JobKind::Profile && !all)
+                    .then(|| v.profiled_with.clone())
+                    .flatten();
                 self.job = Some(JobStatus {
                     kind,
                     current: String::new(),
@@ -532,6 +538,7 @@ impl App {
                     kind,
                     ladder,
                     versions,
+                    command,
                 }));
             }
             StopJob => {
