@@ -397,3 +397,17 @@ pub fn tensor_map_2d(
     .context("building a TMA tensor map")?;
     Ok(TensorMap(unsafe { map.assume_init() }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_read_as_nvml_writes_them() {
+        let mut u = sys::CUuuid { bytes: [0; 16] };
+        for (i, b) in u.bytes.iter_mut().enumerate() {
+            *b = (i as u8 * 17) as std::ffi::c_char;
+        }
+        assert_eq!(format_uuid(&u), "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    }
+}
