@@ -2,10 +2,13 @@
 # One round on the GPU machine, run from the repository root with the release binary
 # (and optionally the GPU test binaries) carried along:
 #   kernels/h200-round.sh STEP...
-# Steps: selftest, tests, quick (the best versions and the baselines at the two
+# Steps: doctor, selftest, tests, quick (the best versions and the baselines at the two
 # reference shapes, sustained and burst), ladder (every version and the baselines at
 # the three shapes, sustained, stored in profiles/), repeat (the best version and
-# cuDNN again, sustained), profile (one version, to see that profiling works).
+# cuDNN again, sustained), profile (one version, to see that profiling works), own
+# (a program of one's own and a PyTorch script profiled with `profile -- CMD`, a
+# .ncu-rep opened), multi (several GPUs: profile all and run all at three shapes with
+# --gpus all, timed against one GPU).
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
 # into $OUT/profiles.tgz at the end, so a round cut short still returns what it did.
 set -uo pipefail
@@ -28,6 +31,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,t
 for step in $steps; do
   echo "== $step $(date -u +%T) $(clock)"
   case $step in
+    doctor)
+      $BIN doctor ;;
     selftest)
       $BIN run all --kernels kernels/selftest --baselines --timeout 30 --rounds 1 --regime burst \
         --profiles /tmp/selftest-profiles
@@ -44,9 +49,7 @@ for step in $steps; do
       done
       $BIN run v27 $BEST --baselines --no-save ;;
     ladder)
-      $BIN run all --baselines
-      $BIN run all --baselines --shape $big
-      $BIN run all --baselines --causal --shape $big ;;
+      $BIN run all --baselines --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
     repeat)
       for i in 1 2; do
         $BIN run $BEST --baselines --no-save --json > "$OUT/repeat$i-1k.json"
@@ -55,6 +58,22 @@ for step in $steps; do
     profile)
       $BIN profile v01
       $BIN report --ladder flash-attention | head -5 ;;
+    own)
+      o=kernels/own-program
+      for v in 1 2; do
+        nvcc -O3 -lineinfo -arch=sm_90 -DVERSION=$v $o/matmul.cu -o /tmp/mm$v && \
+          $BIN profile --ladder own-matmul --version v$v --profiles /tmp/own -- /tmp/mm$v
+      done
+      $BIN profile --ladder own-sdpa --version cudnn -k regex:cudnn --profiles /tmp/own -- python3 $o/sdpa_once.py
+      $BIN report --profiles /tmp/own
+      ncu --set full -k regex:mm_ --launch-count 1 -f -o /tmp/mm1 /tmp/mm1 && $BIN report /tmp/mm1.ncu-rep
+      tar czf "$OUT/own-profiles.tgz" -C /tmp own ;;
+    multi)
+      n=$(nvidia-smi -L | wc -l)
+      echo "GPUs: $n"
+      t0=$(date +%s); $BIN profile all --gpus all --profiles /tmp/multi-profiles; t1=$(date +%s)
+      echo "profile all on $n GPUs: $((t1 - t0)) s"
+      $BIN run all --baselines --gpus all --no-save --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
     *) echo "unknown step $step" ;;
   esac
 done
