@@ -30,7 +30,7 @@ pub struct Cli {
 }
 
 /// Options every subcommand takes, before or after its name.
-#[derive(Debug, Clone, Args, Default)]
+#[derive(Debug, Clone, Args)]
 pub struct Common {
     /// Folder of ladders [default: ./profiles if present, else the built-in copy].
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
@@ -49,6 +49,30 @@ pub struct Common {
     /// complete launches with a warning.
     #[arg(long, global = true)]
     pub strict: bool,
+
+    /// The most one file may hold (bytes, or a size such as 512MiB, 4GiB, 100MB): a
+    /// larger one is refused, naming this limit.
+    #[arg(
+        long,
+        global = true,
+        env = crate::files::MAX_FILE_SIZE_VAR,
+        value_name = "SIZE",
+        value_parser = crate::files::parse_size,
+        default_value = "1GiB"
+    )]
+    pub max_file_size: u64,
+
+    /// The most a gzip export may inflate to (bytes, or a size such as 8GiB): a larger
+    /// one is refused before it takes memory.
+    #[arg(
+        long,
+        global = true,
+        env = crate::files::MAX_DECOMPRESSED_VAR,
+        value_name = "SIZE",
+        value_parser = crate::files::parse_size,
+        default_value = "2GiB"
+    )]
+    pub max_decompressed: u64,
 }
 
 impl Common {
@@ -90,6 +114,11 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
+    /// Verify a profiles folder without changing it: every manifest parses and names
+    /// each version once, every file it names exists, stays inside the ladder's folders
+    /// and parses, and nothing is left of an interrupted import. One line per problem;
+    /// exits non-zero when there is any.
+    Check,
     /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
     /// Nsight Compute and its access to the performance counters, NVML, Python with
     /// PyTorch. Exits non-zero when `run` or `profile` could not work here.

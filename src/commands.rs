@@ -19,6 +19,10 @@ use std::time::Duration;
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
     let common = &cli.common;
+    crate::files::set_limits(crate::files::Limits {
+        max_file_size: common.max_file_size,
+        max_decompressed: common.max_decompressed,
+    });
     match cli.command {
         None => {
             let mut report = load_report(common);
@@ -64,6 +68,7 @@ pub fn run(cli: Cli) -> Result<bool> {
             }
         },
         Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Check) => check_command(common),
         Some(Command::Doctor) => {
             let (text, ok) = crate::doctor::report(&crate::doctor::checks());
             print!("{text}");
@@ -98,7 +103,21 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         resolve_paths(&a.paths, &mut report)?
     };
     if let Some(name) = &a.ladder {
+        // What was said of the ladders left out is not this report's.
+        let left_out: Vec<PathBuf> = ladders
+            .iter()
+            .filter(|l| &l.name != name)
+            .filter_map(|l| l.dir.clone())
+            .collect();
+        report
+            .warnings
+            .retain(|w| !left_out.iter().any(|d| w.path.starts_with(d)));
         ladders.retain(|l| &l.name == name);
+        // A broken ladder that was not asked for is no failure of this report.
+        report.broken.retain(|b| &b.name == name);
+        if let Some(b) = report.broken.first() {
+            bail!("{b}");
+        }
         if ladders.is_empty() {
             bail!("no ladder named {name:?}");
         }
@@ -462,6 +481,9 @@ fn load_report(common: &Common) -> LoadReport {
 /// Lists what was read in part, and what `--keep-going` let pass; false when anything
 /// failed.
 fn finish(report: &LoadReport) -> bool {
+    for b in &report.broken {
+        eprintln!("error: {b}");
+    }
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
@@ -471,7 +493,29 @@ fn finish(report: &LoadReport) -> bool {
     if !report.failures.is_empty() {
         eprintln!("{} file(s) could not be read", report.failures.len());
     }
-    report.failures.is_empty()
+    report.failures.is_empty() && report.broken.is_empty()
+}
+
+/// `stallscope check`: one line per problem on standard output, a summary on standard
+/// error; false when there is a problem.
+fn check_command(common: &Common) -> Result<bool> {
+    let profiles = writable_profiles(common);
+    let checked = model::check::check(&profiles)?;
+    for p in &checked.problems {
+        println!("{p}");
+    }
+    eprintln!(
+        "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
+        profiles.display(),
+        checked.ladders,
+        checked.versions,
+        checked.files,
+        match checked.problems.len() {
+            0 => "no problems".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    );
+    Ok(checked.problems.is_empty())
 }
 
 fn print_report(ladders: &[Ladder], format: Format) {
@@ -484,7 +528,7 @@ fn print_report(ladders: &[Ladder], format: Format) {
 fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        crate::tui::run(ladders, common.kernels())?;
+        crate::tui::run(ladders, common.kernels(), report.lines())?;
     } else {
         print_report(&ladders, Format::Table);
     }

@@ -161,12 +161,14 @@ impl KernelRecipe {
     /// Reads and validates a manifest's text; `name` says where it came from in errors.
     pub fn parse(text: &str, name: &str) -> Result<KernelRecipe> {
         let l: KernelRecipe =
-            toml::from_str(text).map_err(|e| anyhow!("{name}: {}", e.message()))?;
+            toml::from_str(text).map_err(|e| crate::model::manifest::toml_error(name, text, &e))?;
         l.validate().with_context(|| format!("in {name}"))?;
         Ok(l)
     }
 
     fn validate(&self) -> Result<()> {
+        // It names the folder under profiles/ results are saved in.
+        crate::files::check_folder_name("ladder", &self.ladder)?;
         self.reference_shape
             .parse::<Shape>()
             .map_err(|e| anyhow!("reference_shape: {e}"))?;
@@ -221,11 +223,15 @@ impl KernelRecipe {
         crate::files::normalize(&self.dir.join(rel))
     }
 
+    /// Reads a file the recipe names: relative, and inside the kernels folder that
+    /// holds the recipe's folder (its sources may be shared with a sibling recipe).
     pub fn read(&self, rel: &str) -> Result<String> {
-        self.store
-            .as_ref()
-            .unwrap_or(&Store::Disk)
-            .read_text(&self.path_of(rel))
+        let kernels = self.dir.parent().unwrap_or(Path::new("")).to_path_buf();
+        let store = self.store.as_ref().unwrap_or(&Store::Disk);
+        let (_, text) = store
+            .read_confined_text(&self.dir, rel, &[kernels])
+            .with_context(|| format!("in {}", store.describe(&self.dir.join(FILE_NAME))))?;
+        Ok(text)
     }
 
     /// The profiles manifest a new ladder fed by this recipe starts from.

@@ -4,8 +4,8 @@
 use super::manifest::{self, Manifest};
 use super::runs::{self, RunFile, RunResult, RunShape, Shape};
 use super::store::Store;
-use super::{Profile, merge_exports, short_kernel_name};
-use crate::files::normalize;
+use super::{Profile, merge_exports, short_kernel_name, staging};
+use crate::files::{self, FileError};
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;
@@ -151,13 +151,29 @@ impl Ladder {
 /// How loading treats unreadable exports: fail at the first (the default), or with
 /// `--keep-going` collect them here and load the rest. Loose exports cut short in the
 /// middle of a launch keep their complete launches, each with a warning here, unless
-/// `strict` refuses them.
+/// `strict` refuses them. A ladder of a profiles folder that cannot be read is listed
+/// in `broken`, and the others load.
 #[derive(Debug, Default)]
 pub struct LoadReport {
     pub keep_going: bool,
     pub failures: Vec<ParseError>,
     pub strict: bool,
     pub warnings: Vec<ParseError>,
+    pub broken: Vec<BrokenLadder>,
+}
+
+/// A ladder that could not be read, and why.
+#[derive(Debug, Clone)]
+pub struct BrokenLadder {
+    /// Its folder name.
+    pub name: String,
+    pub error: String,
+}
+
+impl std::fmt::Display for BrokenLadder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ladder {} cannot be read: {}", self.name, self.error)
+    }
 }
 
 impl LoadReport {
@@ -176,6 +192,14 @@ impl LoadReport {
             Err(e.into())
         }
     }
+
+    /// Every broken ladder, failure and warning, one line each, for a status line.
+    pub fn lines(&self) -> Vec<String> {
+        let broken = self.broken.iter().map(|b| b.to_string());
+        let failed = self.failures.iter().map(|f| format!("failed: {f}"));
+        let warned = self.warnings.iter().map(|w| format!("warning: {w}"));
+        broken.chain(failed).chain(warned).collect()
+    }
 }
 
 /// The ladder folders (holding a `ladder.toml`) directly under a folder on disk, by name.
@@ -192,19 +216,38 @@ pub fn ladder_dirs(profiles: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`).
+/// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`); one
+/// that cannot be read goes to `report.broken` and the others load.
 pub fn load_ladders(
     store: &Store,
     profiles: &Path,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
     let mut out = Vec::new();
+    let before = report.broken.len();
     for dir in store.subdirs(profiles)? {
         if store.exists(&dir.join(manifest::FILE_NAME)) {
-            out.push(load_ladder(store, &dir, report)?);
+            match load_ladder(store, &dir, report) {
+                Ok(l) => out.push(l),
+                Err(e) => report.broken.push(BrokenLadder {
+                    name: folder_name(&dir),
+                    error: format!("{e:#}"),
+                }),
+            }
         }
     }
     if out.is_empty() {
+        let broken: Vec<String> = report.broken[before..]
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        if !broken.is_empty() {
+            bail!(
+                "no ladder of {} could be read: {}",
+                store.describe(profiles),
+                broken.join("; ")
+            );
+        }
         bail!(
             "no ladders in {}: a ladder is a folder holding {}",
             store.describe(profiles),
@@ -214,19 +257,78 @@ pub fn load_ladders(
     Ok(out)
 }
 
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The manifest readers take: `ladder.toml`, or the one an import interrupted after
+/// its swap left in the version folder ([`staging`]); its path as written, and its
+/// content checked (syntax with line and column, version ids used once).
+pub(crate) fn read_manifest(store: &Store, dir: &Path) -> Result<(PathBuf, Manifest)> {
+    let pending = match store {
+        Store::Disk => staging::pending_manifest(dir),
+        Store::Embedded => None,
+    };
+    let rel = pending.as_deref().unwrap_or(manifest::FILE_NAME);
+    let (path, text) = store.read_confined_text(dir, rel, &[dir.to_path_buf()])?;
+    let m = Manifest::from_text(&store.describe(&path), &text)?;
+    Ok((path, m))
+}
+
+/// The folders a ladder's manifest may name files in: the ladder folder, and the
+/// kernels folder it declares, which must be the `kernels` folder beside the profiles
+/// folder or one inside it ([`manifest::KERNELS_BESIDE`]), as written and on disk.
+pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result<Vec<PathBuf>> {
+    let mut roots = vec![dir.to_path_buf()];
+    let Some(k) = declared else {
+        return Ok(roots);
+    };
+    let beside = dir.join(manifest::KERNELS_BESIDE);
+    let bad = |why: String| {
+        anyhow!(
+            "{}: kernels = {k:?} {why}; a ladder declares the kernels folder beside its profiles folder, `kernels = {:?}`, or one inside it",
+            store.describe(&dir.join(manifest::FILE_NAME)),
+            manifest::KERNELS_BESIDE
+        )
+    };
+    let lexical = files::confine_lexically(dir, k, std::slice::from_ref(&beside))
+        .map_err(|e| bad(format!("is refused ({e})")))?;
+    if *store == Store::Disk
+        && let Ok(real) = std::fs::canonicalize(&lexical)
+    {
+        let inside = std::fs::canonicalize(&beside).is_ok_and(|b| real.starts_with(b));
+        if !inside {
+            return Err(bad(format!(
+                "leads through a symbolic link to {}",
+                real.display()
+            )));
+        }
+    }
+    roots.push(lexical);
+    Ok(roots)
+}
+
 /// Loads one ladder folder. With a report that collects failures (`--keep-going`), a
-/// version whose exports cannot be read loads without its profile.
+/// version whose exports cannot be read loads without its profile; a version whose
+/// notes or source cannot be read loads without them, with a warning.
 pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
-    let manifest_path = dir.join(manifest::FILE_NAME);
-    let text = store.read_text(&manifest_path)?;
-    let m = Manifest::parse(&text)
-        .map_err(|e| anyhow!("{}: {}", store.describe(&manifest_path), e.message()))?;
+    let (manifest_path, m) = read_manifest(store, dir)?;
+    let shown = store.describe(&manifest_path);
+    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME)) {
+        report.warnings.push(ParseError::file(
+            &manifest_path,
+            "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",
+        ));
+    }
     let reference_shape = m
         .reference_shape
         .as_deref()
         .map(str::parse::<Shape>)
         .transpose()
-        .map_err(|e| anyhow!("{}: {e}", store.describe(&manifest_path)))?;
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let roots = roots(store, dir, m.kernels.as_deref())?;
 
     let runs_path = dir.join(runs::FILE_NAME);
     let run_file = RunFile::read(store, &runs_path)?;
@@ -235,16 +337,17 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
     let mut versions = Vec::with_capacity(m.versions.len());
     for entry in &m.versions {
-        let at = |rel: &str| normalize(&dir.join(rel));
         let profile = if entry.files.is_empty() {
             None
         } else {
             if !parsed.contains_key(&entry.files) {
                 let mut exports = Vec::new();
                 for f in &entry.files {
-                    let path = at(f);
-                    let bytes = store.read(&path)?;
-                    match ncu::parse_bytes(&path, &bytes) {
+                    let read = store
+                        .read_confined(dir, f, &roots)
+                        .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
+                        .and_then(|(path, bytes)| ncu::parse_bytes(&path, &bytes));
+                    match read {
                         Ok(e) => exports.push(e),
                         Err(e) => report.record(e)?,
                     }
@@ -254,16 +357,21 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
-        let notes = entry
-            .notes
-            .as_deref()
-            .map(|n| store.read_text(&at(n)))
-            .transpose()?;
-        let source = entry
-            .source
-            .as_deref()
-            .map(|s| Ok::<_, anyhow::Error>((at(s), store.read_text(&at(s))?)))
-            .transpose()?;
+        let mut text_of = |key: &str, rel: Option<&str>| {
+            let rel = rel?;
+            match store.read_confined_text(dir, rel, &roots) {
+                Ok(read) => Some(read),
+                Err(e) => {
+                    let mut w = named_file_error(&manifest_path, &entry.id, key, e);
+                    w.message
+                        .push_str(&format!("; version {} loads without it", entry.id));
+                    report.warnings.push(w);
+                    None
+                }
+            }
+        };
+        let notes = text_of("notes", entry.notes.as_deref()).map(|(_, t)| t);
+        let source = text_of("source", entry.source.as_deref());
         versions.push(Version {
             id: entry.id.clone(),
             title: entry.title.clone(),
@@ -295,10 +403,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         }
     }
     Ok(Ladder {
-        name: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: folder_name(dir),
         title: m.title,
         problem: m.problem,
         flops: m.flops,
@@ -309,6 +414,23 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         store: store.clone(),
         shown: None,
     })
+}
+
+/// An error of [`files`] (`PATH: reason`) as a parse error of that file.
+fn file_error(path: &Path, e: anyhow::Error) -> ParseError {
+    let text = format!("{e:#}");
+    let prefix = format!("{}: ", path.display());
+    ParseError::file(path, text.strip_prefix(&prefix).unwrap_or(&text))
+}
+
+/// A file a manifest names that cannot be read, said of its version and key.
+pub(crate) fn named_file_error(
+    manifest_path: &Path,
+    version: &str,
+    key: &str,
+    e: FileError,
+) -> ParseError {
+    ParseError::file(manifest_path, format!("version {version}, {key}: {e}"))
 }
 
 /// The profile a version means: its exports' only launch, or the one its `kernel` and
@@ -400,8 +522,12 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         ..ncu::ReadOptions::default()
     };
     let mut exports = Vec::new();
+    let before = report.failures.len();
     for path in paths {
-        match ncu::read_file_with(path, &options) {
+        let read = files::read_given(path)
+            .map_err(|e| file_error(path, e))
+            .and_then(|bytes| ncu::parse_bytes_with(path, &bytes, &options));
+        match read {
             Ok(mut e) => {
                 report.warnings.append(&mut e.warnings);
                 exports.push(e);
@@ -410,7 +536,15 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         }
     }
     if exports.is_empty() {
-        bail!("none of the files given could be read");
+        let reasons: Vec<String> = report.failures[before..]
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        bail!(
+            "none of the {} file(s) given could be read: {}",
+            paths.len(),
+            reasons.join("; ")
+        );
     }
     let profiles = merge_exports(exports);
     let versions = profiles

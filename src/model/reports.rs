@@ -37,8 +37,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// A report's pages: from the cache when this content was exported before, else
 /// exported now through ncu.
 pub fn pages_of(report: &Path) -> Result<Vec<PathBuf>> {
-    let bytes =
-        std::fs::read(report).with_context(|| format!("cannot read {}", report.display()))?;
+    let bytes = crate::files::read_given(report)?;
     let hash: String = Sha256::digest(&bytes)
         .iter()
         .take(16)

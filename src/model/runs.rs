@@ -348,13 +348,17 @@ impl Default for RunFile {
 
 impl RunFile {
     /// Reads a run file; a missing file is an empty history, anything else unreadable
-    /// is an error naming the file.
+    /// (not a regular file in the ladder folder, not a run file) is an error naming the
+    /// file.
     pub fn read(store: &super::Store, path: &std::path::Path) -> anyhow::Result<RunFile> {
         use anyhow::Context;
-        if !store.exists(path) {
-            return Ok(RunFile::default());
-        }
-        let text = store.read_text(path)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new(""));
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let text = match store.read_confined_text(dir, &name, &[dir.to_path_buf()]) {
+            Ok((_, text)) => text,
+            Err(e) if e.missing => return Ok(RunFile::default()),
+            Err(e) => return Err(e.into()),
+        };
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not a run file", store.describe(path)))
     }
@@ -389,14 +393,20 @@ impl RunFile {
     }
 
     /// Adds results (skipped ones are not kept) and their run's environment to
-    /// `runs.json` in `ladder_dir`.
+    /// `runs.json` in `ladder_dir`, under the ladder's lock.
     pub fn store(
         ladder_dir: &std::path::Path,
         results: &[RunResult],
         env: Option<Environment>,
     ) -> anyhow::Result<std::path::PathBuf> {
         let path = ladder_dir.join(FILE_NAME);
+        let profiles = ladder_dir.parent().unwrap_or(std::path::Path::new("."));
+        crate::files::dir_inside(profiles, ladder_dir)?;
+        // Read, changed and written under the ladder's lock: two runs saving at once
+        // both keep their results.
+        let _lock = crate::files::Lock::acquire(ladder_dir)?;
         let mut file = RunFile::read(&super::Store::Disk, &path)?;
+        crate::files::fault_point("the run file read");
         file.upsert(
             results
                 .iter()

@@ -24,13 +24,19 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
 /// Opens the explorer on these ladders until the user quits; jobs find their kernel
-/// recipes under `kernels`.
-pub fn run(ladders: Vec<Ladder>, kernels: std::path::PathBuf) -> Result<()> {
+/// recipes under `kernels`; `load_warnings` (ladders that could not be read, files
+/// read in part) show in the status line.
+pub fn run(
+    ladders: Vec<Ladder>,
+    kernels: std::path::PathBuf,
+    load_warnings: Vec<String>,
+) -> Result<()> {
     let mut app = App::new(
         ladders.into_iter().map(LadderState::new).collect(),
         theme::Theme::from_env(),
     );
     app.kernels = kernels;
+    app.load_warnings = load_warnings;
     let signals = EndSignals::catch()?;
     let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
     let guard = TerminalGuard;

@@ -244,6 +244,9 @@ pub struct App {
     pub page_rows: usize,
     /// Where jobs look for kernel recipes (`--kernels`).
     pub kernels: std::path::PathBuf,
+    /// What loading could not read (a broken ladder, a missing notes file), one line
+    /// each: the status line shows them while it has nothing else to say.
+    pub load_warnings: Vec<String>,
 }
 
 impl App {
@@ -272,6 +275,7 @@ impl App {
             theme,
             page_rows: 20,
             kernels: crate::gpu::DEFAULT_KERNELS.into(),
+            load_warnings: Vec::new(),
         }
     }
 

@@ -210,7 +210,17 @@ fn status_line(app: &App) -> Line<'static> {
             Span::raw(app.inspect.filter.clone()),
             Span::styled("▏", t.key()),
         ]),
-        None => Line::default(),
+        None => match app.load_warnings.as_slice() {
+            [] => Line::default(),
+            [one] => Line::styled(one.clone(), t.error()),
+            [first, rest @ ..] => Line::styled(
+                format!(
+                    "{first} (and {} more: `stallscope check` lists every problem)",
+                    rest.len()
+                ),
+                t.error(),
+            ),
+        },
     }
 }
 
