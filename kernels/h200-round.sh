@@ -9,6 +9,8 @@
 # (a program of one's own and a PyTorch script profiled with `profile -- CMD`, a
 # .ncu-rep opened), multi (several GPUs: profile all and run all at three shapes with
 # --gpus all, timed against one GPU).
+# A step that would start after $DEADLINE seconds (default 540, inside the device's
+# 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
 # into $OUT/profiles.tgz at the end, so a round cut short still returns what it did.
 set -uo pipefail
@@ -19,6 +21,8 @@ mkdir -p "$OUT"
 export STALLSCOPE_CACHE=/tmp/stallscope-cache
 exec > >(tee -a "$OUT/round.log") 2>&1
 steps=${*:-selftest tests quick}
+DEADLINE=${DEADLINE:-540}
+start=$(date +%s)
 big=1,16,8192,128
 
 pack() { tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
@@ -29,7 +33,10 @@ clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_thr
 echo "== $(date -u +%FT%TZ) steps: $steps"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader
 for step in $steps; do
-  echo "== $step $(date -u +%T) $(clock)"
+  if [ $(( $(date +%s) - start )) -ge "$DEADLINE" ]; then
+    echo "== $step skipped: past the ${DEADLINE}-second deadline"; continue
+  fi
+  echo "== $step $(date -u +%T) +$(( $(date +%s) - start ))s $(clock)"
   case $step in
     doctor)
       $BIN doctor ;;
@@ -49,6 +56,8 @@ for step in $steps; do
       done
       $BIN run v27 $BEST --baselines --no-save ;;
     ladder)
+      # The bundled results are this protocol's alone.
+      rm -f profiles/flash-attention/runs.json
       $BIN run all --baselines --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
     repeat)
       for i in 1 2; do
