@@ -4,15 +4,18 @@
 #   kernels/h200-round.sh STEP...
 # Steps: doctor, selftest, tests, quick (the best versions and the baselines at the two
 # reference shapes, sustained and burst), ladder (every version and the baselines at
-# the three shapes, sustained, stored in profiles/), repeat (the best version and
-# cuDNN again, sustained), profile (one version, to see that profiling works), own
+# the three shapes, sustained, stored in profiles/; ladder-1k, ladder-8k and
+# ladder-8k-causal do one shape each), headline (three separate sustained runs of v27,
+# v28 and the baselines at both reference shapes with long windows, and a burst run),
+# repeat (the best version and cuDNN again, sustained), profile (one version, to see that profiling works), own
 # (a program of one's own and a PyTorch script profiled with `profile -- CMD`, a
 # .ncu-rep opened), multi (several GPUs: profile all and run all at three shapes with
 # --gpus all, timed against one GPU).
 # A step that would start after $DEADLINE seconds (default 540, inside the device's
 # 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
-# into $OUT/profiles.tgz at the end, so a round cut short still returns what it did.
+# into $OUT/profiles.tgz at the end (PACK=0: not), so a round cut short still returns
+# what it did.
 set -uo pipefail
 BIN=${BIN:-target/release/stallscope}
 OUT=${OUT:-/tmp/stallscope-out}
@@ -25,7 +28,7 @@ DEADLINE=${DEADLINE:-540}
 start=$(date +%s)
 big=1,16,8192,128
 
-pack() { tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
+pack() { [ "${PACK:-1}" = 1 ] && tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
 trap pack EXIT
 
 clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader; }
@@ -55,10 +58,37 @@ for step in $steps; do
         $BIN run v27 $BEST --baselines --regime $regime --no-save --shape $big --json > "$OUT/quick-$regime-8k.json"
       done
       $BIN run v27 $BEST --baselines --no-save ;;
-    ladder)
-      # The bundled results are this protocol's alone.
-      rm -f profiles/flash-attention/runs.json
-      $BIN run all --baselines --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
+    ladder|ladder-1k|ladder-8k|ladder-8k-causal)
+      # The bundled results are this protocol's alone: the first ladder step starts
+      # them afresh; runs.json is copied out after each shape.
+      if [ -z "${ladder_started:-}" ]; then rm -f profiles/flash-attention/runs.json; ladder_started=1; fi
+      case $step in
+        ladder) shapes="1,64,1024,128 $big $big:causal" ;;
+        ladder-1k) shapes=1,64,1024,128 ;;
+        ladder-8k) shapes=$big ;;
+        ladder-8k-causal) shapes=$big:causal ;;
+      esac
+      for s in $shapes; do
+        $BIN run all --baselines --shape $s
+        cp profiles/flash-attention/runs.json "$OUT/runs.json"
+      done ;;
+    headline)
+      # Three separate sustained runs of the best versions against the baselines, with
+      # long windows (50 repetitions of ~10 ms) and five rounds; one burst run beside.
+      for i in 1 2 3; do
+        $BIN run v27 v28 --baselines --reps 50 --rounds 5 --no-save --json \
+          --shape 1,64,1024,128 --shape $big > "$OUT/headline$i.json"
+        python3 - "$OUT/headline$i.json" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["comparisons"]:
+    r = {x["version"]: x for x in c["results"]}
+    for v in ("v27", "v28"):
+        print(c["shape"], v, "cudnn/v = %.4f" % (r["cudnn"]["median_us"] / r[v]["median_us"]),
+              "MHz %.0f vs %.0f" % (r[v]["sm_clock_mhz"], r["cudnn"]["sm_clock_mhz"]))
+PY
+      done
+      $BIN run v27 v28 --baselines --regime burst --no-save --json \
+        --shape 1,64,1024,128 --shape $big > "$OUT/burst.json" ;;
     repeat)
       for i in 1 2; do
         $BIN run $BEST --baselines --no-save --json > "$OUT/repeat$i-1k.json"

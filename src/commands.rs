@@ -16,6 +16,41 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+/// A command's results on standard output. A reader that has gone (`report | head`)
+/// ends the output, not the command: what comes after (saving a run's results) still
+/// happens, and the command ends quietly.
+macro_rules! out {
+    ($($arg:tt)*) => { stdout_write(format_args!($($arg)*)) };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => { stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+static OUTPUT_GONE: AtomicBool = AtomicBool::new(false);
+static OUTPUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+fn stdout_write(args: std::fmt::Arguments) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering::Relaxed;
+    if OUTPUT_GONE.load(Relaxed) {
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|_| o.flush()) {
+        OUTPUT_GONE.store(true, Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            OUTPUT_FAILED.store(true, Relaxed);
+            eprintln!("stallscope: cannot write to standard output: {e}");
+        }
+    }
+}
+
+/// Whether writing a command's results failed for another reason than a reader that
+/// went away (a full disk, say): the command then ends with a failure.
+pub fn output_failed() -> bool {
+    OUTPUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
     let common = &cli.common;
@@ -71,7 +106,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Check) => check_command(common),
         Some(Command::Doctor) => {
             let (text, ok) = crate::doctor::report(&crate::doctor::checks());
-            print!("{text}");
+            out!("{text}");
             Ok(ok)
         }
         Some(Command::Completions { shell }) => {
@@ -166,7 +201,7 @@ fn emit(text: &str, output: Option<&Path>) -> Result<()> {
             std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
         }
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }
@@ -180,14 +215,14 @@ fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     let mut ok = true;
     for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
         match b.outcome {
-            Ok(c) => println!(
+            Ok(c) => outln!(
                 "{:<16} ok   {}",
                 b.id,
                 crate::gpu::nvrtc::resource_summary(&c.log).unwrap_or_else(|| "(cached)".into())
             ),
             Err(e) => {
                 ok = false;
-                println!("{:<16} FAILED\n{e:#}", b.id);
+                outln!("{:<16} FAILED\n{e:#}", b.id);
             }
         }
     }
@@ -328,7 +363,7 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
                 })
                 .collect(),
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
     for o in &done {
         if !a.json {
@@ -338,7 +373,7 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
                 .find_map(|r| r.gpu_index)
                 .map(|g| format!(" · GPU {g}"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{} · shape {}{} · seed {} (replay with --seed {}){on}",
                 recipe.ladder,
                 o.shape,
@@ -346,11 +381,11 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
                 o.seed,
                 o.seed,
             );
-            println!(
+            outln!(
                 "{}\n",
                 report::runs::environment_line(&o.environment, &o.results)
             );
-            println!("{}", report::runs::table(&o.results, &is_version));
+            outln!("{}", report::runs::table(&o.results, &is_version));
         }
         if !a.no_save {
             let dir = writable_profiles(common).join(&recipe.ladder);
@@ -502,7 +537,7 @@ fn check_command(common: &Common) -> Result<bool> {
     let profiles = writable_profiles(common);
     let checked = model::check::check(&profiles)?;
     for p in &checked.problems {
-        println!("{p}");
+        outln!("{p}");
     }
     eprintln!(
         "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
@@ -520,7 +555,7 @@ fn check_command(common: &Common) -> Result<bool> {
 
 fn print_report(ladders: &[Ladder], format: Format) {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
-    print!("{}", report::exporter(format).timeline(&analysed));
+    out!("{}", report::exporter(format).timeline(&analysed));
 }
 
 /// The explorer in a terminal; the timeline as text when output is not a terminal

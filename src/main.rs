@@ -4,6 +4,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = stallscope::cli::Cli::parse();
     match stallscope::commands::run(cli) {
+        Ok(_) if stallscope::commands::output_failed() => ExitCode::FAILURE,
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {

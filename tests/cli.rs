@@ -3,7 +3,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, profiles};
+use common::{fixture, profiles, repo};
 use predicates::prelude::*;
 
 fn stallscope() -> Command {
@@ -582,4 +582,27 @@ fn report_shows_the_run_results_of_a_chosen_shape() {
         .stderr(predicate::str::contains(
             "no version was run at 2,2,64,128; the run results are at: 1,64,1024,128",
         ));
+}
+
+/// `report | head`: the reader goes after a few bytes of a report larger than a pipe holds; the report ends quietly, with
+/// success and no panic message.
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("stallscope"))
+        .current_dir(repo())
+        .args(["report", "--profiles", "profiles", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -255,7 +255,8 @@ block = ["32"]
     // The reloaded ladder lists the versions run, with their results.
     let l = &app.ladder().ladder;
     let naive = l.version("naive").expect("naive joined the ladder");
-    assert_eq!(naive.runs.last().unwrap().status, model::RunStatus::Ok);
+    let last = naive.runs.last().unwrap();
+    assert_eq!(last.status, model::RunStatus::Ok, "{:?}", last.message);
     let fault = l.version("fault").unwrap();
     assert_eq!(fault.runs.last().unwrap().status, model::RunStatus::Failed);
 }
