@@ -74,9 +74,10 @@ for step in $steps; do
       done ;;
     headline)
       # Three separate sustained runs of the best versions against the baselines, with
-      # long windows (50 repetitions of ~10 ms) and five rounds; one burst run beside.
+      # long windows (HREPS=50 repetitions of ~10 ms) and HROUNDS=5 rounds; one burst
+      # run beside (BURST=0: not).
       for i in 1 2 3; do
-        $BIN run v27 v28 --baselines --reps 50 --rounds 5 --no-save --json \
+        $BIN run v27 v28 --baselines --reps ${HREPS:-50} --rounds ${HROUNDS:-5} --no-save --json \
           --shape 1,64,1024,128 --shape $big > "$OUT/headline$i.json"
         python3 - "$OUT/headline$i.json" <<'PY'
 import json, sys
@@ -87,7 +88,7 @@ for c in json.load(open(sys.argv[1]))["comparisons"]:
               "MHz %.0f vs %.0f" % (r[v]["sm_clock_mhz"], r["cudnn"]["sm_clock_mhz"]))
 PY
       done
-      $BIN run v27 v28 --baselines --regime burst --no-save --json \
+      [ "${BURST:-1}" = 1 ] && $BIN run v27 v28 --baselines --regime burst --no-save --json \
         --shape 1,64,1024,128 --shape $big > "$OUT/burst.json" ;;
     repeat)
       for i in 1 2; do

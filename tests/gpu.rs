@@ -168,47 +168,54 @@ fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
         return;
     }
     // A working folder of its own: a kernel ladder of two versions (the naive kernel and
-    // one that faults) built from the repository's sources, and an empty profiles ladder
-    // it feeds. The explorer's `R` finds the kernel ladder under ./kernels.
+    // one that faults) built from copies of the repository's sources (a recipe names
+    // files inside its folder), and an empty profiles ladder it feeds. The explorer's
+    // `R` finds the kernel ladder under ./kernels.
     let work = tempfile::tempdir().unwrap();
     let k = repo().join("kernels");
     let kernels = work.path().join("kernels/tui-test");
     std::fs::create_dir_all(&kernels).unwrap();
+    for from in [
+        "flash-attention/reference.cu",
+        "flash-attention/baselines/softmax.cu",
+        "flash-attention/baselines/sdpa.py",
+        "flash-attention/v01_naive.cu",
+        "selftest/faulty.cu",
+    ] {
+        let name = std::path::Path::new(from).file_name().unwrap();
+        std::fs::copy(k.join(from), kernels.join(name)).unwrap();
+    }
     std::fs::write(
         kernels.join("recipe.toml"),
-        format!(
-            r#"ladder = "tui-test"
+        r#"ladder = "tui-test"
 title = "explorer test"
 flops = "4*B*H*S*S*D"
 tolerance = 2e-3
 reference_shape = "1,8,256,128"
-sdpa_script = "{fa}/baselines/sdpa.py"
+sdpa_script = "sdpa.py"
 [reference]
-source = "{fa}/reference.cu"
+source = "reference.cu"
 entry = "attn_reference"
 grid = ["cdiv(S, 16)", "B*H"]
 block = ["128"]
 [unfused_softmax]
-source = "{fa}/baselines/softmax.cu"
+source = "softmax.cu"
 entry = "softmax_rows"
 [[version]]
 id = "naive"
 title = "naive"
-source = "{fa}/v01_naive.cu"
+source = "v01_naive.cu"
 entry = "attn_v01"
 grid = ["cdiv(S, 128)", "B*H"]
 block = ["128"]
 [[version]]
 id = "fault"
 title = "illegal address"
-source = "{st}/faulty.cu"
+source = "faulty.cu"
 entry = "fault_oob"
 grid = ["1"]
 block = ["32"]
 "#,
-            fa = k.join("flash-attention").display(),
-            st = k.join("selftest").display()
-        ),
     )
     .unwrap();
     let ladder_dir = work.path().join("profiles/tui-test");

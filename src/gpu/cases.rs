@@ -37,21 +37,21 @@ pub fn cases(d: u32) -> Vec<Case> {
             shape(1, 8, 512, d),
             false,
             LargeLogits,
-            "scores reaching ±100: a softmax that does not subtract the row maximum overflows",
+            "scores reaching ±100, which overflow a softmax that does not subtract the row maximum",
         ),
         c(
             "max-in-last-tile",
             shape(1, 8, 1024, d),
             false,
             MaxInLastTile,
-            "each row's maximum in the last key tile: the running maximum must rescale late",
+            "each row's maximum in the last key tile, where the running maximum must rescale late",
         ),
         c(
             "equal-scores",
             shape(1, 8, 512, d),
             false,
             EqualScores,
-            "rows whose scores all tie: the output is the mean of V",
+            "rows whose scores all tie, whose output is the mean of V",
         ),
         c(
             "partial-tiles-1000",
@@ -79,7 +79,7 @@ pub fn cases(d: u32) -> Vec<Case> {
             shape(1, 80, 200, d),
             false,
             Uniform,
-            "a small odd shape: fewer rows than one tile",
+            "a small odd shape, fewer rows than one tile",
         ),
         c(
             "causal-s1",

@@ -94,6 +94,9 @@ pub struct Settings {
 
 pub const DEFAULT_ROUNDS: u32 = 3;
 
+/// How much longer than `rep_ms` a calibrated graph aims to last.
+const CALIBRATION_MARGIN: f64 = 1.05;
+
 impl Settings {
     pub fn for_regime(regime: Regime) -> Settings {
         match regime {
@@ -356,7 +359,9 @@ pub fn measure(
     monitor: Option<&Monitor>,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Measurement, WorkerError> {
-    let (launches, rep_ms) = w.calibrate(s.rep_ms, cancel)?;
+    // Graphs a little longer than the target, so that the repetitions, the same for
+    // every candidate, fill at least the window.
+    let (launches, rep_ms) = w.calibrate(s.rep_ms * CALIBRATION_MARGIN, cancel)?;
     let warm_start = Instant::now();
     let mut settled = None;
     match s.regime {
@@ -389,7 +394,7 @@ pub fn measure(
         }
     }
     let warmup_ms = warm_start.elapsed().as_secs_f64() * 1e3;
-    let count = s.reps_for(rep_ms);
+    let count = s.reps_for(s.rep_ms.max(rep_ms));
     let watch = monitor.map(|m| m.watch());
     let t0 = Instant::now();
     let times = w.reps(count, cancel)?;

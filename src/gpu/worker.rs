@@ -322,7 +322,7 @@ fn check_cases(
                 if let Some(w) = why {
                     check.status = RunStatus::Failed;
                     check.message = Some(format!(
-                        "case {} ({}{}): {w} — {}",
+                        "case {} ({}{}): {w} (this case tests {})",
                         case.name,
                         case.shape,
                         if case.causal { " causal" } else { "" },
