@@ -49,7 +49,7 @@ for step in $steps; do
       cp /tmp/selftest-profiles/selftest/runs.json "$OUT/selftest-runs.json" ;;
     tests)
       for t in target/release/gpu-tests target/release/kernels-tests; do
-        [ -x "$t" ] && "$t" --test-threads 1
+        [ -x "$t" ] && "$t" --test-threads 1 ${TESTS_FILTER:-}
       done ;;
     quick)
       for regime in sustained burst; do

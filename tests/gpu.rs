@@ -151,6 +151,7 @@ fn gpu_every_candidate_is_timed_alike_with_clocks_and_energy() {
         assert!(r["sm_clock_mhz"].as_f64().unwrap() > 500.0, "{r}");
         assert!(r["power_w"].as_f64().unwrap() > 50.0, "{r}");
         assert!(r["energy_mj"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["throttle"].is_array(), "reasons seen, none too: {r}");
         assert_eq!(r["rounds_us"].as_array().unwrap().len(), 2, "{r}");
     }
 }

@@ -421,7 +421,8 @@ pub struct Summary {
     pub power_w: Option<f64>,
     /// Per launch.
     pub energy_mj: Option<f64>,
-    pub throttle: Vec<String>,
+    /// Reasons seen in any window; `None` unless every window was watched.
+    pub throttle: Option<Vec<String>>,
     pub protocol: Option<Protocol>,
 }
 
@@ -452,9 +453,12 @@ pub fn summarize(s: &Settings, rounds: &[Measurement]) -> Result<Summary> {
     } else {
         None
     };
-    let mut throttle: Vec<String> = windows.iter().flat_map(|w| w.throttle.clone()).collect();
-    throttle.sort();
-    throttle.dedup();
+    let throttle = (windows.len() == rounds.len()).then(|| {
+        let mut t: Vec<String> = windows.iter().flat_map(|w| w.throttle.clone()).collect();
+        t.sort();
+        t.dedup();
+        t
+    });
     let n = rounds.len() as f64;
     let settled = rounds
         .iter()
@@ -537,7 +541,7 @@ mod tests {
         assert!((sum.energy_mj.unwrap() - 4.0).abs() < 1e-9);
         let p = sum.protocol.unwrap();
         assert_eq!((p.reps, p.rounds, p.launches_per_rep), (3, 3, 10));
-        assert_eq!(sum.throttle, vec!["sw_power_cap"]);
+        assert_eq!(sum.throttle, Some(vec!["sw_power_cap".to_string()]));
     }
 
     #[test]

@@ -154,9 +154,10 @@ pub struct RunResult {
     /// energy counter).
     #[serde(default)]
     pub energy_mj: Option<f64>,
-    /// Throttle reasons NVML reported during the timed windows.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub throttle: Vec<String>,
+    /// Throttle reasons NVML reported during the timed windows: empty when it reported
+    /// none, absent when nobody watched (no NVML, or the candidate was not timed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<Vec<String>>,
     /// How it was timed.
     #[serde(default)]
     pub protocol: Option<Protocol>,
@@ -285,7 +286,7 @@ impl RunResult {
             sm_clock_mhz: None,
             power_w: None,
             energy_mj: None,
-            throttle: Vec::new(),
+            throttle: None,
             protocol: None,
             checks: Vec::new(),
             run_id: None,

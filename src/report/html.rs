@@ -768,7 +768,11 @@ const RUN_COLUMNS: &[RunColumn] = &[
     RunColumn {
         heading: "throttle",
         text: true,
-        cell: |r| (!r.throttle.is_empty()).then(|| r.throttle.join(", ")),
+        cell: |r| {
+            r.throttle
+                .as_ref()
+                .map(|t| if t.is_empty() { "none".into() } else { t.join(", ") })
+        },
     },
     RunColumn {
         heading: "protocol",

@@ -112,7 +112,14 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                 ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
                 ("energy / launch (mJ)", opt(r.energy_mj, &|x| format!("{x:.3}"))),
                 ("TFLOPS / W", opt(r.tflops_per_watt(), &|x| format!("{x:.3}"))),
-                ("throttle", r.throttle.join(", ")),
+                (
+                    "throttle",
+                    match &r.throttle {
+                        None => "—".into(),
+                        Some(t) if t.is_empty() => "none".into(),
+                        Some(t) => t.join(", "),
+                    },
+                ),
                 ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
                 ("largest absolute error", opt(r.max_abs_err, &|x| format!("{x:.2e}"))),
                 (
