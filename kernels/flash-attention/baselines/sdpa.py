@@ -137,11 +137,16 @@ def main():
                                 last = call()
                         graph.replay()
                         torch.cuda.synchronize()
-                        start.record()
-                        graph.replay()
-                        end.record()
-                        end.synchronize()
-                        one = start.elapsed_time(end) / n
+                        # The fastest of three replays: from an idle GPU the first
+                        # ones run before the clock has risen.
+                        fastest = math.inf
+                        for _ in range(3):
+                            start.record()
+                            graph.replay()
+                            end.record()
+                            end.synchronize()
+                            fastest = min(fastest, start.elapsed_time(end))
+                        one = fastest / n
                         better = launches_for(cmd["rep_ms"], one)
                         if attempt == 1 or abs(better / n - 1) <= 0.2:
                             break
