@@ -598,10 +598,20 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
         .spawn()
         .unwrap();
     let mut first = [0u8; 16];
-    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
     drop(child.stdout.take());
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}: {err}");
     assert!(!err.contains("panicked"), "{err}");

@@ -6,12 +6,15 @@
 //!   interval is ±[`SINGLE_ROUND_BAND`];
 //! - in cycles: time × mean SM clock, which removes a clock difference between the two;
 //! - by clock: when the two mean SM clocks differ by more than [`CLOCK_BAND`] the two
-//!   were not measured alike.
+//!   were not measured alike, unless both were timed in the sustained regime after a
+//!   warm-up that settled: under the power cap each kernel then runs at the clock its
+//!   own power draw allows, and that clock is part of its speed, not noise.
 //!
 //! The verdict: `level` when the interval includes 1, `faster` or `slower` when it lies
 //! wholly above or below; `unclear` when the two ran in different runs or regimes, when
-//! their clocks differ by more than [`CLOCK_BAND`], or when the ratio in cycles falls on
-//! the other side of the interval's edge than the ratio in time says.
+//! their clocks differ by more than [`CLOCK_BAND`] outside settled sustained timing, or
+//! when the ratio in cycles falls on the other side of the interval's edge than the
+//! ratio in time says.
 
 use crate::model::RunResult;
 use serde::Serialize;
@@ -94,7 +97,10 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
         why = Some("measured in different runs".to_string());
     } else if a.regime() != b.regime() {
         why = Some("measured under different regimes".to_string());
-    } else if let Some(c) = clock_ratio.filter(|c| (c - 1.0).abs() > CLOCK_BAND) {
+    } else if let Some(c) = clock_ratio
+        .filter(|c| (c - 1.0).abs() > CLOCK_BAND)
+        .filter(|_| !(settled_sustained(a) && settled_sustained(b)))
+    {
         why = Some(format!("SM clocks {:.1} % apart", (c - 1.0).abs() * 100.0));
     } else if let Some(cy) = cycles {
         // Shift the interval by the clock difference: does the verdict hold in cycles?
@@ -115,6 +121,13 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
             by_time
         },
         why,
+    })
+}
+
+/// Timed in the sustained regime after warm-ups that all settled.
+fn settled_sustained(r: &RunResult) -> bool {
+    r.protocol.as_ref().is_some_and(|p| {
+        p.regime == crate::model::runs::Regime::Sustained && p.settled == Some(true)
     })
 }
 
@@ -177,16 +190,34 @@ mod tests {
         assert_eq!(s.verdict, SpeedVerdict::Level, "{s:?}");
     }
 
+    fn unsettled(mut x: RunResult) -> RunResult {
+        x.protocol.as_mut().unwrap().settled = Some(false);
+        x
+    }
+
     #[test]
     fn clocks_apart_make_it_unclear() {
-        // 1.12× in time, but b ran at a lower clock the whole time.
+        // 1.12× in time, but b ran at a lower clock the whole time, and a's warm-up
+        // never settled: a was timed before the power cap caught up with it.
         let s = speedup(
-            &r(&[831.0, 832.0, 830.0], 1980.0),
+            &unsettled(r(&[831.0, 832.0, 830.0], 1980.0)),
             &r(&[932.0, 930.0, 935.0], 1620.0),
         )
         .unwrap();
         assert_eq!(s.verdict, SpeedVerdict::Unclear, "{s:?}");
         assert!(s.why.unwrap().contains("clocks"));
+    }
+
+    #[test]
+    fn settled_sustained_clocks_are_the_kernels_own() {
+        // Both settled under load: b's lower clock is what its power draw allows, and
+        // a is faster in cycles too.
+        let s = speedup(
+            &r(&[517.0, 517.0, 527.0], 1581.0),
+            &r(&[568.0, 569.0, 567.0], 1699.0),
+        )
+        .unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Faster, "{s:?}");
     }
 
     #[test]

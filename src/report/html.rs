@@ -769,9 +769,13 @@ const RUN_COLUMNS: &[RunColumn] = &[
         heading: "throttle",
         text: true,
         cell: |r| {
-            r.throttle
-                .as_ref()
-                .map(|t| if t.is_empty() { "none".into() } else { t.join(", ") })
+            r.throttle.as_ref().map(|t| {
+                if t.is_empty() {
+                    "none".into()
+                } else {
+                    t.join(", ")
+                }
+            })
         },
     },
     RunColumn {
