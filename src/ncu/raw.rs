@@ -3,7 +3,7 @@
 //! stores its ~2,200 names once.
 
 use super::input::CsvText;
-use super::value::{Unit, Value, check_metric, parse_cell};
+use super::value::{Unit, Value, check_metric, parse_cell, parse_count, quick_number};
 use super::{
     Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, csv_error, is_blank,
     length_error, more_rows, non_empty, parse_id, reader,
@@ -81,26 +81,48 @@ pub struct RawMetrics {
 const EMPTY: u64 = 0x7ff8_0000_0000_e0e0;
 const TEXT: u64 = 0x7ff8_0000_0000_7e57;
 
-impl RawMetrics {
-    fn new(schema: Arc<RawSchema>, values: Vec<Value>) -> RawMetrics {
-        let mut texts = Vec::new();
-        let cells = values
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Value::Num(x) => x,
-                Value::Empty => f64::from_bits(EMPTY),
-                Value::Text(t) => {
-                    texts.push((i as u32, t));
-                    f64::from_bits(TEXT)
-                }
-            })
-            .collect();
+/// A launch's cells as they are read, one after the other.
+struct Cells {
+    cells: Vec<f64>,
+    texts: Vec<(u32, Box<str>)>,
+}
+
+impl Cells {
+    fn with_capacity(n: usize) -> Cells {
+        Cells {
+            cells: Vec::with_capacity(n),
+            texts: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, v: Value) {
+        let x = match v {
+            Value::Num(x) => x,
+            Value::Empty => f64::from_bits(EMPTY),
+            Value::Text(t) => {
+                self.texts.push((self.cells.len() as u32, t));
+                f64::from_bits(TEXT)
+            }
+        };
+        self.cells.push(x);
+    }
+
+    fn finish(self, schema: Arc<RawSchema>) -> RawMetrics {
         RawMetrics {
             schema,
-            cells,
-            texts,
+            cells: self.cells.into_boxed_slice(),
+            texts: self.texts,
         }
+    }
+}
+
+impl RawMetrics {
+    fn new(schema: Arc<RawSchema>, values: Vec<Value>) -> RawMetrics {
+        let mut cells = Cells::with_capacity(values.len());
+        for v in values {
+            cells.push(v);
+        }
+        cells.finish(schema)
     }
 
     /// The value of column `col`.
@@ -205,6 +227,47 @@ fn strip_prefix(name: &str) -> &str {
     name
 }
 
+/// Where a raw page's columns are: the identity columns by name, and the metrics.
+struct Layout {
+    width: usize,
+    id: Option<usize>,
+    process: Option<usize>,
+    kernel: usize,
+    block: Option<usize>,
+    grid: Option<usize>,
+    device: Option<usize>,
+    cc: Option<usize>,
+    /// The row position of each metric of the schema.
+    metrics: Vec<usize>,
+}
+
+impl Layout {
+    /// The launch a row describes; `cell(i)` is the row's cell at position `i`, `values`
+    /// its metric cells.
+    fn record<'r>(
+        &self,
+        cell: impl Fn(usize) -> &'r str,
+        values: RawMetrics,
+        line: u64,
+    ) -> KernelRecord {
+        let get = |i: Option<usize>| i.map(&cell);
+        KernelRecord {
+            kernel: cell(self.kernel).to_string(),
+            launch_id: parse_id(get(self.id)),
+            process_id: parse_id(get(self.process)),
+            launch: LaunchInfo {
+                block: non_empty(get(self.block)),
+                grid: non_empty(get(self.grid)),
+                device: non_empty(get(self.device)),
+                cc: non_empty(get(self.cc)),
+                invocations: None,
+            },
+            page: Page::Raw(values),
+            line,
+        }
+    }
+}
+
 pub fn parse(
     path: &Path,
     csv: &CsvText,
@@ -232,22 +295,24 @@ pub fn parse(
     }
 
     let pos = |n: &str| names.iter().position(|c| c == n);
-    let (id, process, kernel, block, grid, device, cc) = (
-        pos("ID"),
-        pos("Process ID"),
-        pos("Kernel Name"),
-        pos("Block Size"),
-        pos("Grid Size"),
-        pos("Device"),
-        pos("CC"),
-    );
-    let kernel = kernel
-        .ok_or_else(|| ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\""))?;
-    let metric_cols: Vec<usize> = (0..width)
-        .filter(|&i| !IDENTITY.contains(&&names[i]))
-        .collect();
+    let layout = Layout {
+        width,
+        id: pos("ID"),
+        process: pos("Process ID"),
+        kernel: pos("Kernel Name").ok_or_else(|| {
+            ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\"")
+        })?,
+        block: pos("Block Size"),
+        grid: pos("Grid Size"),
+        device: pos("Device"),
+        cc: pos("CC"),
+        metrics: (0..width)
+            .filter(|&i| !IDENTITY.contains(&&names[i]))
+            .collect(),
+    };
     let schema = Arc::new(RawSchema::new(
-        metric_cols
+        layout
+            .metrics
             .iter()
             .map(|&i| RawColumn {
                 name: names[i].into(),
@@ -257,6 +322,9 @@ pub fn parse(
             .collect(),
     ));
 
+    if let Some(records) = quick_rows(csv, rdr.position(), &schema, &layout) {
+        return Ok(records);
+    }
     let mut records = Vec::new();
     let mut row = csv::StringRecord::new();
     while read(&mut rdr, &mut row)? {
@@ -268,14 +336,13 @@ pub fn parse(
             if row.len() != width {
                 return Err(length_error(path, line, row.len(), width, "raw"));
             }
-            check_id(path, line, "ID", id.map(|i| &row[i]))?;
-            check_id(path, line, "Process ID", process.map(|i| &row[i]))?;
-            let mut values = Vec::with_capacity(metric_cols.len());
-            for (col, &i) in schema.columns.iter().zip(&metric_cols) {
-                let v = parse_cell(&row[i], &col.unit)
-                    .and_then(|v| check_metric(&col.metric, &row[i], &v).map(|()| v))
-                    .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
-                values.push(v);
+            check_id(path, line, "ID", layout.id.map(|i| &row[i]))?;
+            check_id(path, line, "Process ID", layout.process.map(|i| &row[i]))?;
+            let mut values = Cells::with_capacity(layout.metrics.len());
+            for (col, &i) in schema.columns.iter().zip(&layout.metrics) {
+                values.push(metric_cell(col, &row[i]).map_err(|e| {
+                    ParseError::at(path, line, format!("column {}: {e}", col.name))
+                })?);
             }
             ending.check_row(path, &row, line)?;
             Ok(values)
@@ -288,28 +355,149 @@ pub fn parse(
                 break;
             }
         };
-        let get = |i: Option<usize>| i.map(|i| &row[i]);
-        records.push(KernelRecord {
-            kernel: row[kernel].to_string(),
-            launch_id: parse_id(get(id)),
-            process_id: parse_id(get(process)),
-            launch: LaunchInfo {
-                block: non_empty(get(block)),
-                grid: non_empty(get(grid)),
-                device: non_empty(get(device)),
-                cc: non_empty(get(cc)),
-                invocations: None,
-            },
-            page: Page::Raw(RawMetrics::new(schema.clone(), values)),
-            line,
-        });
+        records.push(layout.record(|i| &row[i], values.finish(schema.clone()), line));
     }
     Ok(records)
 }
 
+/// A metric cell's value, in its column's internal unit.
+fn metric_cell(col: &RawColumn, cell: &str) -> Result<Value, super::value::NumberError> {
+    let v = parse_cell(cell, &col.unit)?;
+    check_metric(&col.metric, cell, &v)?;
+    Ok(v)
+}
+
+/// The position of the first `"` or line end in `b`, looked for eight bytes at a time
+/// (a byte equal to one of them is a zero byte of the word XORed with it; the lowest
+/// byte the classic zero-byte test flags is exactly the first).
+fn quote_or_line_end(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut chunks = b.chunks_exact(8);
+    for (n, chunk) in chunks.by_ref().enumerate() {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hits =
+            zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\n')));
+        if hits != 0 {
+            return Some(n * 8 + hits.trailing_zeros() as usize / 8);
+        }
+    }
+    let done = b.len() - chunks.remainder().len();
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'"' || c == b'\n')
+        .map(|i| done + i)
+}
+
+/// The launch rows of a page as ncu writes them, read without the CSV reader (a page
+/// of a thousand launches holds millions of cells): every cell quoted with no quote or
+/// line end inside, one row a line, every row as long as the header, every cell a value
+/// its column holds. `None` at the first thing otherwise: the CSV reader then reads the
+/// page from `start`, and says what is wrong and where.
+fn quick_rows(
+    csv: &CsvText,
+    start: &csv::Position,
+    schema: &Arc<RawSchema>,
+    layout: &Layout,
+) -> Option<Vec<KernelRecord>> {
+    let text = csv.text.as_bytes();
+    let mut pos = usize::try_from(start.byte()).ok()?;
+    let mut line = start.line();
+    let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
+    let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
+    let mut records = Vec::new();
+    while pos < text.len() {
+        let row_line = line;
+        line += 1;
+        if text[pos] != b'"' {
+            // A blank row (spaces) ends some pages.
+            let end = text[pos..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |n| pos + n);
+            if !text[pos..end]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+            {
+                return None;
+            }
+            pos = end + 1;
+            continue;
+        }
+        fields.clear();
+        // The metric cells are read as the row is split (in one pass over it).
+        let mut values = Cells::with_capacity(layout.metrics.len());
+        loop {
+            let open = pos + 1;
+            let close = open + quote_or_line_end(text.get(open..)?)?;
+            if text[close] != b'"' {
+                return None;
+            }
+            let k = values.cells.len();
+            if layout.metrics.get(k) == Some(&fields.len()) {
+                let cell = &text[open..close];
+                match quick_number(cell) {
+                    None if cell.is_empty() => values.push(Value::Empty),
+                    // Negative numbers are checked by the full reading.
+                    Some(x) if x >= 0.0 => {
+                        values
+                            .cells
+                            .push(if factors[k] == 1.0 { x } else { x * factors[k] })
+                    }
+                    _ => values.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?),
+                }
+            }
+            fields.push((open, close));
+            match text.get(close + 1) {
+                Some(b',') if text.get(close + 2) == Some(&b'"') => pos = close + 2,
+                Some(b'\n') => {
+                    pos = close + 2;
+                    break;
+                }
+                Some(b'\r') if text.get(close + 2) == Some(&b'\n') => {
+                    pos = close + 3;
+                    break;
+                }
+                None => {
+                    pos = close + 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        if fields.len() != layout.width {
+            return None;
+        }
+        let cell = |i: usize| &csv.text[fields[i].0..fields[i].1];
+        for id in [layout.id, layout.process].into_iter().flatten() {
+            parse_count(cell(id), u64::MAX).ok()?;
+        }
+        records.push(layout.record(cell, values.finish(schema.clone()), csv.file_line(row_line)));
+    }
+    Some(records)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::strip_prefix;
+    use super::{quote_or_line_end, strip_prefix};
+
+    #[test]
+    fn quotes_and_line_ends_are_found_first_of_all() {
+        for (text, want) in [
+            ("abc\"", Some(3)),
+            ("", None),
+            ("no end here", None),
+            ("12345678\"", Some(8)),
+            ("1234567\n\"", Some(7)),
+            ("\"\"\"\"\"\"\"\"\"", Some(0)),
+            ("ab\u{e9}cdefgh\"ij", Some(10)),
+            ("abcdefghijklmnopqrs\n", Some(19)),
+        ] {
+            assert_eq!(quote_or_line_end(text.as_bytes()), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn prefixes_are_stripped() {
