@@ -651,3 +651,32 @@ fn a_raw_page_reads_the_same_through_the_fast_path_and_the_csv_reader() {
         raw_launches("unquoted.csv", &unquoted)
     );
 }
+
+#[test]
+fn changing_one_launch_of_a_page_leaves_the_others_as_read() {
+    // The launches of a page share one block of cells: a change to one is its own.
+    let e = ncu::parse_bytes(
+        Path::new("raw.csv"),
+        &std::fs::read(fixture("sgemm/raw.csv")).unwrap(),
+    )
+    .unwrap();
+    let raws: Vec<&ncu::RawMetrics> = e
+        .records
+        .iter()
+        .map(|r| match &r.page {
+            ncu::Page::Raw(raw) => raw,
+            _ => panic!("a raw page"),
+        })
+        .collect();
+    let col = raws[1].iter().position(|(_, v)| v.num().is_some()).unwrap();
+    let mut first = raws[0].clone();
+    first.clear(col);
+    assert_eq!(
+        (
+            first.value(col),
+            raws[1].value(col).is_empty(),
+            raws[0].value(col).is_empty()
+        ),
+        (ncu::Value::Empty, false, false)
+    );
+}

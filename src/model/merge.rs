@@ -15,6 +15,7 @@
 
 use super::Profile;
 use crate::ncu::{Export, Page, PageKind, SourceListing};
+use std::collections::HashMap;
 
 pub fn merge_exports(exports: Vec<Export>) -> Vec<Profile> {
     merge_pages(exports.into_iter().flat_map(|export| {
@@ -37,12 +38,8 @@ struct Part {
 }
 
 impl Part {
-    fn new(profile: Profile) -> Part {
-        Part {
-            kernel: canonical(&profile.kernel),
-            classes: profile.pages.iter().fold(0, |m, (k, _)| m | class_bit(*k)),
-            profile,
-        }
+    fn classes(p: &Profile) -> u8 {
+        p.pages.iter().fold(0, |m, (k, _)| m | class_bit(*k))
     }
 
     fn absorb(&mut self, from: Part) {
@@ -55,7 +52,18 @@ impl Part {
 pub fn merge_pages(pages: impl IntoIterator<Item = Profile>) -> Vec<Profile> {
     // Pages of one launch, by identity.
     let mut launches: Vec<Part> = Vec::new();
-    for page in pages.into_iter().map(Part::new) {
+    // A page's launches are of a few kernels: each name is worked out once.
+    let mut names: HashMap<String, String> = HashMap::new();
+    for page in pages {
+        let kernel = names
+            .entry(page.kernel.clone())
+            .or_insert_with(|| canonical(&page.kernel))
+            .clone();
+        let page = Part {
+            kernel,
+            classes: Part::classes(&page),
+            profile: page,
+        };
         match launches.iter_mut().find(|p| same_launch(p, &page)) {
             Some(p) => p.absorb(page),
             None => launches.push(page),

@@ -181,7 +181,9 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     };
     let body = &text[start_byte..];
     // ncu's own messages may also follow or interleave with the CSV.
-    if !body.lines().any(is_prof_line) {
+    // (A line of ncu's starts with `==`: looked for first, fast, in the whole text.)
+    let may_have_messages = body.starts_with("==") || body.contains("\n==");
+    if !may_have_messages || !body.lines().any(is_prof_line) {
         return Ok(CsvText {
             text: Cow::Borrowed(body),
             line_map: None,

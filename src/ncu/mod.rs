@@ -178,7 +178,8 @@ pub fn read_file(path: &Path) -> Result<Export, ParseError> {
 }
 
 pub fn read_file_with(path: &Path, options: &ReadOptions) -> Result<Export, ParseError> {
-    let bytes = std::fs::read(path).map_err(|e| ParseError::file(path, e.to_string()))?;
+    let bytes =
+        crate::files::read_whole(path).map_err(|e| ParseError::file(path, e.to_string()))?;
     parse_bytes_with(path, &bytes, options)
 }
 
@@ -295,13 +296,7 @@ impl Ending {
 fn cut_row(text: &str) -> Option<u64> {
     // A whole text has an even number of quotes and a line end or a quote last: counted
     // first (fast), the row start is looked for only in a text that was cut.
-    // (Counted in bytes over chunks of 255, which the compiler turns into wide
-    // instructions.)
-    let quotes: usize = text
-        .as_bytes()
-        .chunks(255)
-        .map(|c| usize::from(c.iter().map(|&b| u8::from(b == b'"')).sum::<u8>()))
-        .sum();
+    let quotes = count_bytes(text.as_bytes(), b'"');
     let after_delimiter = !text.is_empty() && !text.ends_with(['\n', '"']);
     if quotes % 2 == 0 && !after_delimiter {
         return None;
@@ -316,6 +311,15 @@ fn cut_row(text: &str) -> Option<u64> {
         }
     }
     Some(row_start as u64)
+}
+
+/// How many times `byte` occurs in `bytes` (counted in chunks of 255 in a byte each,
+/// which the compiler turns into wide instructions: a 20 MB page takes a millisecond).
+pub(crate) fn count_bytes(bytes: &[u8], byte: u8) -> usize {
+    bytes
+        .chunks(255)
+        .map(|c| usize::from(c.iter().map(|&b| u8::from(b == byte)).sum::<u8>()))
+        .sum()
 }
 
 /// Whether rows with content are left.

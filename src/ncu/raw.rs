@@ -5,7 +5,7 @@
 use super::input::CsvText;
 use super::value::{Unit, Value, check_metric, parse_cell, parse_count, quick_number};
 use super::{
-    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, csv_error, is_blank,
+    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, count_bytes, csv_error, is_blank,
     length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
@@ -66,14 +66,27 @@ impl RawSchema {
 }
 
 /// One launch's row of the raw page, stored compactly (8 bytes a cell: a file of a
-/// thousand launches of ~2,200 metrics stays well under three times its size).
-#[derive(Debug, Clone)]
+/// thousand launches of ~2,200 metrics stays well under three times its size). The rows
+/// of a page's launches lie in one block of memory that they share.
+#[derive(Clone)]
 pub struct RawMetrics {
     pub schema: Arc<RawSchema>,
-    /// Numbers; empty and text cells are marked with [`EMPTY`] and [`TEXT`].
-    cells: Box<[f64]>,
+    /// Numbers; empty and text cells are marked with [`EMPTY`] and [`TEXT`]. This
+    /// launch's row starts at `start`.
+    block: Arc<Vec<f64>>,
+    start: usize,
     /// The few text cells (`PolicySpread`, `no data` …), by column.
     texts: Vec<(u32, Box<str>)>,
+}
+
+impl std::fmt::Debug for RawMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawMetrics")
+            .field("columns", &self.schema.columns.len())
+            .field("cells", &self.cells())
+            .field("texts", &self.texts)
+            .finish()
+    }
 }
 
 /// Markers for cells that hold no number. ncu's numbers are never NaN (a "nan" cell is
@@ -81,18 +94,36 @@ pub struct RawMetrics {
 const EMPTY: u64 = 0x7ff8_0000_0000_e0e0;
 const TEXT: u64 = 0x7ff8_0000_0000_7e57;
 
-/// A launch's cells as they are read, one after the other.
-struct Cells {
+/// The launches of a page as they are read: their cells one row after the other in one
+/// block (one allocation, advised to huge pages, for the tens of MB of a large page),
+/// the rest by launch.
+struct Rows {
     cells: Vec<f64>,
+    /// Where the row being read starts.
+    row: usize,
     texts: Vec<(u32, Box<str>)>,
+    done: Vec<(usize, Vec<(u32, Box<str>)>, Identity)>,
 }
 
-impl Cells {
-    fn with_capacity(n: usize) -> Cells {
-        Cells {
-            cells: Vec::with_capacity(n),
+impl Rows {
+    fn with_capacity(cells: usize) -> Rows {
+        let mut rows = Rows {
+            cells: Vec::with_capacity(cells),
+            row: 0,
             texts: Vec::new(),
-        }
+            done: Vec::new(),
+        };
+        crate::files::advise_huge_pages(&mut rows.cells);
+        rows
+    }
+
+    /// The position of the next cell in its row.
+    fn column(&self) -> usize {
+        self.cells.len() - self.row
+    }
+
+    fn push_num(&mut self, x: f64) {
+        self.cells.push(x);
     }
 
     fn push(&mut self, v: Value) {
@@ -100,34 +131,84 @@ impl Cells {
             Value::Num(x) => x,
             Value::Empty => f64::from_bits(EMPTY),
             Value::Text(t) => {
-                self.texts.push((self.cells.len() as u32, t));
+                self.texts.push((self.column() as u32, t));
                 f64::from_bits(TEXT)
             }
         };
         self.cells.push(x);
     }
 
-    fn finish(self, schema: Arc<RawSchema>) -> RawMetrics {
-        RawMetrics {
-            schema,
-            cells: self.cells.into_boxed_slice(),
-            texts: self.texts,
-        }
+    /// Ends the row being read, of the launch `identity` describes.
+    fn end_row(&mut self, identity: Identity) {
+        self.done
+            .push((self.row, std::mem::take(&mut self.texts), identity));
+        self.row = self.cells.len();
+    }
+
+    /// Forgets the row being read.
+    fn drop_row(&mut self) {
+        self.cells.truncate(self.row);
+        self.texts.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.done.len()
+    }
+
+    fn finish(self, schema: &Arc<RawSchema>) -> Vec<KernelRecord> {
+        let block = Arc::new(self.cells);
+        self.done
+            .into_iter()
+            .map(|(start, texts, id)| KernelRecord {
+                kernel: id.kernel,
+                launch_id: id.launch_id,
+                process_id: id.process_id,
+                launch: id.launch,
+                page: Page::Raw(RawMetrics {
+                    schema: schema.clone(),
+                    block: block.clone(),
+                    start,
+                    texts,
+                }),
+                line: id.line,
+            })
+            .collect()
     }
 }
 
 impl RawMetrics {
     fn new(schema: Arc<RawSchema>, values: Vec<Value>) -> RawMetrics {
-        let mut cells = Cells::with_capacity(values.len());
+        let mut rows = Rows::with_capacity(values.len());
         for v in values {
-            cells.push(v);
+            rows.push(v);
         }
-        cells.finish(schema)
+        RawMetrics {
+            schema,
+            texts: rows.texts,
+            block: Arc::new(rows.cells),
+            start: 0,
+        }
+    }
+
+    fn cells(&self) -> &[f64] {
+        &self.block[self.start..self.start + self.schema.columns.len()]
+    }
+
+    /// This launch's cells to change: copied into a block of their own first, unless
+    /// they have one.
+    fn cells_mut(&mut self) -> &mut [f64] {
+        let n = self.schema.columns.len();
+        if self.block.len() != n || Arc::get_mut(&mut self.block).is_none() {
+            self.block = Arc::new(self.cells().to_vec());
+            self.start = 0;
+        }
+        let block = Arc::get_mut(&mut self.block).expect("a block of its own");
+        &mut block[..]
     }
 
     /// The value of column `col`.
     pub fn value(&self, col: usize) -> Value {
-        let x = self.cells[col];
+        let x = self.cells()[col];
         match x.to_bits() {
             EMPTY => Value::Empty,
             TEXT => self
@@ -145,7 +226,7 @@ impl RawMetrics {
         self.schema
             .find(metric)
             .iter()
-            .map(|&i| self.cells[i])
+            .map(|&i| self.cells()[i])
             .find(|x| !x.is_nan())
     }
 
@@ -184,17 +265,19 @@ impl RawMetrics {
         }
         let mut columns = self.schema.columns.clone();
         columns.extend(extra.iter().map(|&j| other.schema.columns[j].clone()));
-        let mut values: Vec<Value> = (0..self.cells.len()).map(|i| self.value(i)).collect();
+        let mut values: Vec<Value> = (0..self.schema.columns.len())
+            .map(|i| self.value(i))
+            .collect();
         values.extend(extra.iter().map(|&j| other.value(j)));
         *self = RawMetrics::new(Arc::new(RawSchema::new(columns)), values);
     }
 
     fn set(&mut self, col: usize, value: Value) {
         match value {
-            Value::Num(x) => self.cells[col] = x,
-            Value::Empty => self.cells[col] = f64::from_bits(EMPTY),
+            Value::Num(x) => self.cells_mut()[col] = x,
+            Value::Empty => self.cells_mut()[col] = f64::from_bits(EMPTY),
             Value::Text(t) => {
-                self.cells[col] = f64::from_bits(TEXT);
+                self.cells_mut()[col] = f64::from_bits(TEXT);
                 let at = self.texts.partition_point(|(c, _)| *c < col as u32);
                 self.texts.insert(at, (col as u32, t));
             }
@@ -203,7 +286,7 @@ impl RawMetrics {
 
     /// Forgets a cell's value (it becomes unknown).
     pub fn clear(&mut self, col: usize) {
-        self.cells[col] = f64::from_bits(EMPTY);
+        self.cells_mut()[col] = f64::from_bits(EMPTY);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&RawColumn, Value)> + '_ {
@@ -242,16 +325,10 @@ struct Layout {
 }
 
 impl Layout {
-    /// The launch a row describes; `cell(i)` is the row's cell at position `i`, `values`
-    /// its metric cells.
-    fn record<'r>(
-        &self,
-        cell: impl Fn(usize) -> &'r str,
-        values: RawMetrics,
-        line: u64,
-    ) -> KernelRecord {
+    /// What a row says of its launch; `cell(i)` is the row's cell at position `i`.
+    fn identity<'r>(&self, cell: impl Fn(usize) -> &'r str, line: u64) -> Identity {
         let get = |i: Option<usize>| i.map(&cell);
-        KernelRecord {
+        Identity {
             kernel: cell(self.kernel).to_string(),
             launch_id: parse_id(get(self.id)),
             process_id: parse_id(get(self.process)),
@@ -262,10 +339,18 @@ impl Layout {
                 cc: non_empty(get(self.cc)),
                 invocations: None,
             },
-            page: Page::Raw(values),
             line,
         }
     }
+}
+
+/// What a row says of its launch besides the metrics: a [`KernelRecord`] but its page.
+struct Identity {
+    kernel: String,
+    launch_id: Option<u64>,
+    process_id: Option<u64>,
+    launch: LaunchInfo,
+    line: u64,
 }
 
 pub fn parse(
@@ -322,10 +407,14 @@ pub fn parse(
             .collect(),
     ));
 
-    if let Some(records) = quick_rows(csv, rdr.position(), &schema, &layout) {
-        return Ok(records);
+    // Rows of cells for every line left: the page's block is allocated once.
+    let rest = usize::try_from(rdr.position().byte()).unwrap_or(0);
+    let lines = count_bytes(csv.text.as_bytes().get(rest..).unwrap_or_default(), b'\n') + 1;
+    let capacity = lines.saturating_mul(layout.metrics.len());
+    if let Some(rows) = quick_rows(csv, rdr.position(), &schema, &layout, capacity) {
+        return Ok(rows.finish(&schema));
     }
-    let mut records = Vec::new();
+    let mut rows = Rows::with_capacity(capacity);
     let mut row = csv::StringRecord::new();
     while read(&mut rdr, &mut row)? {
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
@@ -338,26 +427,22 @@ pub fn parse(
             }
             check_id(path, line, "ID", layout.id.map(|i| &row[i]))?;
             check_id(path, line, "Process ID", layout.process.map(|i| &row[i]))?;
-            let mut values = Cells::with_capacity(layout.metrics.len());
             for (col, &i) in schema.columns.iter().zip(&layout.metrics) {
-                values.push(metric_cell(col, &row[i]).map_err(|e| {
+                rows.push(metric_cell(col, &row[i]).map_err(|e| {
                     ParseError::at(path, line, format!("column {}: {e}", col.name))
                 })?);
             }
-            ending.check_row(path, &row, line)?;
-            Ok(values)
+            ending.check_row(path, &row, line)
         })();
-        let values = match launch {
-            Ok(values) => values,
-            Err(e) => {
-                // One row is one launch: the rows before it are whole.
-                ending.cut(e, more_rows(rdr.records()), records.len())?;
-                break;
-            }
-        };
-        records.push(layout.record(|i| &row[i], values.finish(schema.clone()), line));
+        if let Err(e) = launch {
+            // One row is one launch: the rows before it are whole.
+            rows.drop_row();
+            ending.cut(e, more_rows(rdr.records()), rows.len())?;
+            break;
+        }
+        rows.end_row(layout.identity(|i| &row[i], line));
     }
-    Ok(records)
+    Ok(rows.finish(&schema))
 }
 
 /// A metric cell's value, in its column's internal unit.
@@ -401,13 +486,14 @@ fn quick_rows(
     start: &csv::Position,
     schema: &Arc<RawSchema>,
     layout: &Layout,
-) -> Option<Vec<KernelRecord>> {
+    capacity: usize,
+) -> Option<Rows> {
     let text = csv.text.as_bytes();
     let mut pos = usize::try_from(start.byte()).ok()?;
     let mut line = start.line();
     let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
     let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
-    let mut records = Vec::new();
+    let mut rows = Rows::with_capacity(capacity);
     while pos < text.len() {
         let row_line = line;
         line += 1;
@@ -428,25 +514,22 @@ fn quick_rows(
         }
         fields.clear();
         // The metric cells are read as the row is split (in one pass over it).
-        let mut values = Cells::with_capacity(layout.metrics.len());
         loop {
             let open = pos + 1;
             let close = open + quote_or_line_end(text.get(open..)?)?;
             if text[close] != b'"' {
                 return None;
             }
-            let k = values.cells.len();
+            let k = rows.column();
             if layout.metrics.get(k) == Some(&fields.len()) {
                 let cell = &text[open..close];
                 match quick_number(cell) {
-                    None if cell.is_empty() => values.push(Value::Empty),
+                    None if cell.is_empty() => rows.push(Value::Empty),
                     // Negative numbers are checked by the full reading.
                     Some(x) if x >= 0.0 => {
-                        values
-                            .cells
-                            .push(if factors[k] == 1.0 { x } else { x * factors[k] })
+                        rows.push_num(if factors[k] == 1.0 { x } else { x * factors[k] })
                     }
-                    _ => values.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?),
+                    _ => rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?),
                 }
             }
             fields.push((open, close));
@@ -474,9 +557,9 @@ fn quick_rows(
         for id in [layout.id, layout.process].into_iter().flatten() {
             parse_count(cell(id), u64::MAX).ok()?;
         }
-        records.push(layout.record(cell, values.finish(schema.clone()), csv.file_line(row_line)));
+        rows.end_row(layout.identity(cell, csv.file_line(row_line)));
     }
-    Some(records)
+    Some(rows)
 }
 
 #[cfg(test)]

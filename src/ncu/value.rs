@@ -191,48 +191,38 @@ pub fn quick_number(cell: &[u8]) -> Option<f64> {
         (b'+', rest) => (false, rest),
         _ => (false, cell),
     };
+    // Digits from `i` on, into the mantissa; how many.
+    let run = |mantissa: &mut u64, i: &mut usize| {
+        let from = *i;
+        while let Some(&c) = digits.get(*i).filter(|c| c.is_ascii_digit()) {
+            *mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            *i += 1;
+        }
+        *i - from
+    };
     let mut mantissa: u64 = 0;
-    let mut count = 0usize;
     let mut i = 0;
     // The integer part; with thousands separators, a lead of 1 to 3 digits and groups
     // of exactly 3.
-    let mut group = 0usize;
-    let mut grouped = false;
-    while let Some(&c) = digits.get(i) {
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                count += 1;
-                group += 1;
-            }
-            b',' => {
-                let well_formed = if grouped {
-                    group == 3
-                } else {
-                    (1..=3).contains(&group)
-                };
-                if !well_formed {
-                    return None;
-                }
-                grouped = true;
-                group = 0;
-            }
-            _ => break,
+    let lead = run(&mut mantissa, &mut i);
+    let mut count = lead;
+    if digits.get(i) == Some(&b',') {
+        if !(1..=3).contains(&lead) {
+            return None;
         }
-        i += 1;
+        while digits.get(i) == Some(&b',') {
+            i += 1;
+            if run(&mut mantissa, &mut i) != 3 {
+                return None;
+            }
+            count += 3;
+        }
     }
-    if grouped && group != 3 {
-        return None;
-    }
-    let mut fraction = 0usize;
+    let mut fraction = 0;
     if digits.get(i) == Some(&b'.') {
         i += 1;
-        while let Some(&c) = digits.get(i).filter(|c| c.is_ascii_digit()) {
-            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            count += 1;
-            fraction += 1;
-            i += 1;
-        }
+        fraction = run(&mut mantissa, &mut i);
+        count += fraction;
     }
     if i != digits.len()
         || count == 0
