@@ -224,13 +224,19 @@ pub fn quick_number(cell: &[u8]) -> Option<f64> {
         fraction = run(&mut mantissa, &mut i);
         count += fraction;
     }
-    if i != digits.len()
-        || count == 0
-        || count > 19
-        || mantissa > 1 << 53
-        || fraction >= POW10.len()
-    {
+    if i != digits.len() || count == 0 {
         return None;
+    }
+    if count > 19 || mantissa > 1 << 53 || fraction >= POW10.len() {
+        // More digits than a double holds exactly (`1,070,680,070,997,912.38`): the
+        // full parse of the digits without their separators, as `parse_plain` does.
+        let mut buf = [0u8; 48];
+        let mut n = 0;
+        for &c in cell.iter().filter(|&&c| c != b',') {
+            *buf.get_mut(n)? = c;
+            n += 1;
+        }
+        return std::str::from_utf8(&buf[..n]).ok()?.parse().ok();
     }
     let x = mantissa as f64 / POW10[fraction];
     Some(if negative { -x } else { x })
@@ -402,6 +408,11 @@ mod tests {
             "999,999,999,999,999",
             "0.000000000000001",
             "1,234.567890123",
+            "9007199254740993",
+            "12345678901234567890",
+            "1,070,680,070,997,912.38",
+            "-4,282,720,283,991,649.50",
+            "0.12345678901234567890123",
         ] {
             let quick = quick_number(cell.as_bytes()).expect(cell);
             assert_eq!(quick.to_bits(), n(cell).to_bits(), "{cell}");
@@ -425,8 +436,7 @@ mod tests {
             "1,234,",
             "1.2,3",
             "4,096 (0; 0; 1)",
-            "9007199254740993",
-            "12345678901234567890",
+            "1234567890123456789012345678901234567890123456789",
             ".",
             "+",
             "1-2",
