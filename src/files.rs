@@ -69,31 +69,6 @@ pub fn relative_path(target: &Path, base: &Path) -> PathBuf {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths() {
-        assert_eq!(
-            relative_path(Path::new("kernels/fa/v01.cu"), Path::new("profiles/fa")),
-            Path::new("../../kernels/fa/v01.cu")
-        );
-        assert_eq!(
-            relative_path(Path::new("/a/b/c.cu"), Path::new("/a/p/q")),
-            Path::new("../../b/c.cu")
-        );
-    }
-
-    #[test]
-    fn a_second_parent_step_does_not_cancel_the_first() {
-        assert_eq!(normalize(Path::new("../../p")), Path::new("../../p"));
-        assert_eq!(normalize(Path::new("a/../../p")), Path::new("../p"));
-        assert_eq!(normalize(Path::new("a/./b/../c")), Path::new("a/c"));
-        assert_eq!(normalize(Path::new("/../x")), Path::new("/x"));
-    }
-}
-
 /// Reads a whole file. A large one (a raw page of a thousand launches is tens of MB) is
 /// read into memory the kernel is asked to back with huge pages (see
 /// [`advise_huge_pages`]).
@@ -128,5 +103,30 @@ pub fn advise_huge_pages<T>(buf: &mut Vec<T>) {
                 libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative_path(Path::new("kernels/fa/v01.cu"), Path::new("profiles/fa")),
+            Path::new("../../kernels/fa/v01.cu")
+        );
+        assert_eq!(
+            relative_path(Path::new("/a/b/c.cu"), Path::new("/a/p/q")),
+            Path::new("../../b/c.cu")
+        );
+    }
+
+    #[test]
+    fn a_second_parent_step_does_not_cancel_the_first() {
+        assert_eq!(normalize(Path::new("../../p")), Path::new("../../p"));
+        assert_eq!(normalize(Path::new("a/../../p")), Path::new("../p"));
+        assert_eq!(normalize(Path::new("a/./b/../c")), Path::new("a/c"));
+        assert_eq!(normalize(Path::new("/../x")), Path::new("/x"));
     }
 }

@@ -107,7 +107,7 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         .profile
         .as_ref()
         .and_then(|p| p.source.as_ref())
-        .map(stalls::hot_ops)
+        .map(|s| stalls::hot_ops(&s.summary))
         .unwrap_or_default();
     let bottleneck = stalls.as_ref().and_then(|s| Bottleneck::find(s, &hot_ops));
     VersionAnalysis {

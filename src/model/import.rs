@@ -73,6 +73,7 @@ pub fn import(req: &Request) -> Result<Imported> {
         exports.push(ncu::parse_bytes(f, &bytes)?);
         contents.push(bytes);
     }
+    let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
     let profiles = model::merge_exports(exports);
     if profiles.is_empty() {
         bail!("the files hold no kernel launch");
@@ -151,7 +152,7 @@ pub fn import(req: &Request) -> Result<Imported> {
 
     std::fs::create_dir_all(&version_dir)
         .with_context(|| format!("cannot create {}", version_dir.display()))?;
-    for (bytes, name) in contents.into_iter().zip(&names) {
+    for ((bytes, name), summaries) in contents.into_iter().zip(&names).zip(&summaries) {
         let data = if bytes.starts_with(&[0x1f, 0x8b]) {
             bytes
         } else {
@@ -160,6 +161,8 @@ pub fn import(req: &Request) -> Result<Imported> {
             gz.finish()?
         };
         write_atomically(&version_dir.join(name), &data)?;
+        // The source page's summary beside it: the ladder then loads without reading it.
+        model::source::write_summary(&version_dir.join(name), &data, summaries)?;
     }
 
     let files: Vec<String> = names

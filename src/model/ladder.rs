@@ -2,9 +2,10 @@
 //! loose export files given in order.
 
 use super::manifest::{self, Manifest};
+use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, Shape};
 use super::store::Store;
-use super::{Profile, merge_exports, short_kernel_name};
+use super::{Profile, merge_exports, short_kernel_name, source};
 use crate::files::normalize;
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
@@ -158,16 +159,21 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             None
         } else {
             if !parsed.contains_key(&entry.files) {
-                let mut exports = Vec::new();
+                let mut pages = Vec::new();
                 for f in &entry.files {
                     let path = at(f);
                     let bytes = store.read(&path)?;
+                    // A source page with its summary beside it is left unread.
+                    if let Some(unread) = source::unread_pages(store, &path, &bytes) {
+                        pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
+                        continue;
+                    }
                     match ncu::parse_bytes(&path, &bytes) {
-                        Ok(e) => exports.push(e),
+                        Ok(e) => pages.extend(pages_of(e)),
                         Err(e) => report.record(e)?,
                     }
                 }
-                parsed.insert(entry.files.clone(), merge_exports(exports));
+                parsed.insert(entry.files.clone(), merge_pages(pages));
             }
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?

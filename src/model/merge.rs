@@ -14,17 +14,31 @@
 //! same kernel, e.g. two versions, each launched once).
 
 use super::Profile;
-use crate::ncu::{Export, Page, PageKind, SourceListing};
+use super::SourcePage;
+use crate::ncu::{Export, Page, PageKind};
 use std::collections::HashMap;
 
 pub fn merge_exports(exports: Vec<Export>) -> Vec<Profile> {
-    merge_pages(exports.into_iter().flat_map(|export| {
-        let (kind, path) = (export.kind, export.path);
-        export
-            .records
-            .into_iter()
-            .map(move |record| page_profile(kind, &path, record))
-    }))
+    merge_pages(exports.into_iter().flat_map(pages_of))
+}
+
+/// The pages of an export, one profile each, for [`merge_pages`].
+pub fn pages_of(export: Export) -> impl Iterator<Item = Profile> {
+    let (kind, path) = (export.kind, export.path);
+    export
+        .records
+        .into_iter()
+        .map(move |record| page_profile(kind, &path, record))
+}
+
+/// A source page known by its summary alone (see [`super::source`]), as a page.
+pub fn source_page(kernel: String, path: &std::path::Path, page: SourcePage) -> Profile {
+    Profile {
+        kernel,
+        pages: vec![(PageKind::Source, path.to_path_buf())],
+        source: Some(page),
+        ..Profile::default()
+    }
 }
 
 /// A page (or launch) being merged, with what the comparisons need worked out once: a
@@ -95,7 +109,7 @@ fn page_profile(kind: PageKind, path: &std::path::Path, r: crate::ncu::KernelRec
             p.rules = rules;
         }
         Page::Raw(raw) => p.raw = Some(raw),
-        Page::Source(listing) => p.source = Some(listing),
+        Page::Source(listing) => p.source = Some(SourcePage::read(listing)),
     }
     p
 }
@@ -125,12 +139,9 @@ fn same_launch(a: &Part, b: &Part) -> bool {
 
 /// The same instructions with the same samples: one report's source page exported
 /// twice (`sass`, and `cuda,sass`).
-fn same_listing(a: &SourceListing, b: &SourceListing) -> bool {
-    a.lines.len() == b.lines.len()
-        && a.lines
-            .iter()
-            .zip(&b.lines)
-            .all(|(x, y)| x.address == y.address && x.samples == y.samples && x.stalls == y.stalls)
+fn same_listing(a: &SourcePage, b: &SourcePage) -> bool {
+    let (a, b) = (&a.summary, &b.summary);
+    a.instructions == b.instructions && a.fingerprint == b.fingerprint
 }
 
 /// Whether `part` can complete `p`: no page kind of `part` in `p` already (details,
@@ -183,7 +194,7 @@ fn absorb(into: &mut Profile, from: Profile) {
     }
     match (&mut into.source, from.source) {
         // A `cuda,sass` listing holds what a `sass` one does, and the CUDA lines.
-        (Some(s), Some(other)) if s.cuda_lines.is_empty() && !other.cuda_lines.is_empty() => {
+        (Some(s), Some(other)) if s.summary.cuda_lines == 0 && other.summary.cuda_lines > 0 => {
             *s = other
         }
         (slot @ None, other) => *slot = other,

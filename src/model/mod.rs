@@ -6,6 +6,7 @@ mod ladder;
 pub mod manifest;
 mod merge;
 pub mod runs;
+pub mod source;
 pub mod store;
 
 pub use ladder::{
@@ -14,9 +15,10 @@ pub use ladder::{
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
+pub use source::SourcePage;
 pub use store::Store;
 
-use crate::ncu::{DetailMetric, LaunchInfo, PageKind, RawMetrics, RuleFinding, SourceListing};
+use crate::ncu::{DetailMetric, LaunchInfo, PageKind, RawMetrics, RuleFinding};
 use std::path::PathBuf;
 
 /// Everything known about one kernel launch, merged from the pages exported from one
@@ -31,7 +33,8 @@ pub struct Profile {
     /// Details, `--metrics` and summary rows.
     pub details: Vec<DetailMetric>,
     pub rules: Vec<RuleFinding>,
-    pub source: Option<SourceListing>,
+    /// The source page: its summary, and its rows when a view asks for them.
+    pub source: Option<SourcePage>,
     /// The pages merged into this profile and the files they came from.
     pub pages: Vec<(PageKind, PathBuf)>,
 }

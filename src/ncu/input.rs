@@ -14,6 +14,10 @@ pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 /// What a file of binary data is told.
 const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
 
+/// How much of a gzip export is inflated before its whole size is known: one that
+/// inflates to less (every export but the largest) is inflated once.
+const IN_ONE_PASS: u64 = 64 << 20;
+
 /// How much of a file's start is looked at to tell text from binary data.
 const PROBE: usize = 64 * 1024;
 
@@ -57,8 +61,18 @@ pub fn decompress<'a>(
         None => max_decompressed(path)?,
     };
     let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
-    // The size first, holding nothing but the start: a gzip bomb is refused before it
-    // takes memory, and one of zeros at its first bytes (they are not text).
+    let too_large = || {
+        ParseError::file(
+            path,
+            format!(
+                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with {MAX_DECOMPRESSED_VAR}=<size>, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
+                size_text(limit)
+            ),
+        )
+    };
+    // The start first: a gzip bomb of zeros is refused at its first bytes (they are not
+    // text). Then up to IN_ONE_PASS: an export that ends before is inflated once; a
+    // longer one is measured before it takes more memory, and inflated again.
     let mut counting = MultiGzDecoder::new(bytes).take(limit.saturating_add(1));
     let mut head = Vec::new();
     (&mut counting)
@@ -68,16 +82,19 @@ pub fn decompress<'a>(
     if head.contains(&0) {
         return Ok(Cow::Owned(head));
     }
+    let one_pass = limit.min(IN_ONE_PASS);
+    (&mut counting)
+        .take((one_pass + 1).saturating_sub(head.len() as u64))
+        .read_to_end(&mut head)
+        .map_err(damaged)?;
+    if head.len() as u64 <= one_pass {
+        return Ok(Cow::Owned(head));
+    }
     let size =
         head.len() as u64 + std::io::copy(&mut counting, &mut std::io::sink()).map_err(damaged)?;
+    drop(head);
     if size > limit {
-        return Err(ParseError::file(
-            path,
-            format!(
-                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with {MAX_DECOMPRESSED_VAR}=<size>, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
-                size_text(limit)
-            ),
-        ));
+        return Err(too_large());
     }
     let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     MultiGzDecoder::new(bytes)

@@ -12,7 +12,7 @@ pub mod value;
 
 pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR, sniff};
 pub use raw::{RawColumn, RawMetrics, RawSchema};
-pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
+pub use source::{CudaLine, OpcodeSamples, SassLine, SourceListing, SourceSummary, opcode_class};
 pub use stall::StallReason;
 pub use value::{Unit, Value};
 
@@ -298,7 +298,7 @@ fn cut_row(text: &str) -> Option<u64> {
     // first (fast), the row start is looked for only in a text that was cut.
     let quotes = count_bytes(text.as_bytes(), b'"');
     let after_delimiter = !text.is_empty() && !text.ends_with(['\n', '"']);
-    if quotes % 2 == 0 && !after_delimiter {
+    if quotes.is_multiple_of(2) && !after_delimiter {
         return None;
     }
     let mut quoted = false;
@@ -343,18 +343,22 @@ fn is_metrics_output(r: &KernelRecord) -> bool {
 
 /// Finds the page kind from the first CSV line.
 fn detect(header: &str) -> Option<PageKind> {
-    let cols: Vec<String> = csv::ReaderBuilder::new()
+    // The columns that tell a page stand at its start: a raw page's 2,000 metric names
+    // after them are not read.
+    const ENOUGH: usize = 4096;
+    let head = match header.get(..ENOUGH).and_then(|h| h.rfind("\",\"")) {
+        Some(cut) if header.len() > ENOUGH => &header[..=cut],
+        _ => header,
+    };
+    let mut row = csv::StringRecord::new();
+    csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(header.as_bytes())
-        .records()
-        .next()?
-        .ok()?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let has = |name: &str| cols.iter().any(|c| c == name);
-    match cols.first().map(String::as_str) {
+        .from_reader(head.as_bytes())
+        .read_record(&mut row)
+        .ok()?;
+    let has = |name: &str| row.iter().any(|c| c == name);
+    match row.get(0) {
         Some("Kernel Name") | Some("File Path") => Some(PageKind::Source),
         Some("ID") if has("Metric Name") && has("Metric Value") => Some(PageKind::Details),
         Some("ID") if has("Kernel Name") => Some(PageKind::Raw),

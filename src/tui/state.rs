@@ -304,13 +304,15 @@ impl App {
         *s = s.saturating_add_signed(delta);
     }
 
-    /// The selected version's SASS listing, when its profile has a source page.
-    pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
-        self.ladder().ladder.versions[self.version_index()?]
+    /// The selected version's SASS listing, when its profile has a source page (read
+    /// from its file the first time a view asks; an error says why it cannot be).
+    pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
+        let page = self.ladder().ladder.versions[self.version_index()?]
             .profile
             .as_ref()?
             .source
-            .as_ref()
+            .as_ref()?;
+        Some(page.listing())
     }
 
     /// Handles a user action or a job's event: the only place the state changes.
@@ -407,6 +409,7 @@ impl App {
             NextHot | PrevHot => {
                 let hot = self
                     .listing()
+                    .and_then(Result::ok)
                     .map(|s| listing::hot_positions(s, &listing::rows(s, self.source.sort)))
                     .unwrap_or_default();
                 let cur = self.source.cursor;

@@ -16,19 +16,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let Some(vi) = app.version_index() else {
         return;
     };
-    let Some(s) = app.listing() else {
-        let v = &app.ladder().ladder.versions[vi];
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                format!(
+    let s = match app.listing() {
+        Some(Ok(s)) => s,
+        missing => {
+            let v = &app.ladder().ladder.versions[vi];
+            let why = match missing {
+                Some(Err(e)) => format!("{}'s source page cannot be read: {e}", v.id),
+                _ => format!(
                     "{} has no source page (export it with ncu --page source --print-source sass)",
                     v.id
                 ),
-                t.dim(),
-            )),
-            body,
-        );
-        return;
+            };
+            frame.render_widget(Paragraph::new(Line::styled(why, t.dim())), body);
+            return;
+        }
     };
     let wide = body.width >= 110;
     let [left, right] = Layout::horizontal([
