@@ -91,10 +91,19 @@ pub fn run(cli: Cli) -> Result<bool> {
 
 fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let mut report = load_report(common);
-    let mut ladders = if a.paths.is_empty() {
-        default_ladders(common, &mut report)?
-    } else {
-        resolve_paths(&a.paths, &mut report)?
+    let mut ladders = match (&a.ladder, a.paths.is_empty()) {
+        // One ladder of the profiles folder: only it is read.
+        (Some(name), true) => {
+            let (store, dir) = default_profiles(common);
+            let dirs = model::ladder_folders(&store, &dir)?;
+            vec![model::load_ladder(
+                &store,
+                named(&dirs, name)?,
+                &mut report,
+            )?]
+        }
+        (_, true) => default_ladders(common, &mut report)?,
+        (_, false) => resolve_paths(&a.paths, &mut report)?,
     };
     if let Some(name) = &a.ladder {
         ladders.retain(|l| &l.name == name);
@@ -113,6 +122,19 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// The folder of the ladder named `name` among `dirs`; an error naming the others.
+fn named<'d>(dirs: &'d [PathBuf], name: &str) -> Result<&'d PathBuf> {
+    dirs.iter()
+        .find(|d| d.file_name().is_some_and(|n| n == name))
+        .ok_or_else(|| {
+            let names: Vec<String> = dirs
+                .iter()
+                .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            anyhow!("no ladder named {name:?} (there are: {})", names.join(", "))
+        })
 }
 
 /// Writes a command's output to a file, or to standard output.
@@ -494,9 +516,21 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
         (la, ia, lb, ib)
     } else {
-        let ladders = default_ladders(common, &mut report)?;
-        let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
-        (l.clone(), ia, l.clone(), ib)
+        // The manifests say which ladder holds both: only that one is read.
+        let (store, dir) = default_profiles(common);
+        let dirs = model::ladder_folders(&store, &dir)?;
+        let index = dirs
+            .iter()
+            .map(|d| model::ladder_ids(&store, d))
+            .collect::<Result<Vec<_>>>()?;
+        let (at, va, vb) = find_pair(&index, a, b, ladder)?;
+        let l = model::load_ladder(&store, &dirs[at], &mut report)?;
+        let position = |id: &str| {
+            l.version_index(id)
+                .with_context(|| format!("{} has no version {id}", l.name))
+        };
+        let (ia, ib) = (position(va)?, position(vb)?);
+        (l.clone(), ia, l, ib)
     };
     let an_a = analysis::analyse(&ladder_a, &ladder_a.versions[ia]);
     let an_b = analysis::analyse(&ladder_b, &ladder_b.versions[ib]);
@@ -535,14 +569,15 @@ fn one_launch(l: &Ladder, launch: Option<u64>, how: &str) -> Result<usize> {
         .expect("picked from these"))
 }
 
-/// Finds two versions in one ladder: `--ladder`, a `LADDER:ID` prefix, or the first
-/// ladder holding both.
+/// Finds two versions in one ladder, given each ladder's name and version ids:
+/// `--ladder`, a `LADDER:ID` prefix, or the first ladder holding both. The ladder's
+/// position and the two ids.
 fn find_pair<'a>(
-    ladders: &'a [Ladder],
-    a: &str,
-    b: &str,
+    ladders: &[(String, Vec<String>)],
+    a: &'a str,
+    b: &'a str,
     ladder: Option<&str>,
-) -> Result<(&'a Ladder, usize, usize)> {
+) -> Result<(usize, &'a str, &'a str)> {
     fn split(s: &str) -> (Option<&str>, &str) {
         match s.split_once(':') {
             Some((l, v)) => (Some(l), v),
@@ -552,32 +587,23 @@ fn find_pair<'a>(
     let ((la, va), (lb, vb)) = (split(a), split(b));
     let wanted = ladder.or(la).or(lb);
     if let Some(w) = wanted
-        && !ladders.iter().any(|l| l.name == w)
+        && !ladders.iter().any(|(name, _)| name == w)
     {
-        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        let names: Vec<&str> = ladders.iter().map(|(name, _)| name.as_str()).collect();
         bail!("no ladder named {w:?} (there are: {})", names.join(", "));
     }
-    for l in ladders {
-        if wanted.is_some_and(|w| w != l.name) {
+    let holds = |ids: &[String], v: &str| ids.iter().any(|id| id == v);
+    for (i, (name, ids)) in ladders.iter().enumerate() {
+        if wanted.is_some_and(|w| w != name) {
             continue;
         }
-        if let (Some(ia), Some(ib)) = (l.version_index(va), l.version_index(vb)) {
-            return Ok((l, ia, ib));
+        if holds(ids, va) && holds(ids, vb) {
+            return Ok((i, va, vb));
         }
     }
     let known: Vec<String> = ladders
         .iter()
-        .map(|l| {
-            format!(
-                "{}: {}",
-                l.name,
-                l.versions
-                    .iter()
-                    .map(|v| v.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        })
+        .map(|(name, ids)| format!("{name}: {}", ids.join(" ")))
         .collect();
     Err(anyhow!(
         "no ladder holds both {a:?} and {b:?} (and neither is a file); versions: {}",

@@ -488,3 +488,61 @@ fn several_launches_are_listed_and_one_is_picked_by_id() {
         .success()
         .stdout(predicate::str::contains("nvjet_sm90"));
 }
+
+/// A profiles folder holding the SGEMM ladder and, before it by name, a ladder whose
+/// export cannot be read: a command that reads it fails.
+fn profiles_with_a_broken_ladder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let sgemm = dir.path().join("sgemm-toy");
+    std::fs::create_dir_all(&sgemm).unwrap();
+    for e in std::fs::read_dir(profiles().join("sgemm-toy")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), sgemm.join(e.file_name())).unwrap();
+    }
+    let broken = dir.path().join("aaa-broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::copy(
+        fixture("broken/damaged.csv.gz"),
+        broken.join("damaged.csv.gz"),
+    )
+    .unwrap();
+    std::fs::write(
+        broken.join("ladder.toml"),
+        "title = 'broken'\n[[version]]\nid = 'x1'\ntitle = 'x'\nfiles = ['damaged.csv.gz']\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn report_of_one_ladder_reads_only_that_ladder() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["report", "--ladder", "sgemm-toy", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("trail: v1 lg_throttle @ LDG"));
+}
+
+#[test]
+fn compare_with_a_ladder_prefix_reads_only_that_ladder() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["compare", "sgemm-toy:v1", "sgemm-toy:v2", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}
+
+#[test]
+fn compare_reads_only_the_ladder_that_holds_both_versions() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["compare", "v1", "v2", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}

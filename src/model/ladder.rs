@@ -117,20 +117,46 @@ pub fn load_ladders(
     profiles: &Path,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
-    let mut out = Vec::new();
-    for dir in store.subdirs(profiles)? {
-        if store.exists(&dir.join(manifest::FILE_NAME)) {
-            out.push(load_ladder(store, &dir, report)?);
-        }
-    }
-    if out.is_empty() {
+    ladder_folders(store, profiles)?
+        .iter()
+        .map(|dir| load_ladder(store, dir, report))
+        .collect()
+}
+
+/// The ladder folders under `profiles`, by name, none of them read; an error when
+/// there is none.
+pub fn ladder_folders(store: &Store, profiles: &Path) -> Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = store
+        .subdirs(profiles)?
+        .into_iter()
+        .filter(|dir| store.exists(&dir.join(manifest::FILE_NAME)))
+        .collect();
+    if dirs.is_empty() {
         bail!(
             "no ladders in {}: a ladder is a folder holding {}",
             store.describe(profiles),
             manifest::FILE_NAME
         );
     }
-    Ok(out)
+    Ok(dirs)
+}
+
+/// A ladder folder's name and its versions' ids, from its manifest alone (its exports
+/// unread): enough to find which ladder a command means.
+pub fn ladder_ids(store: &Store, dir: &Path) -> Result<(String, Vec<String>)> {
+    let manifest_path = dir.join(manifest::FILE_NAME);
+    let m = Manifest::parse(&store.read_text(&manifest_path)?)
+        .map_err(|e| anyhow!("{}: {}", store.describe(&manifest_path), e.message()))?;
+    Ok((
+        folder_name(dir),
+        m.versions.into_iter().map(|v| v.id).collect(),
+    ))
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Loads one ladder folder. With a report that collects failures (`--keep-going`), a
@@ -206,10 +232,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         });
     }
     Ok(Ladder {
-        name: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: folder_name(dir),
         title: m.title,
         problem: m.problem,
         flops: m.flops,

@@ -10,8 +10,8 @@ pub mod source;
 pub mod store;
 
 pub use ladder::{
-    Ladder, LoadReport, Version, describe_launch, ladder_dirs, launch_key, load_files, load_ladder,
-    load_ladders, pick_launch,
+    Ladder, LoadReport, Version, describe_launch, ladder_dirs, ladder_folders, ladder_ids,
+    launch_key, load_files, load_ladder, load_ladders, pick_launch,
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
