@@ -132,6 +132,10 @@ pub struct ReportArgs {
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
+    /// One line per metric however wide, as when the output is not a terminal (on a
+    /// terminal, the table's versions come in blocks that fit its width).
+    #[arg(long)]
+    pub wide: bool,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

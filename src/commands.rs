@@ -111,7 +111,10 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             bail!("no ladder named {name:?}");
         }
     }
-    let exporter = report::exporter_with_chart(a.format, a.chart)?;
+    let exporter = match terminal_width(a) {
+        Some(w) => report::table_exporter(Some(w)),
+        None => report::exporter_with_chart(a.format, a.chart)?,
+    };
     if a.format == Format::Svg && ladders.len() > 1 {
         let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
         bail!(
@@ -122,6 +125,20 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// The width the table fits: the terminal's, when it is printed on one (not with
+/// `--wide`, `-o FILE` or another format).
+fn terminal_width(a: &ReportArgs) -> Option<usize> {
+    use std::io::IsTerminal;
+    let on_terminal = a.format == Format::Table && a.output.is_none() && !a.wide;
+    if !(on_terminal && std::io::stdout().is_terminal()) {
+        return None;
+    }
+    crossterm::terminal::size()
+        .ok()
+        .map(|(cols, _)| usize::from(cols))
+        .filter(|&c| c > 0)
 }
 
 /// The folder of the ladder named `name` among `dirs`; an error naming the others.
