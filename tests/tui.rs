@@ -373,6 +373,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Profile { all: false },
         Action::Profile { all: true },
         Action::StopJob,
+        Action::Suspend,
     ];
     for action in user_actions {
         assert!(

@@ -102,6 +102,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[ctrl('z')],
+        action: Suspend,
+        help: "suspend to the shell (fg resumes)",
+        footer: false,
+    },
+    Binding {
+        context: Global,
         keys: &[k('?')],
         action: ToggleHelp,
         help: "this help",

@@ -79,6 +79,8 @@ pub enum Action {
     Resize {
         rows: u16,
     },
+    /// Ctrl-Z: give the terminal back and stop until resumed (`fg`).
+    Suspend,
 }
 
 /// What a background job tells the explorer.
@@ -126,6 +128,9 @@ impl From<JobEvent> for Msg {
 pub enum Effect {
     StartJob(JobRequest),
     CancelJob,
+    /// Restore the terminal, stop the process (SIGTSTP), take the terminal back when it
+    /// continues.
+    Suspend,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -481,6 +486,7 @@ impl App {
                 self.status = Some(Status::Info("nothing is running".into()));
             }
             Resize { rows } => self.page_rows = rows as usize,
+            Suspend => return Some(Effect::Suspend),
         }
         None
     }
