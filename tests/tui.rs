@@ -121,6 +121,67 @@ fn filter_typing_and_cancel() {
     assert!(a.inspect.filter.is_empty());
 }
 
+/// The inspect view of v09 with the filter "dram" kept (typed, then Enter).
+fn filtered_on_dram() -> App {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::FilterStart);
+    for c in "dram".chars() {
+        a.update(Action::FilterInput(c));
+    }
+    a.update(Action::FilterEnd);
+    a
+}
+
+#[test]
+fn a_kept_filter_is_shown_with_how_to_clear_it_beside_a_status_message() {
+    let mut a = filtered_on_dram();
+    a.update(Action::Mark);
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("v09 marked")
+            && shown.contains("filter: dram  / changes it · Esc clears it"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_filter_that_follows_to_another_version_is_shown_there() {
+    let mut a = filtered_on_dram();
+    a.update(Action::NextVersion);
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("v10 ") && shown.contains("filter: dram"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_filter_being_typed_is_shown_though_a_status_message_was() {
+    let mut a = app();
+    a.update(Action::Mark);
+    a.update(Action::FilterStart);
+    a.update(Action::FilterInput('d'));
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("filter: d▏  Enter keeps it · Esc clears it"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn esc_clears_a_kept_filter_before_it_quits() {
+    let mut a = filtered_on_dram();
+    a.update(Action::Quit);
+    assert_eq!((a.inspect.filter.as_str(), a.quit), ("", false));
+}
+
+#[test]
+fn inspect_filtered_80x24() {
+    let a = filtered_on_dram();
+    insta::assert_snapshot!(render(&a, 80, 24));
+}
+
 #[test]
 fn keys_while_typing_go_to_the_filter() {
     let mut a = app();

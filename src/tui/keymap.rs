@@ -97,7 +97,7 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('q'), code(KeyCode::Esc), ctrl('c')],
         action: Quit,
-        help: "quit (Esc first closes a popup or the filter)",
+        help: "quit (first closes the help, or clears the inspect filter)",
         footer: true,
     },
     Binding {

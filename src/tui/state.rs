@@ -334,9 +334,12 @@ impl App {
     fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
+            // Quitting first closes what is open: the help, then the inspect filter.
             Quit => {
                 if self.help {
                     self.help = false;
+                } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
+                    self.inspect = InspectState::default();
                 } else {
                     self.quit = true;
                 }
@@ -348,13 +351,9 @@ impl App {
             HelpScroll(d) => self.help_scroll = self.help_scroll.saturating_add_signed(d as isize),
             NextView | PrevView => {
                 let i = self.view_slot() as isize + if action == NextView { 1 } else { -1 };
-                self.view = View::ALL[i.rem_euclid(View::ALL.len() as isize) as usize];
-                self.help = false;
+                self.show(View::ALL[i.rem_euclid(View::ALL.len() as isize) as usize]);
             }
-            Show(v) => {
-                self.view = v;
-                self.help = false;
-            }
+            Show(v) => self.show(v),
             PrevVersion => self.select(self.selected.saturating_sub(1)),
             NextVersion => self.select(self.selected + 1),
             SelectVersion(i) => self.select(i),
@@ -391,6 +390,7 @@ impl App {
             FilterStart => {
                 self.view = View::Inspect;
                 self.inspect.editing = true;
+                self.status = None;
             }
             FilterInput(c) => {
                 self.inspect.filter.push(c);
@@ -489,6 +489,16 @@ impl App {
             Suspend => return Some(Effect::Suspend),
         }
         None
+    }
+
+    /// Another view; the filter being typed is kept, no longer typed (a click on a tab
+    /// while typing).
+    fn show(&mut self, v: View) {
+        self.view = v;
+        self.help = false;
+        if v != View::Inspect {
+            self.inspect.editing = false;
+        }
     }
 
     fn select(&mut self, i: usize) {

@@ -5,8 +5,9 @@ use super::App;
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
 use std::collections::BTreeMap;
 
 /// One line of the listing, with the text the filter searches.
@@ -19,7 +20,40 @@ pub struct Entry {
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = filtered(app, body.width as usize);
+    // An active filter heads the view, with how to change and clear it: it stays when
+    // another version is selected, and a status message never hides it.
+    let body = match filter_line(app) {
+        Some(line) => {
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
+            frame.render_widget(Paragraph::new(line), top);
+            rest
+        }
+        None => body,
+    };
     super::draw_document(frame, lines, app.scroll_of(super::View::Inspect), body);
+}
+
+/// The filter being typed or kept, and the keys for it; `None` without one.
+pub fn filter_line(app: &App) -> Option<Line<'static>> {
+    let t = &app.theme;
+    let f = &app.inspect;
+    if f.editing {
+        return Some(Line::from(vec![
+            Span::styled("filter: ", t.key()),
+            Span::raw(f.filter.clone()),
+            Span::styled("▏", t.key()),
+            Span::styled("  Enter keeps it · Esc clears it", t.dim()),
+        ]));
+    }
+    if f.filter.is_empty() {
+        return None;
+    }
+    Some(Line::from(vec![
+        Span::styled("filter: ", t.key()),
+        Span::raw(f.filter.clone()),
+        Span::styled("  / changes it · Esc clears it", t.dim()),
+    ]))
 }
 
 pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {

@@ -188,11 +188,6 @@ fn status_line(app: &App) -> Line<'static> {
     match &app.status {
         Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
         Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
-        None if app.inspect.editing => Line::from(vec![
-            Span::styled("filter: ", t.key()),
-            Span::raw(app.inspect.filter.clone()),
-            Span::styled("▏", t.key()),
-        ]),
         None => Line::default(),
     }
 }
