@@ -36,8 +36,9 @@ pub struct Common {
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
-    /// Kernel recipes: a recipe folder (holding recipe.toml) or a folder of them
-    /// [default: ./kernels if present, else the built-in copy].
+    /// Where the kernel recipes are, for run, profile, build and the explorer's r and p:
+    /// a recipe folder (holding recipe.toml) or a folder of them [default: ./kernels if
+    /// present, else the built-in copy]. (Which kernels ncu profiles is profile -k.)
     #[arg(long, global = true, env = "STALLSCOPE_KERNELS", value_name = "DIR")]
     pub kernels: Option<PathBuf>,
 
@@ -285,13 +286,15 @@ pub struct ProfileArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D [default: the recipe's reference shape].
+    /// Recipe versions: the problem shape B,H,S,D (batch, heads, sequence length, head
+    /// dimension) they are launched at under ncu [default: the recipe's reference
+    /// shape]. A command (after --) runs at the shape it sets itself.
     #[arg(long, value_name = "B,H,S,D")]
     pub shape: Option<Shape>,
-    /// Causal masking.
+    /// Recipe versions: launched with causal masking.
     #[arg(long)]
     pub causal: bool,
-    /// ncu section set.
+    /// ncu section set (`ncu --set`): `full` gives every page stallscope shows.
     #[arg(long, default_value = profile::DEFAULT_SET)]
     pub set: String,
     /// Seconds one version's profile may take.

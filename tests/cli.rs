@@ -546,3 +546,20 @@ fn compare_reads_only_the_ladder_that_holds_both_versions() {
         .success()
         .stdout(predicate::str::contains("v1 naive → v2 tiled"));
 }
+
+#[test]
+fn profile_help_says_what_shape_and_kernels_are_for() {
+    let out = stallscope().args(["profile", "-h"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let line = |opt: &str| {
+        help.lines()
+            .find(|l| l.trim_start().starts_with(opt))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("--shape").contains("Recipe versions: the problem shape B,H,S,D (batch, heads")
+            && line("--kernels").contains("Where the kernel recipes are, for run, profile"),
+        "{help}"
+    );
+}

@@ -383,6 +383,47 @@ fn snapshots_of_every_view() {
 }
 
 #[test]
+fn at_80_columns_the_footer_starts_with_the_keys_a_newcomer_needs() {
+    let mut a = app();
+    for view in View::ALL {
+        a.update(Action::Show(view));
+        let shown = render(&a, 80, 24);
+        let footer = shown.lines().last().unwrap();
+        assert!(
+            footer.starts_with("←→ version  ↑↓ scroll  m mark  L ladder"),
+            "{view:?}: {footer}"
+        );
+    }
+}
+
+#[test]
+fn the_source_view_shows_branch_targets_as_offsets() {
+    // v13 waits on a BRA (an mbarrier try-wait loop): its hottest lines are branches.
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Source));
+    let shown = render(&a, 120, 40);
+    assert!(
+        shown.contains("BRA 0x") && !shown.contains("0x7f"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_footer_names_each_binding_by_its_first_key() {
+    for b in KEYMAP {
+        if let Some(f) = b.footer {
+            assert!(
+                f.keys.starts_with(&b.keys[0].label()),
+                "{} for {:?}",
+                f.keys,
+                b.action
+            );
+        }
+    }
+}
+
+#[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
     // A key bound in a view must not also be bound globally, and never twice anywhere.
     for (i, a) in KEYMAP.iter().enumerate() {

@@ -27,7 +27,7 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
 pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
     match v {
         None => UNKNOWN.to_string(),
-        // Byte sizes carry their own unit (KB, MB).
+        // Byte sizes carry their own unit (KiB, MiB).
         Some(_) if kind.unit().is_empty() || kind == Kind::Bytes => value(kind, v),
         Some(_) => format!("{} {}", value(kind, v), kind.unit()),
     }
@@ -70,13 +70,19 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
+/// A size in binary units, as shared memory is counted (`48 KiB`, `99.5 KiB`, `1.2 MiB`).
 pub fn bytes(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.1} MB", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} KB", v / 1e3)
+    let (x, unit) = if v >= 1024.0 * 1024.0 {
+        (v / 1024.0 / 1024.0, "MiB")
+    } else if v >= 1024.0 {
+        (v / 1024.0, "KiB")
     } else {
-        format!("{v:.0} B")
+        return format!("{v:.0} B");
+    };
+    if x.fract() == 0.0 {
+        format!("{x:.0} {unit}")
+    } else {
+        format!("{x:.1} {unit}")
     }
 }
 
@@ -110,7 +116,9 @@ mod tests {
         assert_eq!(value(Kind::Count, Some(1_230_241_792.0)), "1,230,241,792");
         assert_eq!(value(Kind::Count, Some(-1234.0)), "-1,234");
         assert_eq!(value(Kind::Percent, None), "—");
-        assert_eq!(bytes(66_560.0), "66.6 KB");
+        assert_eq!(bytes(66_560.0), "65 KiB");
+        assert_eq!(bytes(101_888.0), "99.5 KiB");
+        assert_eq!(bytes(512.0), "512 B");
         assert_eq!(
             delta(Kind::Time, Some(2000.0), Some(1000.0)),
             "-1.00 µs (0.50×)"

@@ -203,7 +203,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     out
 }
 
-/// A value in its internal unit, readable: ns as µs or ms, bytes as KB/MB, Hz as GHz.
+/// A value in its internal unit, readable: ns as µs or ms, bytes as KiB/MiB, Hz as GHz.
 pub fn quantity(v: &Value, unit: &str) -> String {
     match v {
         Value::Empty => format::UNKNOWN.to_string(),
@@ -213,7 +213,9 @@ pub fn quantity(v: &Value, unit: &str) -> String {
             match unit {
                 "ns" if x >= 1e6 => format!("{:.3} ms", x / 1e6),
                 "ns" if x >= 1e3 => format!("{:.2} µs", x / 1e3),
-                "byte" | "byte/block" if x >= 1e3 => format!("{}{}", format::bytes(x), &unit[4..]),
+                "byte" | "byte/block" if x >= 1024.0 => {
+                    format!("{}{}", format::bytes(x), &unit[4..])
+                }
                 "Hz" if x >= 1e9 => format!("{:.2} GHz", x / 1e9),
                 "Hz" if x >= 1e6 => format!("{:.1} MHz", x / 1e6),
                 "byte/s" if x >= 1e9 => format!("{:.1} GB/s", x / 1e9),

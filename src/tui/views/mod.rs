@@ -203,15 +203,8 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
         ]
     } else {
         keymap::footer(app.view)
-            .map(|b| {
-                let short = b
-                    .help
-                    .split([':', '(', ','])
-                    .next()
-                    .unwrap_or(b.help)
-                    .trim();
-                (keymap::keys_label(b), short)
-            })
+            .into_iter()
+            .map(|f| (f.keys.to_string(), f.text))
             .collect()
     };
     for (keys, help) in items {
