@@ -74,7 +74,13 @@ pub fn decompress<'a>(
     // text). Then up to IN_ONE_PASS: an export that ends before is inflated once; a
     // longer one is measured before it takes more memory, and inflated again.
     let mut counting = MultiGzDecoder::new(bytes).take(limit.saturating_add(1));
-    let mut head = Vec::new();
+    // The size the gzip trailer gives (its last member's, modulo 4 GiB) makes room at
+    // once; only a hint, within what is read in one pass.
+    let hint = bytes
+        .last_chunk::<4>()
+        .map_or(0, |t| u64::from(u32::from_le_bytes(*t)));
+    let mut head =
+        Vec::with_capacity(usize::try_from(hint.min(limit.min(IN_ONE_PASS)) + 1).unwrap_or(0));
     (&mut counting)
         .take(PROBE as u64)
         .read_to_end(&mut head)

@@ -81,6 +81,43 @@ pub struct LaunchInfo {
     pub invocations: Option<u64>,
 }
 
+/// Where a page's launch configuration columns are (older ncu versions lack some).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LaunchColumns {
+    pub block: Option<usize>,
+    pub grid: Option<usize>,
+    pub device: Option<usize>,
+    pub cc: Option<usize>,
+}
+
+impl LaunchColumns {
+    /// The columns, by the position of each name in the header (`find`).
+    pub fn find(find: impl Fn(&str) -> Option<usize>) -> LaunchColumns {
+        LaunchColumns {
+            block: find("Block Size"),
+            grid: find("Grid Size"),
+            device: find("Device"),
+            cc: find("CC"),
+        }
+    }
+
+    /// A row's launch configuration; `cell(i)` is its cell at position `i`.
+    pub fn read<'r>(
+        &self,
+        cell: impl Fn(usize) -> Option<&'r str>,
+        invocations: Option<u64>,
+    ) -> LaunchInfo {
+        let get = |i: Option<usize>| non_empty(i.and_then(&cell));
+        LaunchInfo {
+            block: get(self.block),
+            grid: get(self.grid),
+            device: get(self.device),
+            cc: get(self.cc),
+            invocations,
+        }
+    }
+}
+
 impl LaunchInfo {
     /// Fills what `self` lacks from `other`.
     pub fn merge(&mut self, other: &LaunchInfo) {

@@ -5,8 +5,8 @@
 use super::input::CsvText;
 use super::value::{Unit, Value, check_metric, parse_cell, parse_count, quick_number};
 use super::{
-    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, count_bytes, csv_error, is_blank,
-    length_error, more_rows, non_empty, parse_id, reader,
+    Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id, count_bytes,
+    csv_error, is_blank, length_error, more_rows, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -321,10 +321,7 @@ struct Layout {
     id: Option<usize>,
     process: Option<usize>,
     kernel: usize,
-    block: Option<usize>,
-    grid: Option<usize>,
-    device: Option<usize>,
-    cc: Option<usize>,
+    launch: LaunchColumns,
     /// The row position of each metric of the schema.
     metrics: Vec<usize>,
 }
@@ -337,13 +334,7 @@ impl Layout {
             kernel: cell(self.kernel).to_string(),
             launch_id: parse_id(get(self.id)),
             process_id: parse_id(get(self.process)),
-            launch: LaunchInfo {
-                block: non_empty(get(self.block)),
-                grid: non_empty(get(self.grid)),
-                device: non_empty(get(self.device)),
-                cc: non_empty(get(self.cc)),
-                invocations: None,
-            },
+            launch: self.launch.read(|i| Some(cell(i)), None),
             line,
         }
     }
@@ -447,10 +438,7 @@ pub fn parse(
         kernel: pos("Kernel Name").ok_or_else(|| {
             ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\"")
         })?,
-        block: pos("Block Size"),
-        grid: pos("Grid Size"),
-        device: pos("Device"),
-        cc: pos("CC"),
+        launch: LaunchColumns::find(pos),
         metrics: (0..width)
             .filter(|&i| !IDENTITY.contains(&&names[i]))
             .collect(),
