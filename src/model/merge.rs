@@ -62,10 +62,63 @@ impl Part {
     }
 }
 
+/// The launches found so far. Those of known process and launch IDs are found by them,
+/// so that a file of a thousand launches is not searched a thousand times: a page with
+/// both IDs can only be of a launch with the same IDs, or of one that lacks some.
+#[derive(Default)]
+struct Launches {
+    all: Vec<Part>,
+    /// Launches whose process and launch IDs are known, by them, in order.
+    by_id: HashMap<(u64, u64), Vec<usize>>,
+    /// The others, in order.
+    others: Vec<usize>,
+}
+
+impl Launches {
+    fn ids(p: &Profile) -> Option<(u64, u64)> {
+        Some((p.process_id?, p.launch_id?))
+    }
+
+    /// The first launch `page` is a page of.
+    fn find(&self, page: &Part) -> Option<usize> {
+        let of = |i: &&usize| same_launch(&self.all[**i], page);
+        match Self::ids(&page.profile) {
+            Some(id) => {
+                let same_ids = self.by_id.get(&id).and_then(|v| v.iter().find(of));
+                let others = self.others.iter().find(of);
+                same_ids.into_iter().chain(others).min().copied()
+            }
+            None => (0..self.all.len()).find(|i| of(&i)),
+        }
+    }
+
+    fn add(&mut self, page: Part) {
+        let i = self.all.len();
+        match Self::ids(&page.profile) {
+            Some(id) => self.by_id.entry(id).or_default().push(i),
+            None => self.others.push(i),
+        }
+        self.all.push(page);
+    }
+
+    fn absorb(&mut self, i: usize, page: Part) {
+        let before = Self::ids(&self.all[i].profile);
+        self.all[i].absorb(page);
+        if before.is_none()
+            && let Some(id) = Self::ids(&self.all[i].profile)
+        {
+            // The page gave it the IDs it lacked.
+            self.others.retain(|&j| j != i);
+            let same = self.by_id.entry(id).or_default();
+            same.insert(same.partition_point(|&j| j < i), i);
+        }
+    }
+}
+
 /// Merges pages, one profile each, into one profile per launch (the rules above).
 pub fn merge_pages(pages: impl IntoIterator<Item = Profile>) -> Vec<Profile> {
     // Pages of one launch, by identity.
-    let mut launches: Vec<Part> = Vec::new();
+    let mut launches = Launches::default();
     // A page's launches are of a few kernels: each name is worked out once.
     let mut names: HashMap<String, String> = HashMap::new();
     for page in pages {
@@ -78,14 +131,14 @@ pub fn merge_pages(pages: impl IntoIterator<Item = Profile>) -> Vec<Profile> {
             classes: Part::classes(&page),
             profile: page,
         };
-        match launches.iter_mut().find(|p| same_launch(p, &page)) {
-            Some(p) => p.absorb(page),
-            None => launches.push(page),
+        match launches.find(&page) {
+            Some(i) => launches.absorb(i, page),
+            None => launches.add(page),
         }
     }
     // Launches known only in part: completed by the pages they lack, in order.
     let mut profiles: Vec<Part> = Vec::new();
-    for launch in launches {
+    for launch in launches.all {
         match profiles.iter_mut().find(|p| completes(p, &launch)) {
             Some(p) => p.absorb(launch),
             None => profiles.push(launch),
