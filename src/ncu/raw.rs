@@ -3,7 +3,7 @@
 //! stores its ~2,200 names once.
 
 use super::input::CsvText;
-use super::value::{Unit, Value, check_metric, parse_cell, parse_count, quick_number};
+use super::value::{Unit, Value, check_metric, number_prefix, parse_cell, parse_count};
 use super::{
     Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id, count_bytes,
     csv_error, is_blank, length_error, more_rows, parse_id, reader,
@@ -572,20 +572,32 @@ fn quick_rows(
         // The metric cells are read as the row is split (in one pass over it).
         loop {
             let open = pos + 1;
-            let close = open + quote_or_line_end(text.get(open..)?)?;
+            let k = rows.column();
+            let metric = layout.metrics.get(k) == Some(&fields.len());
+            // A metric cell that is a plain number ends where the number does (read in
+            // the same pass); any other cell at its closing quote.
+            let number = metric
+                .then(|| number_prefix(text.get(open..)?))
+                .flatten()
+                .filter(|(x, len)| *x >= 0.0 && text.get(open + len) == Some(&b'"'));
+            let close = match number {
+                Some((_, len)) => open + len,
+                None => open + quote_or_line_end(text.get(open..)?)?,
+            };
             if text[close] != b'"' {
                 return None;
             }
-            let k = rows.column();
-            if layout.metrics.get(k) == Some(&fields.len()) {
+            if metric {
                 let cell = &text[open..close];
-                match quick_number(cell) {
-                    None if cell.is_empty() => rows.push(Value::Empty),
-                    // Negative numbers are checked by the full reading.
-                    Some(x) if x >= 0.0 => {
+                match number {
+                    Some((x, _)) => {
                         rows.push_num(if factors[k] == 1.0 { x } else { x * factors[k] })
                     }
-                    _ => rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?),
+                    // Negative numbers are checked by the full reading.
+                    None if cell.is_empty() => rows.push(Value::Empty),
+                    None => {
+                        rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?)
+                    }
                 }
             }
             fields.push((open, close));

@@ -178,19 +178,31 @@ pub fn parse_plain(cell: &str) -> Result<Value, NumberError> {
 /// The common cell of a raw page, read fast: a plain decimal number as ncu writes it
 /// (`193,757`, `0.35`, `-1,024.5`), with the value [`parse_plain`] gives it, bit for
 /// bit. `None` for every other cell (empty, spaces, an exponent, text, an instance
-/// list, more digits than a double holds exactly), which [`parse_plain`] then reads.
+/// list), which [`parse_plain`] then reads.
 pub fn quick_number(cell: &[u8]) -> Option<f64> {
+    match number_prefix(cell) {
+        Some((x, len)) if len == cell.len() => Some(x),
+        _ => None,
+    }
+}
+
+/// The plain decimal number `bytes` start with (as [`quick_number`] reads one) and how
+/// many bytes it takes; `None` when they start with none (a number's start followed by
+/// something else, such as `1,23` or `1e5`, is up to the caller, which sees where the
+/// number ends).
+pub fn number_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
     // Powers of ten a double holds exactly: a mantissa below 2^53 divided by one of
     // them is rounded once, as a full parse rounds it.
     const POW10: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
-    let (negative, digits) = match cell.split_first()? {
+    let (negative, digits) = match bytes.split_first()? {
         (b'-', rest) => (true, rest),
         (b'+', rest) => (false, rest),
-        _ => (false, cell),
+        _ => (false, bytes),
     };
+    let sign = bytes.len() - digits.len();
     // Digits from `i` on, into the mantissa; how many.
     let run = |mantissa: &mut u64, i: &mut usize| {
         let from = *i;
@@ -224,22 +236,23 @@ pub fn quick_number(cell: &[u8]) -> Option<f64> {
         fraction = run(&mut mantissa, &mut i);
         count += fraction;
     }
-    if i != digits.len() || count == 0 {
+    if count == 0 {
         return None;
     }
+    let len = sign + i;
     if count > 19 || mantissa > 1 << 53 || fraction >= POW10.len() {
         // More digits than a double holds exactly (`1,070,680,070,997,912.38`): the
         // full parse of the digits without their separators, as `parse_plain` does.
         let mut buf = [0u8; 48];
         let mut n = 0;
-        for &c in cell.iter().filter(|&&c| c != b',') {
+        for &c in bytes[..len].iter().filter(|&&c| c != b',') {
             *buf.get_mut(n)? = c;
             n += 1;
         }
-        return std::str::from_utf8(&buf[..n]).ok()?.parse().ok();
+        return Some((std::str::from_utf8(&buf[..n]).ok()?.parse().ok()?, len));
     }
     let x = mantissa as f64 / POW10[fraction];
-    Some(if negative { -x } else { x })
+    Some((if negative { -x } else { x }, len))
 }
 
 /// A cell made only of digits, signs, dots and commas that failed the grammar: a number
