@@ -2,12 +2,20 @@
 # One round on the GPU machine, run from the repository root with the release binary
 # (and optionally the GPU test binaries) carried along:
 #   kernels/h200-round.sh STEP...
-# Steps: selftest, tests, quick (the best versions and the baselines at the two
+# Steps: doctor, selftest, tests, quick (the best versions and the baselines at the two
 # reference shapes, sustained and burst), ladder (every version and the baselines at
-# the three shapes, sustained, stored in profiles/), repeat (the best version and
-# cuDNN again, sustained), profile (one version, to see that profiling works).
+# the three shapes, sustained, stored in profiles/; ladder-1k, ladder-8k and
+# ladder-8k-causal do one shape each), headline (three separate sustained runs of v27,
+# v28 and the baselines at both reference shapes with long windows, and a burst run),
+# repeat (the best version and cuDNN again, sustained), profile (one version, to see that profiling works), own
+# (a program of one's own and a PyTorch script profiled with `profile -- CMD`, a
+# .ncu-rep opened), multi (several GPUs: profile all and run all at three shapes with
+# --gpus all, timed against one GPU).
+# A step that would start after $DEADLINE seconds (default 540, inside the device's
+# 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
-# into $OUT/profiles.tgz at the end, so a round cut short still returns what it did.
+# into $OUT/profiles.tgz at the end (PACK=0: not), so a round cut short still returns
+# what it did.
 set -uo pipefail
 BIN=${BIN:-target/release/stallscope}
 OUT=${OUT:-/tmp/stallscope-out}
@@ -16,9 +24,11 @@ mkdir -p "$OUT"
 export STALLSCOPE_CACHE=/tmp/stallscope-cache
 exec > >(tee -a "$OUT/round.log") 2>&1
 steps=${*:-selftest tests quick}
+DEADLINE=${DEADLINE:-540}
+start=$(date +%s)
 big=1,16,8192,128
 
-pack() { tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
+pack() { [ "${PACK:-1}" = 1 ] && tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
 trap pack EXIT
 
 clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader; }
@@ -26,8 +36,13 @@ clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_thr
 echo "== $(date -u +%FT%TZ) steps: $steps"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv,noheader
 for step in $steps; do
-  echo "== $step $(date -u +%T) $(clock)"
+  if [ $(( $(date +%s) - start )) -ge "$DEADLINE" ]; then
+    echo "== $step skipped: past the ${DEADLINE}-second deadline"; continue
+  fi
+  echo "== $step $(date -u +%T) +$(( $(date +%s) - start ))s $(clock)"
   case $step in
+    doctor)
+      $BIN doctor ;;
     selftest)
       $BIN run all --kernels kernels/selftest --baselines --timeout 30 --rounds 1 --regime burst \
         --profiles /tmp/selftest-profiles
@@ -43,10 +58,37 @@ for step in $steps; do
         $BIN run v27 $BEST --baselines --regime $regime --no-save --shape $big --json > "$OUT/quick-$regime-8k.json"
       done
       $BIN run v27 $BEST --baselines --no-save ;;
-    ladder)
-      $BIN run all --baselines
-      $BIN run all --baselines --shape $big
-      $BIN run all --baselines --causal --shape $big ;;
+    ladder|ladder-1k|ladder-8k|ladder-8k-causal)
+      # The bundled results are this protocol's alone: the first ladder step starts
+      # them afresh; runs.json is copied out after each shape.
+      if [ -z "${ladder_started:-}" ]; then rm -f profiles/flash-attention/runs.json; ladder_started=1; fi
+      case $step in
+        ladder) shapes="1,64,1024,128 $big $big:causal" ;;
+        ladder-1k) shapes=1,64,1024,128 ;;
+        ladder-8k) shapes=$big ;;
+        ladder-8k-causal) shapes=$big:causal ;;
+      esac
+      for s in $shapes; do
+        $BIN run all --baselines --shape $s
+        cp profiles/flash-attention/runs.json "$OUT/runs.json"
+      done ;;
+    headline)
+      # Three separate sustained runs of the best versions against the baselines, with
+      # long windows (50 repetitions of ~10 ms) and five rounds; one burst run beside.
+      for i in 1 2 3; do
+        $BIN run v27 v28 --baselines --reps 50 --rounds 5 --no-save --json \
+          --shape 1,64,1024,128 --shape $big > "$OUT/headline$i.json"
+        python3 - "$OUT/headline$i.json" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["comparisons"]:
+    r = {x["version"]: x for x in c["results"]}
+    for v in ("v27", "v28"):
+        print(c["shape"], v, "cudnn/v = %.4f" % (r["cudnn"]["median_us"] / r[v]["median_us"]),
+              "MHz %.0f vs %.0f" % (r[v]["sm_clock_mhz"], r["cudnn"]["sm_clock_mhz"]))
+PY
+      done
+      $BIN run v27 v28 --baselines --regime burst --no-save --json \
+        --shape 1,64,1024,128 --shape $big > "$OUT/burst.json" ;;
     repeat)
       for i in 1 2; do
         $BIN run $BEST --baselines --no-save --json > "$OUT/repeat$i-1k.json"
@@ -55,6 +97,22 @@ for step in $steps; do
     profile)
       $BIN profile v01
       $BIN report --ladder flash-attention | head -5 ;;
+    own)
+      o=kernels/own-program
+      for v in 1 2; do
+        nvcc -O3 -lineinfo -arch=sm_90 -DVERSION=$v $o/matmul.cu -o /tmp/mm$v && \
+          $BIN profile --ladder own-matmul --version v$v --profiles /tmp/own -- /tmp/mm$v
+      done
+      $BIN profile --ladder own-sdpa --version cudnn -k regex:cudnn --profiles /tmp/own -- python3 $o/sdpa_once.py
+      $BIN report --profiles /tmp/own
+      ncu --set full -k regex:mm_ --launch-count 1 -f -o /tmp/mm1 /tmp/mm1 && $BIN report /tmp/mm1.ncu-rep
+      tar czf "$OUT/own-profiles.tgz" -C /tmp own ;;
+    multi)
+      n=$(nvidia-smi -L | wc -l)
+      echo "GPUs: $n"
+      t0=$(date +%s); $BIN profile all --gpus all --profiles /tmp/multi-profiles; t1=$(date +%s)
+      echo "profile all on $n GPUs: $((t1 - t0)) s"
+      $BIN run all --baselines --gpus all --no-save --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -4,7 +4,7 @@
 
 use crate::gpu::{profile, protocol, runner};
 use crate::model::Shape;
-use crate::model::runs::Regime;
+use crate::model::runs::{Regime, RunShape};
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ pub struct Cli {
 }
 
 /// Options every subcommand takes, before or after its name.
-#[derive(Debug, Clone, Args, Default)]
+#[derive(Debug, Clone, Args)]
 pub struct Common {
     /// Folder of ladders [default: ./profiles if present, else the built-in copy].
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
@@ -50,6 +50,30 @@ pub struct Common {
     /// complete launches with a warning.
     #[arg(long, global = true)]
     pub strict: bool,
+
+    /// The most one file may hold (bytes, or a size such as 512MiB, 4GiB, 100MB): a
+    /// larger one is refused, naming this limit.
+    #[arg(
+        long,
+        global = true,
+        env = crate::files::MAX_FILE_SIZE_VAR,
+        value_name = "SIZE",
+        value_parser = crate::files::parse_size,
+        default_value = "1GiB"
+    )]
+    pub max_file_size: u64,
+
+    /// The most a gzip export may inflate to (bytes, or a size such as 8GiB): a larger
+    /// one is refused before it takes memory.
+    #[arg(
+        long,
+        global = true,
+        env = crate::files::MAX_DECOMPRESSED_VAR,
+        value_name = "SIZE",
+        value_parser = crate::files::parse_size,
+        default_value = "2GiB"
+    )]
+    pub max_decompressed: u64,
 }
 
 impl Common {
@@ -91,6 +115,11 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
+    /// Verify a profiles folder without changing it: every manifest parses and names
+    /// each version once, every file it names exists, stays inside the ladder's folders
+    /// and parses, and nothing is left of an interrupted import. One line per problem;
+    /// exits non-zero when there is any.
+    Check,
     /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
     /// Nsight Compute and its access to the performance counters, NVML, Python with
     /// PyTorch. Exits non-zero when `run` or `profile` could not work here.
@@ -130,6 +159,10 @@ pub struct ReportArgs {
     /// Only this ladder (its folder name).
     #[arg(long)]
     pub ladder: Option<String>,
+    /// Show the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// [default: the ladder's reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Option<RunShape>,
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
@@ -144,10 +177,11 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// A version id (`v1`, or `LADDER:v1`) or an export file.
+    /// A version id (`v1`, or `LADDER:v1`) or an export file; given alone, a version
+    /// compared with its parent (the version it was built on).
     pub a: String,
-    /// A version id or an export file.
-    pub b: String,
+    /// A version id or an export file, compared with A.
+    pub b: Option<String>,
     /// Which launch of file A (ncu's launch ID), where it holds several.
     #[arg(long, value_name = "ID")]
     pub launch_a: Option<u64>,
@@ -159,6 +193,10 @@ pub struct CompareArgs {
     pub ladder: Option<String>,
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: Format,
+    /// Compare the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// [default: the ladder's reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Option<RunShape>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -207,12 +245,16 @@ pub struct RunArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D [default: the recipe's reference shape].
-    #[arg(long, value_name = "B,H,S,D")]
-    pub shape: Option<Shape>,
-    /// Causal masking.
+    /// Problem shape B,H,S,D, `:causal` for a causal mask; repeat it to run several
+    /// comparisons (each on one GPU, spread over `--gpus`) [default: the recipe's
+    /// reference shape].
+    #[arg(long, value_name = "B,H,S,D[:causal]")]
+    pub shape: Vec<RunShape>,
+    /// Causal masking (for every shape).
     #[arg(long)]
     pub causal: bool,
+    #[command(flatten)]
+    pub slots: SlotArgs,
     /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
     #[arg(long)]
     pub baselines: bool,
@@ -294,6 +336,8 @@ pub struct ProfileArgs {
     /// Recipe versions: launched with causal masking.
     #[arg(long)]
     pub causal: bool,
+    #[command(flatten)]
+    pub slots: SlotArgs,
     /// ncu section set (`ncu --set`): `full` gives every page stallscope shows.
     #[arg(long, default_value = profile::DEFAULT_SET)]
     pub set: String,
@@ -318,9 +362,66 @@ pub struct BuildArgs {
     pub head_dim: u32,
 }
 
+/// Where children run: several GPUs of this host, or a cluster launcher.
+#[derive(Debug, Args)]
+pub struct SlotArgs {
+    /// Spread the children over these GPUs of this host, one at a time on each: `all`
+    /// or a list such as 0,2,3 (each child gets CUDA_VISIBLE_DEVICES).
+    #[arg(long, value_name = "LIST|all")]
+    pub gpus: Option<String>,
+    /// Start every child through this command prefix, e.g. 'srun --gres=gpu:1
+    /// --ntasks=1', so that a cluster's own scheduler places it.
+    #[arg(long, value_name = "PREFIX")]
+    pub launcher: Option<String>,
+    /// With --launcher and no --gpus: children at once [default: 1].
+    #[arg(long, value_name = "N", requires = "launcher")]
+    pub jobs: Option<usize>,
+}
+
+impl SlotArgs {
+    pub fn slots(&self) -> anyhow::Result<crate::gpu::placement::Slots> {
+        use crate::gpu::placement;
+        let gpus = match &self.gpus {
+            None => Vec::new(),
+            Some(spec) => placement::parse_gpus(spec, || {
+                if let Some(why) = crate::gpu::device::unavailable() {
+                    anyhow::bail!("--gpus all: {why}");
+                }
+                Ok(crate::gpu::device::device_names()?.len() as u32)
+            })?,
+        };
+        Ok(placement::Slots {
+            gpus,
+            jobs: self.jobs.unwrap_or(1),
+            launcher: match &self.launcher {
+                Some(p) => placement::parse_launcher(p)?,
+                None => Vec::new(),
+            },
+        })
+    }
+}
+
 impl RunArgs {
-    /// The runner's request, the recipe found under `kernels`.
-    pub fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
+    /// The runner's requests, one per comparison (shape), the recipe found under
+    /// `kernels`.
+    pub fn requests(&self, common: &Common) -> anyhow::Result<Vec<runner::Request>> {
+        let base = self.request(common)?;
+        if self.shape.is_empty() {
+            return Ok(vec![base]);
+        }
+        Ok(self
+            .shape
+            .iter()
+            .map(|s| runner::Request {
+                shape: Some(s.shape),
+                causal: s.causal || self.causal,
+                ..base.clone()
+            })
+            .collect())
+    }
+
+    /// The request of the first comparison.
+    fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         let mut settings = protocol::Settings::for_regime(self.regime);
         settings.rounds = self.rounds;
@@ -328,8 +429,9 @@ impl RunArgs {
             settings.min_reps = r;
         }
         Ok(runner::Request {
+            placement: Default::default(),
             versions: self.versions.clone(),
-            shape: self.shape,
+            shape: None,
             causal: self.causal,
             baselines: self.baselines,
             seed: self.seed,
@@ -361,6 +463,11 @@ impl ProfileArgs {
                 self.versions.join(" ")
             )));
         }
+        // One command, one child: the first slot's placement.
+        let placement = match self.slots.slots() {
+            Ok(s) => s.placements().remove(0),
+            Err(e) => return Some(Err(e)),
+        };
         Some(Ok(profile::CommandRequest {
             profiles,
             ladder: self.ladder.clone(),
@@ -375,12 +482,14 @@ impl ProfileArgs {
             },
             timeout: std::time::Duration::from_secs(self.timeout),
             force: self.force,
+            placement,
         }))
     }
 
     pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {
+            slots: self.slots.slots()?,
             versions: self.versions.clone(),
             shape: self.shape,
             causal: self.causal,

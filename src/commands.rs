@@ -3,7 +3,7 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
-use crate::gpu::{profile, runner};
+use crate::gpu::{self, profile, runner};
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
@@ -16,9 +16,48 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+/// A command's results on standard output. A reader that has gone (`report | head`)
+/// ends the output, not the command: what comes after (saving a run's results) still
+/// happens, and the command ends quietly.
+macro_rules! out {
+    ($($arg:tt)*) => { stdout_write(format_args!($($arg)*)) };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => { stdout_write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+static OUTPUT_GONE: AtomicBool = AtomicBool::new(false);
+static OUTPUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+fn stdout_write(args: std::fmt::Arguments) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering::Relaxed;
+    if OUTPUT_GONE.load(Relaxed) {
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|_| o.flush()) {
+        OUTPUT_GONE.store(true, Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            OUTPUT_FAILED.store(true, Relaxed);
+            eprintln!("stallscope: cannot write to standard output: {e}");
+        }
+    }
+}
+
+/// Whether writing a command's results failed for another reason than a reader that
+/// went away (a full disk, say): the command then ends with a failure.
+pub fn output_failed() -> bool {
+    OUTPUT_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
     let common = &cli.common;
+    crate::files::set_limits(crate::files::Limits {
+        max_file_size: common.max_file_size,
+        max_decompressed: common.max_decompressed,
+    });
     match cli.command {
         None => {
             let mut report = load_report(common);
@@ -38,6 +77,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Compare(a)) => compare_command(common, &a),
         Some(Command::Import(a)) => {
             let profiles = writable_profiles(common);
+            let files = model::reports::expand(&a.files)?;
             let done = import::import(&import::Request {
                 profiles: &profiles,
                 ladder: a.ladder.as_deref(),
@@ -46,7 +86,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 kernel: a.kernel.as_deref(),
                 launch: a.launch,
                 baseline: a.baseline,
-                files: &a.files,
+                files: &files,
                 force: a.force,
                 flops: a.flops,
                 peak_tflops: a.peak_tflops,
@@ -63,9 +103,10 @@ pub fn run(cli: Cli) -> Result<bool> {
             }
         },
         Some(Command::Build(a)) => build_command(common, &a),
+        Some(Command::Check) => check_command(common),
         Some(Command::Doctor) => {
             let (text, ok) = crate::doctor::report(&crate::doctor::checks());
-            print!("{text}");
+            out!("{text}");
             Ok(ok)
         }
         Some(Command::Completions { shell }) => {
@@ -96,21 +137,32 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         (Some(name), true) => {
             let (store, dir) = default_profiles(common);
             let dirs = model::ladder_folders(&store, &dir)?;
-            vec![model::load_ladder(
-                &store,
-                named(&dirs, name)?,
-                &mut report,
-            )?]
+            vec![load_one(&store, named(&dirs, name)?, &mut report)?]
         }
         (_, true) => default_ladders(common, &mut report)?,
         (_, false) => resolve_paths(&a.paths, &mut report)?,
     };
     if let Some(name) = &a.ladder {
+        // What was said of the ladders left out is not this report's.
+        let left_out: Vec<PathBuf> = ladders
+            .iter()
+            .filter(|l| &l.name != name)
+            .filter_map(|l| l.dir.clone())
+            .collect();
+        report
+            .warnings
+            .retain(|w| !left_out.iter().any(|d| w.path.starts_with(d)));
         ladders.retain(|l| &l.name == name);
+        // A broken ladder that was not asked for is no failure of this report.
+        report.broken.retain(|b| &b.name == name);
+        if let Some(b) = report.broken.first() {
+            bail!("{b}");
+        }
         if ladders.is_empty() {
             bail!("no ladder named {name:?}");
         }
     }
+    show_shape(&mut ladders, a.shape)?;
     let exporter = match terminal_width(a) {
         Some(w) => report::table_exporter(Some(w)),
         None => report::exporter_with_chart(a.format, a.chart)?,
@@ -154,6 +206,29 @@ fn named<'d>(dirs: &'d [PathBuf], name: &str) -> Result<&'d PathBuf> {
         })
 }
 
+/// Makes the ladders show the run results of `shape`; an error when none of them was
+/// run there (naming the shapes that were).
+fn show_shape(ladders: &mut [Ladder], shape: Option<model::runs::RunShape>) -> Result<()> {
+    let Some(s) = shape else { return Ok(()) };
+    let measured: Vec<model::runs::RunShape> =
+        ladders.iter().flat_map(|l| l.measured_shapes()).collect();
+    if !measured.contains(&s) {
+        let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+        bail!(
+            "no version was run at {s}; the run results are at: {}",
+            if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(", ")
+            }
+        );
+    }
+    for l in ladders {
+        l.shown = Some(s);
+    }
+    Ok(())
+}
+
 /// Writes a command's output to a file, or to standard output.
 fn emit(text: &str, output: Option<&Path>) -> Result<()> {
     match output {
@@ -161,7 +236,7 @@ fn emit(text: &str, output: Option<&Path>) -> Result<()> {
             std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
         }
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }
@@ -175,25 +250,30 @@ fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     let mut ok = true;
     for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
         match b.outcome {
-            Ok(c) => println!(
+            Ok(c) => outln!(
                 "{:<16} ok   {}",
                 b.id,
                 crate::gpu::nvrtc::resource_summary(&c.log).unwrap_or_else(|| "(cached)".into())
             ),
             Err(e) => {
                 ok = false;
-                println!("{:<16} FAILED\n{e:#}", b.id);
+                outln!("{:<16} FAILED\n{e:#}", b.id);
             }
         }
     }
     Ok(ok)
 }
 
-/// The JSON `run --json` prints.
+/// The JSON `run --json` prints: every comparison of the call.
 #[derive(serde::Serialize)]
 struct RunJson<'a> {
     schema: &'static str,
     ladder: &'a str,
+    comparisons: Vec<ComparisonJson<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ComparisonJson<'a> {
     shape: model::Shape,
     causal: bool,
     seed: u64,
@@ -210,94 +290,168 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
+/// What a finished result says, in a few words.
+fn result_line(r: &model::RunResult) -> String {
+    let what = match r.status {
+        RunStatus::Ok => format!(
+            "ok, {} µs",
+            r.median_us.map(format::micros).unwrap_or_default()
+        ),
+        RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
+        RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
+    };
+    format!("{:<14} {what}", r.version)
+}
+
 fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
-    let req = a.request(common)?;
+    let reqs = a.requests(common)?;
+    let slots = a.slots.slots()?;
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
-    let bar = progress_bar();
-    let outcome = runner::run(&req, &cancel, &mut |p| match p {
-        runner::Progress::Step {
-            id,
-            what,
-            index,
-            total,
-        } => {
-            bar.set_length(total as u64);
-            bar.set_position(index as u64);
-            bar.set_message(format!("{id}: {what}"));
+    let placements = slots.placements();
+    let many = reqs.len() > 1 || placements.len() > 1;
+    // One progress line per slot (GPU or launcher job).
+    let bars = indicatif::MultiProgress::new();
+    let lines: Vec<ProgressBar> = placements
+        .iter()
+        .map(|_| bars.add(progress_bar()))
+        .collect();
+    let bar_of = |p: &gpu::placement::Placement| {
+        placements
+            .iter()
+            .position(|x| x == p)
+            .map(|i| &lines[i])
+            .unwrap_or(&lines[0])
+    };
+    let progress = |p: &gpu::placement::Placement, e: runner::Progress| {
+        let bar = bar_of(p);
+        let on = if many {
+            format!("{}: ", p.describe())
+        } else {
+            String::new()
+        };
+        match e {
+            runner::Progress::Step {
+                id,
+                what,
+                index,
+                total,
+            } => {
+                bar.set_length(total as u64);
+                bar.set_position(index as u64);
+                bar.set_message(format!("{on}{id}: {what}"));
+            }
+            runner::Progress::Finished(r) => {
+                let line = format!("{on}{}", result_line(&r));
+                // A hidden bar (stderr not a terminal) prints nothing of its own.
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
+            }
         }
-        runner::Progress::Finished(r) => {
-            let what = match r.status {
-                RunStatus::Ok => format!(
-                    "ok, {} µs",
-                    r.median_us.map(format::micros).unwrap_or_default()
-                ),
-                RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
-                RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
-            };
-            bar.println(format!("{:<14} {what}", r.version));
+    };
+    let outcomes = runner::run_many(reqs, &slots, &cancel, &progress);
+    for b in &lines {
+        b.finish_and_clear();
+    }
+    let mut ok = true;
+    let mut done = Vec::new();
+    for o in outcomes {
+        match o {
+            Ok(o) => done.push(o),
+            Err(e) if done.is_empty() && !many => return Err(e),
+            Err(e) => {
+                ok = false;
+                eprintln!("a comparison could not run: {e:#}");
+            }
         }
-    });
-    bar.finish_and_clear();
-    let outcome = outcome?;
-    let recipe = &outcome.recipe;
+    }
+    let Some(first) = done.first() else {
+        bail!("no comparison could run");
+    };
+    let recipe = &first.recipe;
     let is_version = |id: &str| recipe.version(id).is_some();
+    let models: std::collections::BTreeSet<&str> = done
+        .iter()
+        .filter_map(|o| o.environment.gpu.as_deref())
+        .collect();
+    if models.len() > 1 {
+        eprintln!(
+            "note: these comparisons ran on different GPU models ({}): each ratio is taken within one comparison, on one GPU, and none across them",
+            models.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
     if a.json {
         let out = RunJson {
             schema: RUN_SCHEMA,
             ladder: &recipe.ladder,
-            shape: outcome.shape,
-            causal: outcome.causal,
-            seed: outcome.seed,
-            environment: &outcome.environment,
-            results: &outcome.results,
+            comparisons: done
+                .iter()
+                .map(|o| ComparisonJson {
+                    shape: o.shape,
+                    causal: o.causal,
+                    seed: o.seed,
+                    environment: &o.environment,
+                    results: &o.results,
+                })
+                .collect(),
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "{} · shape {}{} · seed {} (replay with --seed {})",
-            recipe.ladder,
-            outcome.shape,
-            if outcome.causal { " causal" } else { "" },
-            outcome.seed,
-            outcome.seed,
-        );
-        println!(
-            "{}\n",
-            report::runs::environment_line(&outcome.environment, &outcome.results)
-        );
-        print!("{}", report::runs::table(&outcome.results, &is_version));
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
-    if !a.no_save {
-        let profiles = writable_profiles(common);
-        let dir = profiles.join(&recipe.ladder);
-        let ids: Vec<&str> = outcome.results.iter().map(|r| r.version.as_str()).collect();
-        manifest::record_versions(
-            &dir,
-            &recipe.manifest_defaults(),
-            &recipe.manifest_entries(&ids, &dir),
-        )?;
-        let path =
-            model::runs::RunFile::store(&dir, &outcome.results, Some(outcome.environment.clone()))?;
-        eprintln!("results stored in {}", path.display());
+    for o in &done {
+        if !a.json {
+            let on = o
+                .results
+                .iter()
+                .find_map(|r| r.gpu_index)
+                .map(|g| format!(" · GPU {g}"))
+                .unwrap_or_default();
+            outln!(
+                "{} · shape {}{} · seed {} (replay with --seed {}){on}",
+                recipe.ladder,
+                o.shape,
+                if o.causal { " causal" } else { "" },
+                o.seed,
+                o.seed,
+            );
+            outln!(
+                "{}\n",
+                report::runs::environment_line(&o.environment, &o.results)
+            );
+            outln!("{}", report::runs::table(&o.results, &is_version));
+        }
+        if !a.no_save {
+            let dir = writable_profiles(common).join(&recipe.ladder);
+            let ids: Vec<&str> = o.results.iter().map(|r| r.version.as_str()).collect();
+            manifest::record_versions(
+                &dir,
+                &recipe.manifest_defaults(),
+                &recipe.manifest_entries(&ids, &dir),
+                &recipe.manifest_order(),
+            )?;
+            let path = model::runs::RunFile::store(&dir, &o.results, Some(o.environment.clone()))?;
+            eprintln!("results stored in {}", path.display());
+        }
+        let failed: Vec<&str> = o
+            .results
+            .iter()
+            .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
+            .map(|r| r.version.as_str())
+            .collect();
+        if !failed.is_empty() {
+            ok = false;
+            eprintln!("failed at {}: {}", o.shape, failed.join(", "));
+        }
+        if let (Some(pct), Some(against)) = (a.fail_if_slower, &a.against) {
+            for line in slower_than(&o.results, &is_version, against, pct)? {
+                ok = false;
+                eprintln!("{line}");
+            }
+        }
     }
-    let failed: Vec<&str> = outcome
-        .results
-        .iter()
-        .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
-        .map(|r| r.version.as_str())
-        .collect();
-    if !failed.is_empty() {
-        eprintln!("failed: {}", failed.join(", "));
-    }
-    let regressed = match (a.fail_if_slower, &a.against) {
-        (Some(pct), Some(against)) => slower_than(&outcome.results, &is_version, against, pct)?,
-        _ => Vec::new(),
-    };
-    for line in &regressed {
-        eprintln!("{line}");
-    }
-    Ok(failed.is_empty() && regressed.is_empty())
+    Ok(ok)
 }
 
 /// The versions slower than `against` by more than `pct` percent with the verdict
@@ -348,13 +502,31 @@ fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
 fn profile_command(req: &profile::Request) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
-    let bar = progress_bar();
-    let results = profile::run(req, &cancel, &mut |id, i, n| {
+    let placements = req.slots.placements();
+    let bars = indicatif::MultiProgress::new();
+    let lines: Vec<ProgressBar> = placements
+        .iter()
+        .map(|_| bars.add(progress_bar()))
+        .collect();
+    let many = placements.len() > 1;
+    let results = profile::run(req, &cancel, &|p, id, i, n| {
+        let bar = placements
+            .iter()
+            .position(|x| x == p)
+            .map(|k| &lines[k])
+            .unwrap_or(&lines[0]);
         bar.set_length(n as u64);
         bar.set_position(i as u64);
-        bar.set_message(format!("profiling {id} with ncu"));
+        let on = if many {
+            format!("{}: ", p.describe())
+        } else {
+            String::new()
+        };
+        bar.set_message(format!("{on}profiling {id} with ncu"));
     });
-    bar.finish_and_clear();
+    for b in &lines {
+        b.finish_and_clear();
+    }
     let mut ok = true;
     for p in results? {
         match p.outcome {
@@ -379,21 +551,46 @@ fn load_report(common: &Common) -> LoadReport {
 /// Lists what was read in part, and what `--keep-going` let pass; false when anything
 /// failed.
 fn finish(report: &LoadReport) -> bool {
+    for b in &report.broken {
+        eprintln!("error: {b}");
+    }
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
     for f in &report.failures {
-        eprintln!("failed: {f}");
+        eprintln!("failed: {}", format::printable_lines(&f.to_string()));
     }
     if !report.failures.is_empty() {
         eprintln!("{} file(s) could not be read", report.failures.len());
     }
-    report.failures.is_empty()
+    report.failures.is_empty() && report.broken.is_empty()
+}
+
+/// `stallscope check`: one line per problem on standard output, a summary on standard
+/// error; false when there is a problem.
+fn check_command(common: &Common) -> Result<bool> {
+    let profiles = writable_profiles(common);
+    let checked = model::check::check(&profiles)?;
+    for p in &checked.problems {
+        outln!("{p}");
+    }
+    eprintln!(
+        "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
+        profiles.display(),
+        checked.ladders,
+        checked.versions,
+        checked.files,
+        match checked.problems.len() {
+            0 => "no problems".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    );
+    Ok(checked.problems.is_empty())
 }
 
 fn print_report(ladders: &[Ladder], format: Format) {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
-    print!("{}", report::exporter(format).timeline(&analysed));
+    out!("{}", report::exporter(format).timeline(&analysed));
 }
 
 /// The explorer in a terminal; the timeline as text when output is not a terminal
@@ -401,7 +598,7 @@ fn print_report(ladders: &[Ladder], format: Format) {
 fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        crate::tui::run(ladders, common.kernels())?;
+        crate::tui::run(ladders, common.kernels(), report.lines())?;
     } else {
         print_report(&ladders, Format::Table);
     }
@@ -445,7 +642,10 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     let mut loose: Vec<PathBuf> = Vec::new();
     let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
         if !loose.is_empty() {
-            ladders.push(model::load_files(loose, report)?);
+            let files = expand_reports(loose, report)?;
+            if !files.is_empty() {
+                ladders.push(model::load_files(&files, report)?);
+            }
             loose.clear();
         }
         Ok::<_, anyhow::Error>(())
@@ -458,7 +658,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
             } else if has_ladders(p) {
                 ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
             } else {
-                let files = export_files(p)?;
+                let files = expand_reports(&export_files(p)?, report)?;
                 ladders.push(model::load_files(&files, report)?);
             }
         } else if p.exists() {
@@ -479,6 +679,27 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
     Ok(ladders)
 }
 
+/// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
+/// be converted is a failure like an unreadable export (kept going past with
+/// `--keep-going`).
+fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !model::reports::is_report(p) {
+            out.push(p.clone());
+            continue;
+        }
+        match model::reports::pages_of(p) {
+            Ok(pages) => out.extend(pages),
+            Err(e) if report.keep_going => report
+                .failures
+                .push(crate::ncu::ParseError::file(p, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 /// The ncu exports of a folder, found by their content whatever their names (`.csv`,
 /// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
 fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -491,6 +712,10 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut others = Vec::new();
     for p in paths {
+        if model::reports::is_report(&p) {
+            files.push(p);
+            continue;
+        }
         match crate::ncu::sniff(&p) {
             Ok(()) => files.push(p),
             Err(e) => others.push(e),
@@ -511,47 +736,51 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
-    let (a, b, ladder, format) = (
-        args.a.as_str(),
-        args.b.as_str(),
-        args.ladder.as_deref(),
-        args.format,
-    );
+    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
     let mut report = load_report(common);
-    let (pa, pb) = (Path::new(a), Path::new(b));
-    let (ladder_a, ia, ladder_b, ib) = if pa.is_file() || pb.is_file() {
-        for (given, p) in [(a, pa), (b, pb)] {
-            if !p.is_file() {
-                bail!(
-                    "{given} is not a file: compare takes two version ids of one ladder, or two export files"
-                );
+    let (mut ladder_a, ia, mut ladder_b, ib) = match args.b.as_deref() {
+        Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
+            let (pa, pb) = (Path::new(a), Path::new(b));
+            for (given, p) in [(a, pa), (b, pb)] {
+                if !p.is_file() {
+                    bail!(
+                        "{given} is not a file: compare takes two version ids of one ladder, or two export files"
+                    );
+                }
             }
+            let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
+            let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
+            let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
+            let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
+            (la, ia, lb, ib)
         }
-        let la = model::load_files(&[pa.to_path_buf()], &mut report)?;
-        let lb = model::load_files(&[pb.to_path_buf()], &mut report)?;
-        let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
-        let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
-        (la, ia, lb, ib)
-    } else {
-        // The manifests say which ladder holds both: only that one is read.
-        let (store, dir) = default_profiles(common);
-        let dirs = model::ladder_folders(&store, &dir)?;
-        let index = dirs
-            .iter()
-            .map(|d| model::ladder_ids(&store, d))
-            .collect::<Result<Vec<_>>>()?;
-        let (at, va, vb) = find_pair(&index, a, b, ladder)?;
-        let l = model::load_ladder(&store, &dirs[at], &mut report)?;
-        let position = |id: &str| {
-            l.version_index(id)
-                .with_context(|| format!("{} has no version {id}", l.name))
-        };
-        let (ia, ib) = (position(va)?, position(vb)?);
-        (l.clone(), ia, l, ib)
+        Some(b) => {
+            let (l, ia, ib) = ladder_of_pair(common, &mut report, a, b, ladder)?;
+            (l.clone(), ia, l, ib)
+        }
+        None => {
+            let (l, ib, _) = ladder_of_pair(common, &mut report, a, a, ladder)?;
+            let ia = l.parent_of(ib).ok_or_else(|| {
+                anyhow!(
+                    "{a} has no parent to compare with (the first version, or a baseline): \
+                     name two versions, `stallscope compare A B`"
+                )
+            })?;
+            (l.clone(), ia, l.clone(), ib)
+        }
     };
-    let an_a = analysis::analyse(&ladder_a, &ladder_a.versions[ia]);
-    let an_b = analysis::analyse(&ladder_b, &ladder_b.versions[ib]);
-    let comparison = compare(&an_a, &an_b);
+    if args.shape.is_some() {
+        show_shape(std::slice::from_mut(&mut ladder_a), args.shape)?;
+        show_shape(std::slice::from_mut(&mut ladder_b), args.shape)?;
+    }
+    let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
+    let an_a = analysis::analyse(&ladder_a, va);
+    let an_b = analysis::analyse(&ladder_b, vb);
+    let comparison = compare(
+        &an_a,
+        &an_b,
+        va.readable_listing().zip(vb.readable_listing()),
+    );
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
         if l.name == "files" {
@@ -584,6 +813,53 @@ fn one_launch(l: &Ladder, launch: Option<u64>, how: &str) -> Result<usize> {
         .iter()
         .position(|x| std::ptr::eq(x, p))
         .expect("picked from these"))
+}
+
+/// The ladder holding versions `a` and `b` ([`find_pair`]) and their positions in it:
+/// the manifests say which ladder that is, and only it is read. A ladder whose manifest
+/// cannot be read is left out, reported as broken.
+fn ladder_of_pair(
+    common: &Common,
+    report: &mut LoadReport,
+    a: &str,
+    b: &str,
+    ladder: Option<&str>,
+) -> Result<(Ladder, usize, usize)> {
+    let (store, dir) = default_profiles(common);
+    let mut dirs = Vec::new();
+    let mut index = Vec::new();
+    for d in model::ladder_folders(&store, &dir)? {
+        match model::ladder_ids(&store, &d) {
+            Ok(ids) => {
+                index.push(ids);
+                dirs.push(d);
+            }
+            Err(e) => report.broken.push(broken(&d, &e)),
+        }
+    }
+    let (at, va, vb) = find_pair(&index, a, b, ladder)?;
+    let l = load_one(&store, &dirs[at], report)?;
+    let position = |id: &str| {
+        l.version_index(id)
+            .with_context(|| format!("{} has no version {id}", l.name))
+    };
+    let (ia, ib) = (position(va)?, position(vb)?);
+    Ok((l, ia, ib))
+}
+
+/// Loads the ladder folder `dir` alone; its error says which ladder cannot be read.
+fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
+    model::load_ladder(store, dir, report).map_err(|e| anyhow!("{}", broken(dir, &e)))
+}
+
+fn broken(dir: &Path, e: &anyhow::Error) -> model::BrokenLadder {
+    model::BrokenLadder {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        error: format!("{e:#}"),
+    }
 }
 
 /// Finds two versions in one ladder, given each ladder's name and version ids:

@@ -59,11 +59,13 @@ const SASS_ONLY: &[&str] = &["--page", "source", "--print-source", "sass"];
 
 /// Profiles `target` into `report` (ncu adds `.ncu-rep`); `status` hears what ncu is
 /// doing ("attn_v28: 0%....50%") as it goes. Returns the report's path.
+/// `wrap` places the ncu child (a GPU of the host, a cluster launcher's prefix).
 pub fn profile(
     ncu: &Path,
     target: &Target,
     report: &Path,
     limits: &Limits,
+    wrap: &dyn Fn(Command) -> Command,
     status: &mut dyn FnMut(&str),
 ) -> Result<PathBuf> {
     if target.command.is_empty() {
@@ -81,7 +83,7 @@ pub fn profile(
         .arg(report)
         .args(&target.command);
     let started = Instant::now();
-    let out = process::run(cmd, limits, &mut |l| {
+    let out = process::run(wrap(cmd), limits, &mut |l| {
         let text = match l {
             Line::Out(t) | Line::Err(t) | Line::Partial(t) => t,
         };
@@ -183,6 +185,9 @@ pub fn export_pages(ncu: &Path, rep: &Path, dir: &Path, limits: &Limits) -> Resu
         let mut text = export(name, args)?;
         if *name == "source.csv" && !has_cuda_lines(&text) {
             text = export(name, SASS_ONLY)?;
+        }
+        if text.trim().is_empty() {
+            bail!("ncu exported an empty {name} page from {}", rep.display());
         }
         let path = dir.join(name);
         std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;

@@ -3,7 +3,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, profiles};
+use common::{fixture, profiles, repo};
 use predicates::prelude::*;
 
 fn stallscope() -> Command {
@@ -19,9 +19,13 @@ fn report_prints_the_sgemm_trail() {
         .arg(profiles())
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "trail: v1 lg_throttle @ LDG → v2 mio_throttle @ LDS (moved)",
-        ));
+        .stdout(
+            predicate::str::is_match(concat!(
+                r"\nv1 +lg_throttle @ LDG +38\.6 +not_selected @ LDG +20\.8\n",
+                r"v2 +mio_throttle @ LDS +49\.5 +not_selected @ LDS +13\.7 +moved \(z 467\)\n",
+            ))
+            .unwrap(),
+        );
 }
 
 #[test]
@@ -48,8 +52,9 @@ fn report_formats() {
     assert_eq!(doc["schema"], "stallscope/report/1");
     let v = &doc["ladders"];
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
-    assert_eq!(v[0]["trail"][1]["changed"], true);
+    assert_eq!(v[0]["trail"][1]["verdict"], "moved");
     assert_eq!(v[0]["versions"][0]["bottleneck"]["reason"], "lg_throttle");
+    assert_eq!(v[0]["versions"][0]["bottleneck"]["opcode"], "LDG");
     let dur = v[0]["versions"][0]["metrics"]["duration"].as_f64().unwrap();
     assert!((dur - 2743.968).abs() < 1e-6, "{dur}");
 
@@ -78,9 +83,12 @@ fn loose_files_become_a_ladder_in_the_order_given() {
         .arg(fixture("sgemm/src_sass.csv"))
         .assert()
         .success()
-        .stdout(predicate::str::contains(
-            "trail: 1 lg_throttle @ LDG → 2 mio_throttle @ LDS",
-        ));
+        .stdout(
+            predicate::str::is_match(
+                r"\n1 +lg_throttle @ LDG +38\.6 .*\n2 +mio_throttle @ LDS +49\.5 .* moved",
+            )
+            .unwrap(),
+        );
 }
 
 #[test]
@@ -127,7 +135,7 @@ fn missing_file_and_usage_errors() {
         .assert()
         .code(2);
     stallscope()
-        .args(["compare", "v1"])
+        .arg("compare")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("Usage"));
@@ -149,7 +157,25 @@ fn compare_two_versions() {
         .stdout(
             predicate::str::is_match(r"lg_throttle\s+37\.5\s+0\.1\s+-37\.4 pt\s+better").unwrap(),
         )
-        .stdout(predicate::str::is_match(r"#1\s+LDG 252,997\s+LDS 162,538").unwrap());
+        .stdout(
+            predicate::str::is_match(
+                r"\nLDG\s+58 · 76\.3\s+2 · 2\.6\s+-56 · -73\.6 pt\nLDS\s+0 · 0\.0\s+40 · 72\.2",
+            )
+            .unwrap(),
+        );
+}
+
+#[test]
+fn compare_one_version_with_its_parent() {
+    // v17 was built on v15, not on v16 before it.
+    stallscope()
+        .args(["compare", "v17", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "v15 128-key tiles → v17 conditional rescale\n",
+        ));
 }
 
 #[test]
@@ -225,7 +251,7 @@ fn import_writes_a_ladder_and_refuses_to_overwrite() {
         .arg(profiles.join("toy"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("v2 mio_throttle @ LDS"));
+        .stdout(predicate::str::is_match(r"\nv2 +mio_throttle @ LDS ").unwrap());
     // No temporary files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(profiles.join("toy/v2"))
         .unwrap()
@@ -522,7 +548,7 @@ fn report_of_one_ladder_reads_only_that_ladder() {
         .arg(dir.path())
         .assert()
         .success()
-        .stdout(predicate::str::contains("trail: v1 lg_throttle @ LDG"));
+        .stdout(predicate::str::contains("v2    mio_throttle @ LDS"));
 }
 
 #[test]
@@ -562,4 +588,106 @@ fn profile_help_says_what_shape_and_kernels_are_for() {
             && line("--kernels").contains("Where the kernel recipes are, for run, profile"),
         "{help}"
     );
+}
+
+/// What limits occupancy, read from the launch and occupancy sections: the smallest of
+/// the blocks per SM each resource allows (FlashAttention-2 on the H200: registers and
+/// shared memory allow 2 each).
+#[test]
+fn the_occupancy_limiter_is_named() {
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/sdpa_flash_details.csv"))
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::is_match(
+                r"occupancy limited by +registers \+ shared memory, 2 blocks/SM",
+            )
+            .unwrap(),
+        );
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/sdpa_flash_raw.csv"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "registers + shared memory, 2 blocks/SM",
+        ));
+}
+
+/// `--shape` shows the run results of another measured shape; one never measured is
+/// an error that lists those that were.
+#[test]
+fn report_shows_the_run_results_of_a_chosen_shape() {
+    let run_time = |args: &[&str]| -> f64 {
+        let out = stallscope()
+            .args([
+                "report",
+                "--ladder",
+                "flash-attention",
+                "--format",
+                "json",
+                "--profiles",
+            ])
+            .arg(profiles())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["ladders"][0]["versions"][0]["metrics"]["run_time"]
+            .as_f64()
+            .unwrap()
+    };
+    let reference = run_time(&[]);
+    let big = run_time(&["--shape", "1,16,8192,128"]);
+    let causal = run_time(&["--shape", "1,16,8192,128:causal"]);
+    assert!(big > reference * 5.0, "{reference} {big}");
+    assert!(causal < big, "{causal} {big}");
+    stallscope()
+        .args(["report", "--shape", "2,2,64,128", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "no version was run at 2,2,64,128; the run results are at: 1,64,1024,128",
+        ));
+}
+
+/// `report | head`: the reader goes after a few bytes of a report larger than a pipe holds; the report ends quietly, with
+/// success and no panic message.
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("stallscope"))
+        .current_dir(repo())
+        .args(["report", "--profiles", "profiles", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

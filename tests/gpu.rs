@@ -38,7 +38,14 @@ fn run_json(args: &[&str]) -> Vec<Value> {
     all.extend(["--regime", "burst", "--rounds", "1"]);
     let v = run_doc(&all);
     assert_eq!(v["schema"], "stallscope/run/1");
-    v["results"].as_array().unwrap().clone()
+    comparison(&v)["results"].as_array().unwrap().clone()
+}
+
+/// The document's one comparison (one shape was asked for).
+fn comparison(doc: &Value) -> &Value {
+    let all = doc["comparisons"].as_array().expect("comparisons");
+    assert_eq!(all.len(), 1, "one shape, one comparison: {doc}");
+    &all[0]
 }
 
 fn by_id<'a>(results: &'a [Value], id: &str) -> &'a Value {
@@ -125,9 +132,9 @@ fn gpu_every_candidate_is_timed_alike_with_clocks_and_energy() {
         "--rounds",
         "2",
     ]);
-    let env = &doc["environment"];
+    let env = &comparison(&doc)["environment"];
     assert!(env["driver"].is_string(), "{env}");
-    let results = doc["results"].as_array().unwrap();
+    let results = comparison(&doc)["results"].as_array().unwrap();
     let timed: Vec<&Value> = results.iter().filter(|r| r["status"] == "ok").collect();
     assert!(timed.len() >= 2, "v01 and unfused at least: {doc}");
     let first = &timed[0]["protocol"];
@@ -248,7 +255,8 @@ block = ["32"]
     // The reloaded ladder lists the versions run, with their results.
     let l = &app.ladder().ladder;
     let naive = l.version("naive").expect("naive joined the ladder");
-    assert_eq!(naive.runs.last().unwrap().status, model::RunStatus::Ok);
+    let last = naive.runs.last().unwrap();
+    assert_eq!(last.status, model::RunStatus::Ok, "{:?}", last.message);
     let fault = l.version("fault").unwrap();
     assert_eq!(fault.runs.last().unwrap().status, model::RunStatus::Failed);
 }

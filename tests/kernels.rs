@@ -126,3 +126,53 @@ fn a_compile_error_names_the_file_and_carries_the_log() {
     assert!(text.contains("broken.cu does not compile"), "{text}");
     assert!(text.contains("undefined_thing"), "{text}");
 }
+
+#[test]
+fn the_recipe_and_the_profiles_manifest_name_the_same_parents() {
+    use stallscope::model::manifest::Manifest;
+    let recipe = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
+    let profiles = Manifest::read(&repo().join("profiles/flash-attention/ladder.toml"))
+        .unwrap()
+        .unwrap();
+    let of_recipe: Vec<(&str, &str)> = recipe
+        .versions
+        .iter()
+        .filter_map(|v| Some((v.id.as_str(), v.parent.as_deref()?)))
+        .collect();
+    let of_profiles: Vec<(&str, &str)> = profiles
+        .versions
+        .iter()
+        .filter_map(|v| Some((v.id.as_str(), v.parent.as_deref()?)))
+        .collect();
+    assert_eq!(
+        (of_recipe.clone(), of_profiles),
+        (
+            vec![
+                ("v17", "v15"),
+                ("v22", "v20"),
+                ("v25", "v23"),
+                ("v26", "v23")
+            ],
+            of_recipe
+        )
+    );
+}
+
+#[test]
+fn a_run_records_each_version_parent_in_the_profiles_manifest() {
+    use stallscope::model::manifest::{self, Manifest};
+    let recipe = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    manifest::record_versions(
+        dir.path(),
+        &recipe.manifest_defaults(),
+        &recipe.manifest_entries(&["v16", "v17"], dir.path()),
+        &recipe.manifest_order(),
+    )
+    .unwrap();
+    let m = Manifest::read(&dir.path().join(manifest::FILE_NAME))
+        .unwrap()
+        .unwrap();
+    let parents: Vec<_> = m.versions.iter().map(|v| v.parent.as_deref()).collect();
+    assert_eq!(parents, [None, Some("v15")]);
+}

@@ -23,9 +23,9 @@ fn stand_in(dir: &Path, profiled: &str) -> std::path::PathBuf {
 case " $* " in
   *" --import "*)
     case " $* " in
-      *" --page raw "*) cat '{raw}' ;;
-      *" --page details "*) cat '{details}' ;;
-      *" --page source "*) gzip -dc '{source}' ;;
+      *" --page raw "*) /bin/cat '{raw}' ;;
+      *" --page details "*) /bin/cat '{details}' ;;
+      *" --page source "*) /bin/gzip -dc '{source}' ;;
     esac
     exit 0 ;;
 esac
@@ -51,7 +51,7 @@ echo "==PROF== Disconnected from process 4242"
 }
 
 const PROFILED: &str = r#"echo '==PROF== Profiling "flash_fwd_kernel" - 0: 0%....50%....100% - 40 passes'
-touch "$out.ncu-rep""#;
+/usr/bin/touch "$out.ncu-rep""#;
 
 #[test]
 fn a_command_becomes_a_version_with_its_command_stored() {
@@ -151,4 +151,101 @@ fn a_command_needs_the_version_it_becomes() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("needs --version ID"));
+}
+
+/// A `.ncu-rep` report opens like a CSV export: its pages exported through ncu once,
+/// then read from the cache by the report's content hash, even without ncu.
+#[test]
+fn a_report_is_read_through_ncu_and_then_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = stand_in(dir.path(), PROFILED);
+    let report = dir.path().join("flash.ncu-rep");
+    std::fs::write(&report, b"\x01NVIDIA Nsight Compute report stand-in\x00").unwrap();
+    let cache = dir.path().join("cache");
+    for ncu_env in [Some(ncu.as_path()), None] {
+        let mut cmd = Command::cargo_bin("stallscope").unwrap();
+        cmd.env("STALLSCOPE_CACHE", &cache)
+            .env("PATH", dir.path().join("empty"));
+        match ncu_env {
+            Some(n) => cmd.env("NCU", n),
+            None => cmd.env_remove("NCU"),
+        };
+        cmd.args(["report", "--format", "json"])
+            .arg(&report)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("flash_fwd_kernel"));
+    }
+    // Another report without ncu: one line naming ncu and the export commands.
+    let other = dir.path().join("other.ncu-rep");
+    std::fs::write(&other, b"another report").unwrap();
+    Command::cargo_bin("stallscope")
+        .unwrap()
+        .env("STALLSCOPE_CACHE", &cache)
+        .env("PATH", dir.path().join("empty"))
+        .env_remove("NCU")
+        .arg("report")
+        .arg(&other)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "is an Nsight Compute report: reading it needs ncu",
+        ))
+        .stderr(predicate::str::contains("ncu --import"));
+}
+
+/// The explorer profiles a version of the user's program again with the command stored
+/// with it (`p` on that version).
+#[test]
+fn the_explorer_profiles_a_stored_command_again() {
+    use stallscope::model::{self, LoadReport, Store};
+    use stallscope::tui::{jobs, state::*, theme::Theme};
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = stand_in(dir.path(), PROFILED);
+    let profiles = dir.path().join("profiles");
+    Command::cargo_bin("stallscope")
+        .unwrap()
+        .env("NCU", &ncu)
+        .args([
+            "profile",
+            "--ladder",
+            "mine",
+            "--version",
+            "v1",
+            "--profiles",
+        ])
+        .arg(&profiles)
+        .args(["--", "./attn", "--seq", "4096"])
+        .assert()
+        .success();
+    let ladder = model::load_ladder(
+        &Store::Disk,
+        &profiles.join("mine"),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let mut app = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    let Some(Effect::StartJob(req)) = app.update(Action::Profile { all: false }) else {
+        panic!("p starts a job");
+    };
+    let cmd = req.command.clone().expect("the stored command");
+    assert_eq!(cmd.command, ["./attn", "--seq", "4096"]);
+    // SAFETY: no other test of this binary reads NCU from this process's environment.
+    unsafe { std::env::set_var("NCU", &ncu) };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = jobs::start(&app, req, tx);
+    loop {
+        let ev = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the job reports");
+        app.update(ev);
+        if app.job.is_none() {
+            break;
+        }
+    }
+    job.handle.join().unwrap();
+    match &app.status {
+        Some(Status::Info(m)) => assert!(m.contains("imported 3 file(s)"), "{m}"),
+        other => panic!("{other:?}"),
+    }
 }

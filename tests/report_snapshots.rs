@@ -34,7 +34,8 @@ fn sgemm_comparison_table() {
     let ladder = sgemm();
     let a = analysis::analyse(&ladder, &ladder.versions[0]);
     let b = analysis::analyse(&ladder, &ladder.versions[1]);
-    let c = analysis::compare(&a, &b);
+    let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
+    let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
     let text = report::exporter(Format::Table).compare(&CompareInput {
         a_name: "v1 naive".into(),
         b_name: "v2 tiled".into(),

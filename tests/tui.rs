@@ -100,6 +100,71 @@ fn compare_pairs_the_marked_or_previous_version() {
 }
 
 #[test]
+fn compare_pairs_a_version_with_the_one_it_was_built_on() {
+    let mut a = app();
+    select(&mut a, "v17");
+    let ls = a.ladder();
+    let pair = a.compare_pair().map(|(x, y)| {
+        (
+            ls.ladder.versions[x].id.clone(),
+            ls.ladder.versions[y].id.clone(),
+        )
+    });
+    assert_eq!(pair, Some(("v15".to_string(), "v17".to_string())));
+}
+
+#[test]
+fn the_timeline_shows_where_the_ladder_branches() {
+    let mut a = app();
+    select(&mut a, "v17");
+    assert!(render(&a, 120, 40).contains("v17←v15"));
+}
+
+#[test]
+fn the_header_names_its_signals_in_words() {
+    let a = app();
+    let shown = render(&a, 160, 40);
+    let header = shown.lines().nth(1).unwrap();
+    assert!(
+        header.contains("barrier stalls")
+            && header.contains("short-scoreboard stalls")
+            && header.contains("tensor pipe active"),
+        "{header}"
+    );
+}
+
+#[test]
+fn the_bottleneck_view_explains_the_row_under_the_cursor() {
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Bottleneck));
+    a.update(Action::Down);
+    let (reason, _) = a.bottleneck_reason().unwrap();
+    let shown = render(&a, 200, 50).replace('\n', " ");
+    let help = stallscope::analysis::catalogue::stall_help(reason);
+    assert!(
+        shown.contains(&format!("{reason} (")) && shown.contains(help),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_bottleneck_cursor_stays_on_the_table() {
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Bottleneck));
+    a.update(Action::Bottom);
+    let rows = a.ladder().analysis.versions[a.version_index().unwrap()]
+        .matrix
+        .as_ref()
+        .unwrap()
+        .reasons()
+        .len();
+    a.update(Action::Up);
+    assert_eq!(a.bottleneck_row, rows - 2);
+}
+
+#[test]
 fn filter_typing_and_cancel() {
     let mut a = app();
     a.update(Action::FilterStart);
@@ -320,7 +385,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
     );
     // The third version column of the timeline.
     let body = views::areas(area).body;
-    let [_, table, _] = views::timeline::layout(&a, body);
+    let [_, _, table, _] = views::timeline::layout(&a, body);
     let cols = views::timeline::columns(&a, table.width);
     let x = table.x + cols.name_w + 1 + 2 * (cols.col_w + 1) + 1;
     let acts = tui::actions(&a, &click(x, table.y + 3), area);
@@ -455,6 +520,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Show(View::Compare),
         Action::Show(View::Inspect),
         Action::Show(View::Source),
+        Action::Show(View::Bottleneck),
         Action::Show(View::Notes),
         Action::PrevVersion,
         Action::NextVersion,
@@ -465,6 +531,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Top,
         Action::Bottom,
         Action::NextLadder,
+        Action::NextShape,
         Action::Mark,
         Action::FilterStart,
         Action::ToggleSort,
@@ -526,4 +593,67 @@ fn a_ladder_without_versions_yet_renders_and_can_be_run() {
         a.update(Action::Run { all: true }),
         Some(Effect::StartJob(_))
     ));
+}
+
+/// `S` shows the run results of the next measured shape: the timeline's run time of v01
+/// goes from the reference shape's to another's, the tab line says which, and inspect
+/// lists every shape's run with its spread, clock and checks fields.
+#[test]
+fn shape_key_switches_the_run_results_shown() {
+    let mut a = app();
+    select(&mut a, "v01");
+    let i = a.version_index().unwrap();
+    let time =
+        |a: &App| a.ladder().analysis.versions[i].get(stallscope::analysis::MetricId::RunTime);
+    let at_reference = time(&a);
+    let first = render(&a, 200, 40);
+    assert!(first.contains("runs at 1,64,1024,128 (S)"), "{first}");
+    a.update(Action::NextShape);
+    assert_ne!(time(&a), at_reference, "another shape's run time");
+    let next = render(&a, 200, 40);
+    assert!(!next.contains("runs at 1,64,1024,128 (S)"), "{next}");
+    assert!(next.contains("runs at 1,16,8192,128"), "{next}");
+    a.update(Action::Show(View::Inspect));
+    let shown = render(&a, 200, 60);
+    assert!(shown.contains("run at 1,64,1024,128"), "{shown}");
+    assert!(shown.contains("median (µs)"), "{shown}");
+}
+
+/// A source page with CUDA lines (`--print-source cuda,sass`) adds a third order to the
+/// source view: the hottest CUDA lines, each with its SASS under it; a SASS-only page
+/// cycles between two.
+#[test]
+fn cuda_lines_show_with_their_sass() {
+    let ladder = model::load_files(
+        &[
+            common::fixture("sgemm/raw.csv"),
+            common::fixture("sgemm/src_cs.csv"),
+        ],
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    a.update(Action::Show(View::Source));
+    a.update(Action::ToggleSort);
+    a.update(Action::ToggleSort);
+    assert_eq!(a.source.sort, SourceSort::CudaLine);
+    let shown = render(&a, 160, 40);
+    assert!(shown.contains("under the hottest CUDA lines"), "{shown}");
+    assert!(
+        shown.contains("line 2") && shown.contains("__global__ void mm_naive"),
+        "{shown}"
+    );
+    a.update(Action::ToggleSort);
+    assert_eq!(a.source.sort, SourceSort::Samples);
+
+    let mut sass_only = app();
+    select(&mut sass_only, "v09");
+    sass_only.update(Action::Show(View::Source));
+    sass_only.update(Action::ToggleSort);
+    sass_only.update(Action::ToggleSort);
+    assert_eq!(
+        sass_only.source.sort,
+        SourceSort::Samples,
+        "no CUDA lines to sort under"
+    );
 }

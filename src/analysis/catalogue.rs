@@ -1,5 +1,7 @@
 //! The catalogue: every metric stallscope shows, with its friendly name, unit, direction
-//! and where it is read from; and every stall reason with a one-line explanation.
+//! and where it is read from; and the glossary: every stall reason, every SASS opcode
+//! class a Hopper kernel shows, and the (reason @ opcode) cells that matter, each with a
+//! one-line explanation.
 
 use crate::ncu::StallReason;
 use serde::Serialize;
@@ -24,6 +26,14 @@ pub enum Kind {
     Percent,
     Count,
     Bytes,
+    /// Stored in Hz, shown in MHz.
+    Frequency,
+    /// Watts.
+    Power,
+    /// Millijoules.
+    Energy,
+    /// TFLOPS per watt of board power.
+    Efficiency,
 }
 
 impl Kind {
@@ -34,6 +44,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "",
             Kind::Bytes => "B",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -46,6 +60,10 @@ impl Kind {
             Kind::Percent => "%",
             Kind::Count => "count",
             Kind::Bytes => "bytes",
+            Kind::Frequency => "MHz",
+            Kind::Power => "W",
+            Kind::Energy => "mJ",
+            Kind::Efficiency => "TFLOPS/W",
         }
     }
 
@@ -54,6 +72,8 @@ impl Kind {
         match self {
             // Stored in ns.
             Kind::Time => v / 1e3,
+            // Stored in Hz.
+            Kind::Frequency => v / 1e6,
             _ => v,
         }
     }
@@ -132,9 +152,20 @@ catalogue! {
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
+    RunClock: "run_sm_clock", "SM clock (run)", Frequency, Neutral, Speed, [],
+        "mean SM clock NVML reported over the run's timed windows: the H200 drops from 1980 to ~1620 MHz under sustained load";
+    RunPower: "run_power", "Board power (run)", Power, Neutral, Speed, [],
+        "mean board power over the run's timed windows (NVML's energy counter)";
+    RunEnergy: "run_energy", "Energy / launch (run)", Energy, Lower, Speed, [],
+        "energy of one launch: under a power cap, energy is speed";
+    RunEfficiency: "run_tflops_per_watt", "TFLOPS / W (run)", Efficiency, Higher, Speed, [],
+        "throughput per watt of board power";
     Duration: "duration", "Duration (ncu)", Time, Lower, Speed,
         [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
-        "kernel duration under the profiler (caches flushed, one launch)";
+        "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
+    SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
+        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency")],
+        "the SM clock during the profiled launch (ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
     PctOfCeiling: "pct_of_ceiling", "% of ceiling", Percent, Higher, Speed, [],
@@ -211,11 +242,11 @@ impl MetricId {
     }
 }
 
-/// The three signals kept in view for every version.
+/// The three signals kept in view for every version, named in words.
 pub const HEADLINE: &[Headline] = &[
-    Headline::Stall(StallReason::Barrier, "barrier"),
-    Headline::Stall(StallReason::ShortScoreboard, "SSC"),
-    Headline::Metric(MetricId::TensorPipe, "TC"),
+    Headline::Stall(StallReason::Barrier, "barrier stalls"),
+    Headline::Stall(StallReason::ShortScoreboard, "short-scoreboard stalls"),
+    Headline::Metric(MetricId::TensorPipe, "tensor pipe active"),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -256,6 +287,353 @@ pub fn stall_help(r: StallReason) -> &'static str {
         Gmma => "waiting for a warpgroup MMA to finish",
     }
 }
+
+/// What an instruction class of Hopper SASS does, in one line; `None` for a class the
+/// glossary does not know (a uniform-datapath `U…` class is explained by its base).
+pub fn opcode_help(opcode: &str) -> Option<String> {
+    if let Some((_, help)) = OPCODES.iter().find(|(op, _)| *op == opcode) {
+        return Some(help.to_string());
+    }
+    let base = opcode.strip_prefix('U')?;
+    let (_, help) = OPCODES.iter().find(|(op, _)| *op == base)?;
+    Some(format!(
+        "{help}, on the uniform datapath (one value for the whole warp)"
+    ))
+}
+
+/// SASS opcode classes (the opcode without predicate and modifiers) and what they do.
+const OPCODES: &[(&str, &str)] = &[
+    (
+        "ATOMG",
+        "an atomic read-modify-write in global memory (atomicAdd …)",
+    ),
+    (
+        "BAR",
+        "a block-wide or named barrier (__syncthreads, bar.sync, bar.arrive)",
+    ),
+    (
+        "BRA",
+        "a branch; the one closing an mbarrier try-wait loop is where warps spin waiting for data or a turn",
+    ),
+    (
+        "BREAK",
+        "leaves a divergent region (a loop exit some threads take first)",
+    ),
+    ("BSSY", "opens a convergence region before divergent code"),
+    (
+        "BSYNC",
+        "the threads of a warp meet again after divergent code",
+    ),
+    ("CALL", "a call to a function"),
+    (
+        "CCTL",
+        "cache control: a cache line invalidated or prefetched",
+    ),
+    (
+        "CGAERRBAR",
+        "at exit, waits until the cluster's memory errors are reported",
+    ),
+    (
+        "CS2R",
+        "reads a special register into a register pair (CS2R R, SRZ zeroes accumulators)",
+    ),
+    (
+        "DEPBAR",
+        "waits until a count of asynchronous operations are done (cp.async.wait_group)",
+    ),
+    ("ELECT", "elects one thread of the warp (elect.sync)"),
+    ("ENDCOLLECTIVE", "ends a warp-collective region"),
+    (
+        "ERRBAR",
+        "at exit, waits until the kernel's memory errors are reported",
+    ),
+    ("EXIT", "the thread ends"),
+    (
+        "F2FP",
+        "converts two fp32 values to fp16 or bf16 and packs them into one register",
+    ),
+    ("F2I", "converts a float to an integer"),
+    ("FADD", "an fp32 addition (e.g. the row sums of a softmax)"),
+    (
+        "FENCE",
+        "a proxy fence: makes generic-proxy writes visible to TMA or wgmma, or the reverse",
+    ),
+    ("FFMA", "an fp32 fused multiply-add"),
+    (
+        "FMNMX",
+        "an fp32 minimum or maximum (e.g. the row maxima of a softmax)",
+    ),
+    (
+        "FMUL",
+        "an fp32 multiplication (e.g. rescaling an accumulator)",
+    ),
+    (
+        "FSEL",
+        "selects one of two fp32 values by a predicate (masking)",
+    ),
+    ("FSETP", "an fp32 comparison setting a predicate"),
+    (
+        "HADD2",
+        "a packed fp16 × 2 addition (also converts and moves halves)",
+    ),
+    (
+        "HFMA2",
+        "a packed fp16 × 2 fused multiply-add (also moves constants)",
+    ),
+    (
+        "HGMMA",
+        "a warpgroup MMA on the tensor cores (wgmma.mma_async), operands from shared memory or registers",
+    ),
+    ("HMMA", "a warp-level MMA on the tensor cores (mma.sync)"),
+    ("I2F", "converts an integer to a float"),
+    ("IABS", "an integer absolute value"),
+    ("IADD3", "an integer addition of three operands"),
+    (
+        "IMAD",
+        "an integer multiply-add (also moves, shifts and address arithmetic)",
+    ),
+    (
+        "ISETP",
+        "an integer comparison setting a predicate (bounds, loop tests)",
+    ),
+    ("LDC", "a load from constant memory (kernel parameters)"),
+    ("LDG", "a load from global memory"),
+    (
+        "LDGDEPBAR",
+        "closes a group of cp.async copies (cp.async.commit_group)",
+    ),
+    (
+        "LDGSTS",
+        "an asynchronous copy from global to shared memory (cp.async)",
+    ),
+    (
+        "LDL",
+        "a load from local memory (a register spilled, or an indexed array)",
+    ),
+    ("LDS", "a load from shared memory"),
+    (
+        "LDSM",
+        "loads 8×8 matrix fragments from shared memory (ldmatrix)",
+    ),
+    ("LEA", "shift-and-add address arithmetic"),
+    (
+        "LOP3",
+        "a logic operation on three operands (masks, swizzles)",
+    ),
+    ("MEMBAR", "a memory fence (__threadfence)"),
+    ("MOV", "a register move"),
+    (
+        "MUFU",
+        "the multi-function unit: exp2, reciprocal, rsqrt … (e.g. the exponentials of a softmax)",
+    ),
+    ("NOP", "no operation (padding)"),
+    ("P2R", "packs predicates into a register"),
+    ("PLOP3", "a logic operation on predicates"),
+    ("PRMT", "permutes bytes (packs halves, converts layouts)"),
+    ("R2P", "unpacks a register into predicates"),
+    (
+        "R2UR",
+        "moves a register into a uniform register (wgmma descriptors, TMA coordinates)",
+    ),
+    ("RET", "returns from a function"),
+    ("S2R", "reads a special register (thread index, clock)"),
+    ("S2UR", "reads a special register into a uniform register"),
+    ("SEL", "selects one of two integers by a predicate"),
+    ("SHF", "a funnel shift (shifts of 32- and 64-bit values)"),
+    (
+        "SHFL",
+        "a warp shuffle (e.g. a reduction across the lanes of a warp)",
+    ),
+    ("STG", "a store to global memory"),
+    ("STL", "a store to local memory (a register spilled)"),
+    ("STS", "a store to shared memory"),
+    (
+        "STSM",
+        "stores 8×8 matrix fragments to shared memory (stmatrix)",
+    ),
+    (
+        "SYNCS",
+        "an mbarrier operation: arrive, expect-tx, or a try-wait on a phase",
+    ),
+    (
+        "USETMAXREG",
+        "moves registers between warpgroups (setmaxnreg)",
+    ),
+    ("UTMACCTL", "tensor-map cache control (prefetch.tensormap)"),
+    (
+        "UTMACMDFLUSH",
+        "sends the TMA commands issued so far (commit of a bulk group)",
+    ),
+    (
+        "UTMALDG",
+        "a TMA bulk tensor copy from global to shared memory (cp.async.bulk.tensor)",
+    ),
+    ("UTMAPF", "a TMA prefetch of a tensor tile into L2"),
+    (
+        "UTMASTG",
+        "a TMA bulk tensor copy from shared to global memory",
+    ),
+    ("VIADD", "an integer addition"),
+    (
+        "VIADDMNMX",
+        "an integer addition followed by a minimum or maximum",
+    ),
+    ("VIMNMX", "an integer minimum or maximum"),
+    ("VOTE", "a warp vote (__any_sync, __ballot_sync)"),
+    (
+        "VOTEU",
+        "a warp vote into a uniform register (one answer for the warp)",
+    ),
+    (
+        "WARPGROUP",
+        "warpgroup arrive / wait (wgmma.fence, wgmma.wait_group): the wait for warpgroup MMA results",
+    ),
+    (
+        "WARPSYNC",
+        "synchronises the threads of a warp (__syncwarp)",
+    ),
+    (
+        "YIELD",
+        "lets the scheduler switch to another warp (in spin loops)",
+    ),
+];
+
+/// What a (reason @ opcode) cell means: the combinations that say more than their parts
+/// have their own line; the rest read as the reason's line at the opcode's.
+pub fn cell_help(reason: StallReason, opcode: &str) -> String {
+    if let Some(help) = combination_help(reason, opcode) {
+        return help.to_string();
+    }
+    match opcode_help(opcode) {
+        Some(op) => format!("{}, at {opcode}: {op}", stall_help(reason)),
+        None => format!("{}, at {opcode}", stall_help(reason)),
+    }
+}
+
+/// The line of a cell that says more than its reason and opcode do apart.
+pub fn combination_help(reason: StallReason, opcode: &str) -> Option<&'static str> {
+    CELLS
+        .iter()
+        .find(|(r, op, _)| *r == reason && *op == opcode)
+        .map(|(_, _, help)| *help)
+}
+
+/// The cells that say more than their reason and opcode do apart.
+const CELLS: &[(StallReason, &str, &str)] = {
+    use StallReason::*;
+    &[
+        (
+            Barrier,
+            "WARPGROUP",
+            "waiting at wgmma.wait_group for warpgroup MMA results: the tensor cores are still busy with this warpgroup's products",
+        ),
+        (
+            Barrier,
+            "BAR",
+            "waiting at a block or named barrier for the other warps (e.g. a ping-pong turn between warpgroups)",
+        ),
+        (
+            LongScoreboard,
+            "BRA",
+            "an mbarrier try-wait loop: the branch waits for the try-wait's answer, i.e. for a TMA copy to land or for a consumer to free its stage",
+        ),
+        (
+            LongScoreboard,
+            "SYNCS",
+            "an mbarrier try-wait: waiting for a TMA copy to land or for a stage to be freed",
+        ),
+        (
+            LongScoreboard,
+            "STS",
+            "a tile copied through registers: the shared store waits for the global load before it",
+        ),
+        (
+            LongScoreboard,
+            "HADD2",
+            "a half-precision add or conversion waits for the global load that brings its operand",
+        ),
+        (
+            LongScoreboard,
+            "LDG",
+            "the load waits for an earlier global or local load whose register it needs (its address, or a register it overwrites)",
+        ),
+        (
+            ShortScoreboard,
+            "HMMA",
+            "the MMA waits for the shared-memory fragment load (LDS, LDSM) right before it",
+        ),
+        (
+            ShortScoreboard,
+            "FFMA",
+            "the FMA waits for its operands from shared memory",
+        ),
+        (
+            ShortScoreboard,
+            "PRMT",
+            "repacking halves waits for the shared-memory loads that bring them",
+        ),
+        (
+            ShortScoreboard,
+            "MUFU",
+            "waiting for the result of an earlier MUFU (exp2) or shared load",
+        ),
+        (
+            Wait,
+            "HMMA",
+            "back-to-back MMAs at the tensor pipe's issue rate: the MMA phases are tensor-bound",
+        ),
+        (
+            Wait,
+            "MUFU",
+            "an exp2, reciprocal or other MUFU operation waits out the fixed latency of the instruction feeding it (in attention, the softmax's exponentials)",
+        ),
+        (
+            Wait,
+            "HGMMA",
+            "a wgmma waits out a fixed latency after the previous one or its descriptor",
+        ),
+        (
+            MathPipeThrottle,
+            "HMMA",
+            "the tensor pipe is busy: the MMAs are issued faster than it completes them",
+        ),
+        (
+            MathPipeThrottle,
+            "MUFU",
+            "the MUFU unit is busy: too many exponentials at once",
+        ),
+        (
+            MioThrottle,
+            "LDS",
+            "the shared-memory queue is full: too many shared loads in flight",
+        ),
+        (
+            MioThrottle,
+            "STS",
+            "the shared-memory queue is full: too many shared stores in flight",
+        ),
+        (
+            LgThrottle,
+            "LDG",
+            "the global-load queue is full: many small loads per thread",
+        ),
+        (
+            WarpgroupArrive,
+            "WARPGROUP",
+            "waiting at wgmma.fence for the registers the wgmma reads or writes",
+        ),
+        (
+            NotSelected,
+            "LDG",
+            "ready, but another warp issued: the scheduler is busy, not the loads",
+        ),
+        (
+            Sleeping,
+            "BRA",
+            "a spin loop that backs off (nanosleep) between tries",
+        ),
+    ]
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,10 @@
-//! Two versions side by side: every metric's delta, judged by the metric's direction.
+//! Two versions side by side: every metric's delta, judged by the metric's direction;
+//! the stall shares, the (reason × opcode) cells, the instruction mix and the SASS.
 
 use super::catalogue::{Better, METRICS, MetricId};
-use super::{OpcodeStat, VersionAnalysis};
-use crate::ncu::StallReason;
+use super::sass::{self, MixRow, SassDiff};
+use super::{Bottleneck, NoLabel, OpcodeStat, StallSource, VersionAnalysis, noise};
+use crate::ncu::{SourceListing, StallReason};
 use serde::Serialize;
 
 /// What a change means for a metric.
@@ -64,16 +66,58 @@ pub struct StallDelta {
     pub verdict: Verdict,
 }
 
+/// One (reason @ opcode) cell in the two versions.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellDelta {
+    pub reason: StallReason,
+    pub opcode: String,
+    /// Shares of each version's stall samples (0..1), zero where the cell is empty;
+    /// unknown where the version has no source page.
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    pub a_samples: Option<u64>,
+    pub b_samples: Option<u64>,
+    /// `changed` when the shares differ by more than sampling noise (two independent
+    /// samples, z ≥ 2), else `same`; `unknown` where a side has no source page.
+    pub verdict: Verdict,
+}
+
+/// What one side of a comparison says about its stalls.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub bottleneck: Option<Bottleneck>,
+    pub no_label: Option<NoLabel>,
+    pub stall_source: Option<StallSource>,
+    pub stall_samples: Option<u64>,
+    pub occupancy: Option<super::occupancy::OccupancyLimit>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub metrics: Vec<MetricDelta>,
     /// Stall shares (0..1) of reasons present on either side.
     pub stalls: Vec<StallDelta>,
+    pub a: Side,
+    pub b: Side,
+    /// The hottest (reason @ opcode) cells of either version, largest first.
+    pub cells: Vec<CellDelta>,
+    /// Opcode classes side by side (count, stall samples, share).
+    pub mix: Vec<MixRow>,
+    /// The two SASS listings aligned, where both versions have a source page.
+    pub sass: Option<SassDiff>,
     pub hot_ops_a: Vec<OpcodeStat>,
     pub hot_ops_b: Vec<OpcodeStat>,
 }
 
-pub fn compare(a: &VersionAnalysis, b: &VersionAnalysis) -> Comparison {
+/// Cells of the (reason × opcode) tables a comparison lists.
+pub const COMPARED_CELLS: usize = 12;
+
+/// Compares two versions; with both SASS listings, the SASS as well.
+pub fn compare(
+    a: &VersionAnalysis,
+    b: &VersionAnalysis,
+    listings: Option<(&SourceListing, &SourceListing)>,
+) -> Comparison {
     let metrics = METRICS
         .iter()
         .map(|d| {
@@ -105,12 +149,69 @@ pub fn compare(a: &VersionAnalysis, b: &VersionAnalysis) -> Comparison {
             }
         })
         .collect();
+    let side = |v: &VersionAnalysis| Side {
+        bottleneck: v.bottleneck.clone(),
+        no_label: v.no_label,
+        stall_source: v.stalls.as_ref().map(|s| s.source),
+        stall_samples: v.stalls.as_ref().and_then(|s| s.samples),
+        occupancy: v.occupancy.clone(),
+    };
     Comparison {
         metrics,
         stalls,
+        a: side(a),
+        b: side(b),
+        cells: cell_deltas(a, b),
+        mix: sass::mix(&a.hot_ops, &b.hot_ops),
+        sass: listings.map(|(x, y)| sass::diff(x, y)),
         hot_ops_a: a.hot_ops.clone(),
         hot_ops_b: b.hot_ops.clone(),
     }
+}
+
+/// The hottest cells of either table, by the larger of their two shares.
+fn cell_deltas(a: &VersionAnalysis, b: &VersionAnalysis) -> Vec<CellDelta> {
+    let (ma, mb) = (a.matrix.as_ref(), b.matrix.as_ref());
+    let mut places: Vec<(StallReason, &str)> = Vec::new();
+    for m in [ma, mb].into_iter().flatten() {
+        for c in m.cells.iter().take(COMPARED_CELLS) {
+            if !places.contains(&(c.reason, c.opcode.as_str())) {
+                places.push((c.reason, &c.opcode));
+            }
+        }
+    }
+    let mut out: Vec<CellDelta> = places
+        .into_iter()
+        .map(|(reason, opcode)| {
+            let count = |m: Option<&super::StallMatrix>| m.map(|m| m.count(reason, opcode));
+            let share = |m: Option<&super::StallMatrix>| m.map(|m| m.share(reason, opcode));
+            let verdict = match (ma, mb) {
+                (Some(x), Some(y)) => {
+                    let (a, b) = (x.count(reason, opcode), y.count(reason, opcode));
+                    let z = noise::two_sample_z(a, x.samples, b, y.samples);
+                    if z.abs() >= noise::Z_MIN {
+                        Verdict::Changed
+                    } else {
+                        Verdict::Same
+                    }
+                }
+                _ => Verdict::Unknown,
+            };
+            CellDelta {
+                reason,
+                opcode: opcode.to_string(),
+                a: share(ma),
+                b: share(mb),
+                a_samples: count(ma),
+                b_samples: count(mb),
+                verdict,
+            }
+        })
+        .collect();
+    let larger = |d: &CellDelta| d.a.unwrap_or(0.0).max(d.b.unwrap_or(0.0));
+    out.sort_by(|x, y| larger(y).total_cmp(&larger(x)));
+    out.truncate(COMPARED_CELLS);
+    out
 }
 
 #[cfg(test)]

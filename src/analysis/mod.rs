@@ -1,14 +1,22 @@
 //! What the numbers say: per version the catalogue's values, the stall breakdown, the
-//! hot instruction classes and the bottleneck label; per ladder the bottleneck trail.
+//! hot instruction classes, the (reason × opcode) table and the bottleneck label read
+//! from it; per ladder the bottleneck trail.
 
 pub mod catalogue;
 pub mod compare;
+mod matrix;
+pub mod noise;
+pub mod occupancy;
+pub mod sass;
 pub mod speed;
 mod stalls;
+mod trail;
 
 pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
-pub use stalls::{Bottleneck, OpcodeStat, StallBreakdown, StallSource, hot_ops};
+pub use matrix::{Bottleneck, Cell, NoLabel, StallMatrix};
+pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
+pub use trail::{StepVerdict, TrailStep};
 
 use crate::model::{Ladder, Profile, Version};
 use catalogue::Src;
@@ -22,12 +30,25 @@ pub struct VersionAnalysis {
     pub stalls: Option<StallBreakdown>,
     /// Instruction classes by stall samples, hottest first.
     pub hot_ops: Vec<OpcodeStat>,
+    /// The (reason × opcode) table of the source page, where there is one.
+    pub matrix: Option<StallMatrix>,
+    /// The hottest cell of `matrix`; `None` with the reason in `no_label`.
     pub bottleneck: Option<Bottleneck>,
+    pub no_label: Option<NoLabel>,
+    /// What limits occupancy, from the launch and occupancy sections.
+    pub occupancy: Option<occupancy::OccupancyLimit>,
 }
 
 impl VersionAnalysis {
     pub fn get(&self, id: MetricId) -> Option<f64> {
         self.values.get(id as usize).copied().flatten()
+    }
+
+    /// The overall top stall reason and its share (the figure ncu itself shows).
+    pub fn top_reason(&self) -> Option<(crate::ncu::StallReason, f64)> {
+        let s = self.stalls.as_ref()?;
+        let r = s.dominant()?;
+        Some((r, s.share(r)))
     }
 }
 
@@ -38,43 +59,11 @@ pub struct LadderAnalysis {
     pub trail: Vec<TrailStep>,
 }
 
-/// One step of the bottleneck trail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrailStep {
-    /// Index into the ladder's versions.
-    pub index: usize,
-    pub id: String,
-    /// `reason @ OPCODE`, or `None` where the profile has no stall data.
-    pub label: Option<String>,
-    /// The label differs from the previous step's.
-    pub changed: bool,
-}
-
 pub fn analyse_ladder(ladder: &Ladder) -> LadderAnalysis {
     let versions: Vec<VersionAnalysis> =
         ladder.versions.iter().map(|v| analyse(ladder, v)).collect();
-    let trail = trail(ladder, &versions);
+    let trail = trail::trail(ladder, &versions);
     LadderAnalysis { versions, trail }
-}
-
-/// The trail over the ladder's own versions (baselines stand apart).
-pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
-    let mut steps: Vec<TrailStep> = Vec::new();
-    for (index, (v, a)) in ladder.versions.iter().zip(analyses).enumerate() {
-        if v.baseline {
-            continue;
-        }
-        let label = a.bottleneck.as_ref().map(Bottleneck::to_string);
-        let previous = steps.iter().rev().find_map(|s| s.label.as_ref());
-        let changed = matches!((&label, previous), (Some(l), Some(p)) if l != p);
-        steps.push(TrailStep {
-            index,
-            id: v.id.clone(),
-            label,
-            changed,
-        });
-    }
-    steps
 }
 
 pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
@@ -86,10 +75,14 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         values[MetricId::SharedPerBlock as usize] = shared_per_block(p);
     }
     let flops = ladder.flops_of(v);
-    if let Some(run) = ladder.reference_run(v).filter(|r| r.median_us.is_some()) {
+    if let Some(run) = ladder.shown_run(v).filter(|r| r.median_us.is_some()) {
         let us = run.median_us.expect("filtered");
         values[MetricId::RunTime as usize] = Some(us * 1e3);
         values[MetricId::RunTflops as usize] = run.tflops.or(flops.map(|f| f / us / 1e6));
+        values[MetricId::RunClock as usize] = run.sm_clock_mhz.map(|m| m * 1e6);
+        values[MetricId::RunPower as usize] = run.power_w;
+        values[MetricId::RunEnergy as usize] = run.energy_mj;
+        values[MetricId::RunEfficiency as usize] = run.tflops_per_watt();
     }
     let tflops = match (flops, values[MetricId::Duration as usize]) {
         (Some(f), Some(ns)) if ns > 0.0 => Some(f / ns / 1e3),
@@ -103,18 +96,24 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
     };
 
     let stalls = v.profile.as_ref().and_then(StallBreakdown::from_profile);
-    let hot_ops = v
-        .profile
-        .as_ref()
-        .and_then(|p| p.source.as_ref())
+    let source = v.profile.as_ref().and_then(|p| p.source.as_ref());
+    let hot_ops = source
         .map(|s| stalls::hot_ops(&s.summary))
         .unwrap_or_default();
-    let bottleneck = stalls.as_ref().and_then(|s| Bottleneck::find(s, &hot_ops));
+    let matrix = source.map(|_| StallMatrix::from_ops(&hot_ops));
+    let label = match (&v.profile, &matrix) {
+        (None, _) => Err(NoLabel::NoProfile),
+        (Some(_), None) => Err(NoLabel::NoSourcePage),
+        (Some(_), Some(m)) => m.bottleneck(),
+    };
     VersionAnalysis {
         values,
         stalls,
         hot_ops,
-        bottleneck,
+        matrix,
+        no_label: label.as_ref().err().copied(),
+        bottleneck: label.ok(),
+        occupancy: v.profile.as_ref().and_then(occupancy::OccupancyLimit::of),
     }
 }
 

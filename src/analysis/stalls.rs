@@ -1,20 +1,51 @@
-//! Stall shares, hot instruction classes and the bottleneck label.
+//! Stall shares (with where they come from and how many samples stand behind them) and
+//! the hot instruction classes of a source page.
 
 use crate::model::Profile;
 use crate::ncu::{SourceSummary, StallReason};
 use serde::Serialize;
-use std::fmt;
 
-/// Where a stall breakdown came from.
+/// Where a stall breakdown came from, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StallSource {
-    /// `smsp__pcsamp_warps_issue_stalled_*` of the raw page.
+    /// PC samples: `smsp__pcsamp_warps_issue_stalled_*` of the raw page.
+    #[serde(rename = "pc_sampling")]
     Sampling,
-    /// The per-instruction samples of the source page, summed.
+    /// PC samples: the per-instruction samples of the source page, summed.
     SourcePage,
-    /// `smsp__average_warps_issue_stalled_*_per_issue_active.ratio`, normalised.
+    /// No PC samples: `smsp__average_warps_issue_stalled_*_per_issue_active.ratio`
+    /// (warps stalled per issued instruction), normalised to add up to 1. Shares of
+    /// stalled warps per issue, not of samples.
     PerIssueRatios,
+}
+
+impl StallSource {
+    /// The machine name (JSON, CSV), as serialized.
+    pub fn key(self) -> &'static str {
+        match self {
+            StallSource::Sampling => "pc_sampling",
+            StallSource::SourcePage => "source_page",
+            StallSource::PerIssueRatios => "per_issue_ratios",
+        }
+    }
+
+    /// What the shares are of, for headings: "PC samples", "per-issue stall ratios".
+    pub fn unit(self) -> &'static str {
+        match self {
+            StallSource::Sampling | StallSource::SourcePage => "PC samples",
+            StallSource::PerIssueRatios => "per-issue stall ratios",
+        }
+    }
+
+    /// Where the figures were read, in a few words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StallSource::Sampling => "PC samples (raw page)",
+            StallSource::SourcePage => "PC samples (source page)",
+            StallSource::PerIssueRatios => "per-issue stall ratios (no PC samples)",
+        }
+    }
 }
 
 /// The share of warp samples per reason; shares add up to 1 (`selected` included).
@@ -23,7 +54,9 @@ pub struct StallBreakdown {
     pub source: StallSource,
     /// Indexed by [`StallReason::index`].
     pub shares: Vec<f64>,
-    /// Number of samples behind the shares (PC sampling only).
+    /// PC samples behind the shares (`smsp__pcsamp_sample_count`, or the source page's
+    /// sum); with per-issue ratios, the profile's sample count where it has one (often 0:
+    /// the reason the ratios were used).
     pub samples: Option<u64>,
 }
 
@@ -119,7 +152,8 @@ fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
     if present * 2 < StallReason::COUNT {
         return None;
     }
-    StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, None)
+    let samples = p.raw_value("smsp__pcsamp_sample_count").map(|v| v as u64);
+    StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, samples)
 }
 
 /// One SASS instruction class of a source page with its samples.
@@ -175,33 +209,4 @@ pub fn hot_ops(s: &SourceSummary) -> Vec<OpcodeStat> {
             .then_with(|| a.opcode.cmp(&b.opcode))
     });
     out
-}
-
-/// Where a version's warps wait most: the dominant stall reason at the hottest
-/// instruction class.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Bottleneck {
-    pub reason: StallReason,
-    /// The hottest instruction class; `None` without a source page.
-    pub opcode: Option<String>,
-}
-
-impl Bottleneck {
-    pub fn find(stalls: &StallBreakdown, hot: &[OpcodeStat]) -> Option<Bottleneck> {
-        let reason = stalls.dominant()?;
-        let opcode = hot
-            .first()
-            .filter(|o| o.stall_samples > 0)
-            .map(|o| o.opcode.clone());
-        Some(Bottleneck { reason, opcode })
-    }
-}
-
-impl fmt::Display for Bottleneck {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.opcode {
-            Some(op) => write!(f, "{} @ {}", self.reason, op),
-            None => write!(f, "{}", self.reason),
-        }
-    }
 }

@@ -340,6 +340,10 @@ pub fn format_uuid(u: &sys::CUuuid) -> String {
 
 /// The CUDA version the driver supports ("13.0").
 pub fn driver_cuda_version() -> Option<String> {
+    // Without the library cudarc's loader panics on first use.
+    if !unsafe { sys::is_culib_present() } {
+        return None;
+    }
     let mut v = 0;
     unsafe { sys::cuDriverGetVersion(&mut v) }.result().ok()?;
     Some(format!("{}.{}", v / 1000, v % 1000 / 10))
@@ -392,4 +396,18 @@ pub fn tensor_map_2d(
     .cuda("cuTensorMapEncodeTiled")
     .context("building a TMA tensor map")?;
     Ok(TensorMap(unsafe { map.assume_init() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_read_as_nvml_writes_them() {
+        let mut u = sys::CUuuid { bytes: [0; 16] };
+        for (i, b) in u.bytes.iter_mut().enumerate() {
+            *b = (i as u8 * 17) as std::ffi::c_char;
+        }
+        assert_eq!(format_uuid(&u), "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    }
 }

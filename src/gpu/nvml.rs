@@ -60,14 +60,22 @@ impl Monitor {
                 "NVML (libnvidia-ml.so.1, part of the NVIDIA driver) is not usable: {e}"
             )
         })?;
-        let m = Monitor {
-            nvml: Arc::new(nvml),
-            uuid: uuid.to_string(),
+        // The GPU the worker reported; where NVML does not know that UUID (spelled
+        // otherwise), the only GPU NVML sees is the one.
+        let uuid = match nvml.device_by_uuid(uuid) {
+            Ok(_) => uuid.to_string(),
+            Err(e) => match nvml.device_count() {
+                Ok(1) => nvml
+                    .device_by_index(0)
+                    .and_then(|d| d.uuid())
+                    .with_context(|| format!("NVML does not know the GPU {uuid} ({e})"))?,
+                _ => anyhow::bail!("NVML does not know the GPU {uuid} ({e})"),
+            },
         };
-        m.nvml
-            .device_by_uuid(uuid)
-            .with_context(|| format!("NVML does not know the GPU {uuid}"))?;
-        Ok(m)
+        Ok(Monitor {
+            nvml: Arc::new(nvml),
+            uuid,
+        })
     }
 
     pub fn environment(&self) -> Environment {

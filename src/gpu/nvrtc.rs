@@ -6,7 +6,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use cudarc::nvrtc::sys;
 use sha2::{Digest, Sha256};
 use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A compiled kernel module.
 pub struct Compiled {
@@ -38,7 +38,7 @@ impl Compiler {
         Ok(Compiler {
             arch: arch.to_string(),
             include: cuda_include_dir(),
-            cache: cache_dir(),
+            cache: crate::files::cache_dir().map(|c| c.join("cubin")),
             version,
         })
     }
@@ -206,17 +206,6 @@ pub fn cuda_include_dir() -> Option<PathBuf> {
     candidates
         .map(|root| root.join("include"))
         .find(|inc| inc.join("cuda_fp16.h").is_file())
-}
-
-/// `$STALLSCOPE_CACHE`, else `$XDG_CACHE_HOME/stallscope`, else `~/.cache/stallscope`.
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("STALLSCOPE_CACHE") {
-        return Some(PathBuf::from(dir));
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
-    Some(base.join("stallscope"))
 }
 
 /// ptxas's "Potential Performance Loss" advisories in a log, as (code, what): for Hopper

@@ -2,6 +2,7 @@
 //! that launches one version after two warm-up launches), exports the raw, details and
 //! source pages in base units, and imports them into the profiles ladder.
 
+use super::placement::{Placement, Slots};
 use super::worker::Mode;
 use crate::model::Shape;
 use crate::model::import;
@@ -29,6 +30,8 @@ pub struct Request {
     pub profiles: PathBuf,
     pub set: String,
     pub timeout: Duration,
+    /// Where the ncu children run: the versions are spread over the slots.
+    pub slots: Slots,
 }
 
 impl Request {
@@ -41,6 +44,7 @@ impl Request {
             profiles,
             set: DEFAULT_SET.into(),
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
+            slots: Slots::default(),
         }
     }
 }
@@ -52,15 +56,19 @@ pub struct Profiled {
 
 pub use crate::nsight::find_ncu;
 
+/// Profiles the request's versions, spread over its slots (one ncu child a slot at a
+/// time); `progress` hears which version starts where (`i` of `n` started so far).
 pub fn run(
     req: &Request,
     cancel: &AtomicBool,
-    progress: &mut dyn FnMut(&str, usize, usize),
+    progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
 ) -> Result<Vec<Profiled>> {
     let ladder = super::load_recipe(&req.kernels)?;
     let versions = ladder.select(&req.versions)?;
     let ncu = find_ncu()?;
-    if let Some(why) = super::device::unavailable() {
+    if req.slots.launcher.is_empty()
+        && let Some(why) = super::device::unavailable()
+    {
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
@@ -77,19 +85,42 @@ pub fn run(
         );
     }
     let work = tempfile::tempdir().context("temporary folder")?;
-    let mut out = Vec::new();
-    for (i, v) in versions.iter().enumerate() {
-        progress(&v.id, i, versions.len());
-        let outcome = match v.unsupported(&shape, req.causal) {
-            Some(why) => Err(anyhow!("skipped: {why}")),
-            None => profile_one(req, &ncu, &exe, work.path(), &ladder, v, shape, cancel),
-        };
-        out.push(Profiled {
-            id: v.id.clone(),
-            outcome,
-        });
-    }
-    Ok(out)
+    let n = versions.len();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Imports rewrite the one manifest: one at a time, whichever slot finishes first.
+    let importing = std::sync::Mutex::new(());
+    let out: std::sync::Mutex<Vec<Option<Profiled>>> =
+        std::sync::Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for placement in req.slots.placements() {
+            let (next, importing, out, versions, ladder) =
+                (&next, &importing, &out, &versions, &ladder);
+            let (ncu, exe, work) = (&ncu, &exe, work.path());
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(v) = versions.get(i) else { break };
+                    progress(&placement, &v.id, i, n);
+                    let outcome = match v.unsupported(&shape, req.causal) {
+                        Some(why) => Err(anyhow!("skipped: {why}")),
+                        None => profile_one(
+                            req, ncu, exe, work, ladder, v, shape, &placement, importing, cancel,
+                        ),
+                    };
+                    out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(Profiled {
+                        id: v.id.clone(),
+                        outcome,
+                    });
+                }
+            });
+        }
+    });
+    Ok(out
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -101,6 +132,8 @@ fn profile_one(
     ladder: &super::recipe::KernelRecipe,
     v: &super::recipe::KernelVersion,
     shape: Shape,
+    placement: &Placement,
+    importing: &std::sync::Mutex<()>,
     cancel: &AtomicBool,
 ) -> Result<String> {
     let mut command: Vec<OsString> = vec![exe.into(), "__worker".into()];
@@ -133,8 +166,10 @@ fn profile_one(
         set: req.set.clone(),
     };
     let limits = Limits::new(req.timeout, cancel);
-    let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &mut |_| {})?;
+    let wrap = |c| placement.wrap(c);
+    let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &wrap, &mut |_| {})?;
     let files = nsight::export_pages(ncu, &rep, &work.join(format!("{}-pages", v.id)), &limits)?;
+    let _one_at_a_time = importing.lock().unwrap_or_else(|p| p.into_inner());
     let done = import::import(&import::Request {
         profiles: &req.profiles,
         ladder: Some(&ladder.ladder),
@@ -154,6 +189,7 @@ fn profile_one(
         &dir,
         &ladder.manifest_defaults(),
         &ladder.manifest_entries(&[v.id.as_str()], &dir),
+        &ladder.manifest_order(),
     )?;
     Ok(done.to_string())
 }
@@ -168,6 +204,8 @@ pub struct CommandRequest {
     pub target: nsight::Target,
     pub timeout: Duration,
     pub force: bool,
+    /// Where ncu runs (a GPU of this host, a cluster launcher).
+    pub placement: Placement,
 }
 
 /// Profiles a command with ncu and imports the pages as one version, the command
@@ -180,11 +218,13 @@ pub fn profile_command(
     let ncu = find_ncu()?;
     let work = tempfile::tempdir().context("temporary folder")?;
     let limits = Limits::new(req.timeout, cancel);
+    let wrap = |c| req.placement.wrap(c);
     let rep = nsight::profile(
         &ncu,
         &req.target,
         &work.path().join("report"),
         &limits,
+        &wrap,
         status,
     )?;
     status("exporting the report's pages");

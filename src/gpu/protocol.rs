@@ -196,7 +196,6 @@ impl std::fmt::Display for WorkerError {
 pub struct Starting {
     id: String,
     child: Child,
-    started: Instant,
 }
 
 impl Starting {
@@ -205,27 +204,20 @@ impl Starting {
         Ok(Starting {
             id: id.to_string(),
             child,
-            started: Instant::now(),
         })
     }
 
     /// Waits for the worker's first line (setup and checks); `timeout` counts from
-    /// the spawn.
+    /// now, not from the spawn: workers set up side by side, and one whose kernel hangs
+    /// holds the GPU (and so the others) until it is killed, which must not use up
+    /// the others' time.
     pub fn ready(
         self,
         timeout: Duration,
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Worker, WorkerError> {
-        let Starting {
-            id,
-            mut child,
-            started,
-        } = self;
-        let limits = Limits {
-            deadline: started + timeout,
-            timeout,
-            cancel,
-        };
+        let Starting { id, mut child } = self;
+        let limits = Limits::new(timeout, cancel);
         let line = next_json_line(&mut child, &limits)?;
         match serde_json::from_str::<Hello>(&line) {
             Ok(Hello::Ready(ready)) => Ok(Worker {

@@ -3,12 +3,10 @@
 //! the shape; the TMA tensor maps it takes), and the ladder's FLOP formula. Pure data:
 //! nothing here touches CUDA.
 
+use super::launch_expr;
 use crate::model::manifest::{Manifest, VersionEntry};
 use crate::model::{Shape, store::Store};
 use anyhow::{Context, Result, anyhow, bail};
-use evalexpr::{
-    ContextWithMutableFunctions, ContextWithMutableVariables, Function, HashMapContext,
-};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -92,6 +90,9 @@ pub struct KernelVersion {
     pub entry: String,
     #[serde(default)]
     pub notes: Option<String>,
+    /// The version this one was built on, where it is not the previous one.
+    #[serde(default)]
+    pub parent: Option<String>,
     pub grid: Vec<String>,
     pub block: Vec<String>,
     /// Dynamic shared memory in bytes.
@@ -151,16 +152,23 @@ impl KernelRecipe {
     pub fn load(store: &Store, dir: &Path) -> Result<KernelRecipe> {
         let path = dir.join(FILE_NAME);
         let text = store.read_text(&path)?;
-        let mut l: KernelRecipe = toml::from_str(&text)
-            .map_err(|e| anyhow!("{}: {}", store.describe(&path), e.message()))?;
+        let mut l = KernelRecipe::parse(&text, &store.describe(&path))?;
         l.dir = dir.to_path_buf();
         l.store = Some(store.clone());
-        l.validate()
-            .with_context(|| format!("in {}", store.describe(&path)))?;
+        Ok(l)
+    }
+
+    /// Reads and validates a manifest's text; `name` says where it came from in errors.
+    pub fn parse(text: &str, name: &str) -> Result<KernelRecipe> {
+        let l: KernelRecipe =
+            toml::from_str(text).map_err(|e| crate::model::manifest::toml_error(name, text, &e))?;
+        l.validate().with_context(|| format!("in {name}"))?;
         Ok(l)
     }
 
     fn validate(&self) -> Result<()> {
+        // It names the folder under profiles/ results are saved in.
+        crate::files::check_folder_name("ladder", &self.ladder)?;
         self.reference_shape
             .parse::<Shape>()
             .map_err(|e| anyhow!("reference_shape: {e}"))?;
@@ -171,10 +179,15 @@ impl KernelRecipe {
             if ids.contains(&v.id.as_str()) {
                 bail!("version {} is listed twice", v.id);
             }
+            if let Some(p) = v.parent.as_deref().filter(|p| !ids.contains(p)) {
+                bail!(
+                    "version {}: parent {p:?} is not a version listed before it",
+                    v.id
+                );
+            }
             ids.push(&v.id);
             if v.head_dims.contains(&shape.d) {
-                v.launch(&shape)
-                    .with_context(|| format!("version {}", v.id))?;
+                v.launch(&shape)?;
             }
             for m in &v.tensor_maps {
                 if !["Q", "K", "V", "O"].contains(&m.tensor.as_str()) {
@@ -210,11 +223,15 @@ impl KernelRecipe {
         crate::files::normalize(&self.dir.join(rel))
     }
 
+    /// Reads a file the recipe names: relative, and inside the kernels folder that
+    /// holds the recipe's folder (its sources may be shared with a sibling recipe).
     pub fn read(&self, rel: &str) -> Result<String> {
-        self.store
-            .as_ref()
-            .unwrap_or(&Store::Disk)
-            .read_text(&self.path_of(rel))
+        let kernels = self.dir.parent().unwrap_or(Path::new("")).to_path_buf();
+        let store = self.store.as_ref().unwrap_or(&Store::Disk);
+        let (_, text) = store
+            .read_confined_text(&self.dir, rel, &[kernels])
+            .with_context(|| format!("in {}", store.describe(&self.dir.join(FILE_NAME))))?;
+        Ok(text)
     }
 
     /// The profiles manifest a new ladder fed by this recipe starts from.
@@ -246,6 +263,7 @@ impl KernelRecipe {
                 technique: v.technique.clone(),
                 notes: v.notes.as_deref().map(rel),
                 source: Some(rel(&v.source)),
+                parent: v.parent.clone(),
                 ..VersionEntry::default()
             })
             .collect();
@@ -265,6 +283,11 @@ impl KernelRecipe {
             });
         }
         entries
+    }
+
+    /// The order a profiles manifest lists this recipe's versions in.
+    pub fn manifest_order(&self) -> Vec<&str> {
+        self.versions.iter().map(|v| v.id.as_str()).collect()
     }
 
     /// Picks versions by id (`all` or nothing means every one).
@@ -293,6 +316,14 @@ impl KernelRecipe {
 /// SM count assumed where no device is at hand (an H100/H200 SXM).
 pub const DEFAULT_SMS: u32 = 132;
 
+/// The largest grid a launch may have, per axis (x, y, z).
+pub const MAX_GRID: [i64; 3] = [i32::MAX as i64, 65_535, 65_535];
+/// The largest block a launch may have, per axis, and in threads all together.
+pub const MAX_BLOCK: [i64; 3] = [1024, 1024, 64];
+pub const MAX_BLOCK_THREADS: i64 = 1024;
+/// The most dynamic shared memory one block can opt in to on Hopper (227 KiB).
+pub const MAX_SHARED_BYTES: i64 = 232_448;
+
 impl KernelVersion {
     /// The launch at a shape on a GPU of `DEFAULT_SMS` multiprocessors.
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
@@ -302,11 +333,8 @@ impl KernelVersion {
     /// The launch at a shape on a GPU with `sms` multiprocessors (persistent kernels
     /// size their grid with `SMS`).
     pub fn launch_on(&self, shape: &Shape, sms: u32) -> Result<Launch> {
-        Ok(Launch {
-            grid: dims_on(&self.grid, shape, sms).context("grid")?,
-            block: dims_on(&self.block, shape, sms).context("block")?,
-            shared_bytes: eval_on(&self.shared, shape, sms).context("shared")? as u32,
-        })
+        launch_of(&self.grid, &self.block, &self.shared, shape, sms)
+            .with_context(|| format!("version {}", self.id))
     }
 
     /// The relative and absolute error this version may have.
@@ -337,29 +365,80 @@ impl KernelVersion {
 
 impl KernelRef {
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
-        Ok(Launch {
-            grid: dims(&self.grid, shape).context("grid")?,
-            block: dims(&self.block, shape).context("block")?,
-            shared_bytes: eval(&self.shared, shape).context("shared")? as u32,
-        })
+        launch_of(&self.grid, &self.block, &self.shared, shape, DEFAULT_SMS)
+            .with_context(|| format!("kernel {}", self.entry))
     }
 }
 
-fn dims(exprs: &[String], shape: &Shape) -> Result<(u32, u32, u32)> {
-    dims_on(exprs, shape, DEFAULT_SMS)
+/// Evaluates a launch and checks every value against what the driver accepts, before
+/// any of them becomes a u32.
+fn launch_of(
+    grid: &[String],
+    block: &[String],
+    shared: &str,
+    shape: &Shape,
+    sms: u32,
+) -> Result<Launch> {
+    let bytes = eval_on(shared, shape, sms).context("shared")?;
+    if !(0..=MAX_SHARED_BYTES).contains(&bytes) {
+        bail!(
+            "shared is {bytes} bytes ({shared:?} at shape {shape}); it must be 0 to \
+             {MAX_SHARED_BYTES} (227 KiB, the most a block can have on Hopper)"
+        );
+    }
+    Ok(Launch {
+        grid: dims_on(Dims::Grid, grid, shape, sms)?,
+        block: dims_on(Dims::Block, block, shape, sms)?,
+        shared_bytes: bytes as u32,
+    })
 }
 
-fn dims_on(exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32, u32, u32)> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dims {
+    Grid,
+    Block,
+}
+
+impl Dims {
+    fn name(self) -> &'static str {
+        match self {
+            Dims::Grid => "grid",
+            Dims::Block => "block",
+        }
+    }
+
+    fn max(self) -> [i64; 3] {
+        match self {
+            Dims::Grid => MAX_GRID,
+            Dims::Block => MAX_BLOCK,
+        }
+    }
+}
+
+fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32, u32, u32)> {
+    let name = kind.name();
     if exprs.is_empty() || exprs.len() > 3 {
-        bail!("needs 1 to 3 dimensions, has {}", exprs.len());
+        bail!("{name} needs 1 to 3 dimensions, has {}", exprs.len());
     }
     let mut d = [1u32; 3];
-    for (slot, e) in d.iter_mut().zip(exprs) {
-        let v = eval_on(e, shape, sms)?;
-        if v < 1 || v > u32::MAX as i64 {
-            bail!("{e:?} = {v} at shape {shape}: a launch dimension must be at least 1");
+    for (i, e) in exprs.iter().enumerate() {
+        let axis = ["x", "y", "z"][i];
+        let v = eval_on(e, shape, sms).with_context(|| format!("{name} {axis}"))?;
+        let max = kind.max()[i];
+        if !(1..=max).contains(&v) {
+            bail!("{name} {axis} is {v} ({e:?} at shape {shape}); it must be 1 to {max}");
         }
-        *slot = v as u32;
+        d[i] = v as u32;
+    }
+    let threads: i64 = d.iter().map(|&x| i64::from(x)).product();
+    if kind == Dims::Block && threads > MAX_BLOCK_THREADS {
+        bail!(
+            "block is {}×{}×{} = {threads} threads at shape {shape}; a block has at most \
+             {MAX_BLOCK_THREADS}",
+            d[0],
+            d[1],
+            d[2]
+        );
     }
     Ok((d[0], d[1], d[2]))
 }
@@ -371,58 +450,263 @@ pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
 }
 
 pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
-    let mut ctx = HashMapContext::<evalexpr::DefaultNumericTypes>::new();
-    for (name, v) in [
-        ("B", shape.b),
-        ("H", shape.h),
-        ("S", shape.s),
-        ("D", shape.d),
-        ("SMS", sms),
-    ] {
-        ctx.set_value(name.into(), evalexpr::Value::Int(v as i64))
-            .expect("a fresh context takes variables");
-    }
-    ctx.set_function(
-        "cdiv".into(),
-        Function::new(|arg| {
-            let t = arg.as_fixed_len_tuple(2)?;
-            let (a, b) = (t[0].as_int()?, t[1].as_int()?);
-            if b == 0 {
-                return Err(evalexpr::EvalexprError::CustomMessage(
-                    "cdiv by zero".into(),
-                ));
-            }
-            Ok(evalexpr::Value::Int((a + b - 1) / b))
-        }),
-    )
-    .expect("a fresh context takes functions");
-    evalexpr::eval_int_with_context(expr, &ctx).map_err(|e| anyhow!("expression {expr:?}: {e}"))
+    let vars = launch_expr::Vars {
+        b: shape.b.into(),
+        h: shape.h.into(),
+        s: shape.s.into(),
+        d: shape.d.into(),
+        sms: sms.into(),
+    };
+    launch_expr::eval(expr, &vars).map_err(|e| anyhow!("expression {expr:?}: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A version with the given launch fields, as a recipe would spell them.
+    fn version(grid: &[&str], block: &[&str], shared: &str) -> KernelVersion {
+        let list = |xs: &[&str]| {
+            xs.iter()
+                .map(|x| format!("{x:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        toml::from_str(&format!(
+            "id = \"v07\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"k\"\n\
+             grid = [{}]\nblock = [{}]\nshared = {shared:?}\n",
+            list(grid),
+            list(block)
+        ))
+        .expect("a well-formed version")
+    }
+
+    fn launch_error(grid: &[&str], block: &[&str], shared: &str) -> String {
+        let e = version(grid, block, shared)
+            .launch(&Shape::REFERENCE)
+            .expect_err("an invalid launch");
+        format!("{e:#}")
+    }
+
+    fn flash_attention() -> KernelRecipe {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/flash-attention");
+        KernelRecipe::load(&Store::Disk, &dir).expect("the bundled recipe loads")
+    }
+
+    /// Every launch expression of kernels/flash-attention/ladder.toml with its value at
+    /// the reference shape (B=1 H=64 S=1024 D=128, 132 SMs), worked out by hand.
+    const FLASH_ATTENTION: &[(&str, i64)] = &[
+        ("4*B*H*S*S*D", 34_359_738_368),
+        ("cdiv(S, 16)", 64),
+        ("cdiv(S, 64)", 16),
+        ("cdiv(S, 128)", 8),
+        ("B*H", 64),
+        ("min(SMS, cdiv(S, 128) * B * H)", 132),
+        ("1", 1),
+        ("0", 0),
+        ("128", 128),
+        ("256", 256),
+        ("384", 384),
+        ("(128*64 + 128*32 + 32*128 + 64*33 + 3*64) * 4", 74_752),
+        ("3 * 64 * 128 * 2", 49_152),
+        ("(128 + 4 * 64) * 128 * 2", 98_304),
+        ("(64 * 128 + 4 * 64 * 128 + 64 * 64) * 2 + 1024", 91_136),
+        (
+            "(64 * 128 + 4 * 64 * 128 + 64 * 64) * 2 + 64 + 1024",
+            91_200,
+        ),
+        ("(64 * 128 + 4 * 64 * 128) * 2 + 64 + 1024", 83_008),
+        ("(128 * 128 + 4 * 64 * 128) * 2 + 128 + 1024", 99_456),
+        ("(128 * 128 + 4 * 128 * 128) * 2 + 256 + 1024", 165_120),
+        ("(2 * 128 * 128 + 4 * 128 * 128) * 2 + 256 + 1024", 197_888),
+    ];
+
     #[test]
-    fn expressions_of_the_shape() {
+    fn the_flash_attention_expressions_take_their_values() {
         let s = Shape::REFERENCE;
-        assert_eq!(eval("cdiv(S, 128)", &s).unwrap(), 8);
-        assert_eq!(eval("cdiv(S, 96)", &s).unwrap(), 11);
-        assert_eq!(eval("B*H", &s).unwrap(), 64);
-        assert_eq!(eval("4*B*H*S*S*D", &s).unwrap(), 34_359_738_368);
-        assert_eq!(eval("min(S, 64) * 2", &s).unwrap(), 128);
-        assert!(eval("S / 0", &s).is_err());
-        assert!(eval("Q + 1", &s).is_err());
+        let got: Vec<(&str, i64)> = FLASH_ATTENTION
+            .iter()
+            .map(|&(e, _)| (e, eval(e, &s).unwrap_or(-1)))
+            .collect();
+        assert_eq!(got, FLASH_ATTENTION);
     }
 
     #[test]
-    fn launch_dimensions_must_be_positive() {
-        let s = Shape::REFERENCE;
+    fn the_table_holds_every_expression_of_the_flash_attention_recipe() {
+        let l = flash_attention();
+        let refs = std::iter::once(&l.reference).chain(&l.unfused_softmax);
+        let mut exprs: Vec<&str> = vec![l.flops.as_str()];
+        for r in refs {
+            exprs.extend(r.grid.iter().chain(&r.block).map(String::as_str));
+            exprs.push(&r.shared);
+        }
+        for v in &l.versions {
+            exprs.extend(v.grid.iter().chain(&v.block).map(String::as_str));
+            exprs.push(&v.shared);
+        }
+        let missing: Vec<&str> = exprs
+            .into_iter()
+            .filter(|e| !FLASH_ATTENTION.iter().any(|(t, _)| t == e))
+            .collect();
+        assert_eq!(missing, Vec::<&str>::new());
+    }
+
+    #[test]
+    fn every_flash_attention_version_launches_at_the_long_shape() {
+        let l = flash_attention();
+        let long = "2,16,8192,128".parse::<Shape>().unwrap();
+        let failed: Vec<String> = l
+            .versions
+            .iter()
+            .filter_map(|v| v.launch_on(&long, 132).err().map(|e| format!("{e:#}")))
+            .collect();
+        assert_eq!(failed, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_persistent_grid_is_capped_by_the_multiprocessors() {
+        let v = version(&["min(SMS, cdiv(S, 128) * B * H)"], &["384"], "0");
+        assert_eq!(v.launch_on(&Shape::REFERENCE, 78).unwrap().grid, (78, 1, 1));
+    }
+
+    #[test]
+    fn a_launch_of_two_axes_fills_the_third_with_one() {
+        let v = version(&["cdiv(S, 64)", "B*H"], &["128"], "3 * 64 * 128 * 2");
         assert_eq!(
-            dims(&["cdiv(S,64)".into(), "H".into()], &s).unwrap(),
-            (16, 64, 1)
+            v.launch(&Shape::REFERENCE).unwrap(),
+            Launch {
+                grid: (16, 64, 1),
+                block: (128, 1, 1),
+                shared_bytes: 49_152
+            }
         );
-        assert!(dims(&["S - 1024".into()], &s).is_err());
-        assert!(dims(&[], &s).is_err());
+    }
+
+    #[test]
+    fn a_zero_grid_names_the_version_the_field_and_the_value() {
+        assert_eq!(
+            launch_error(&["S - 1024"], &["128"], "0"),
+            "version v07: grid x is 0 (\"S - 1024\" at shape 1,64,1024,128); it must be 1 \
+             to 2147483647"
+        );
+    }
+
+    #[test]
+    fn a_grid_x_past_two_to_the_31_is_refused() {
+        assert!(launch_error(&["2147483648"], &["128"], "0").contains("grid x is 2147483648"));
+    }
+
+    #[test]
+    fn a_grid_x_at_the_limit_is_accepted() {
+        let v = version(&["2147483647"], &["128"], "0");
+        assert_eq!(v.launch(&Shape::REFERENCE).unwrap().grid.0, 2_147_483_647);
+    }
+
+    #[test]
+    fn a_grid_y_past_65535_is_refused() {
+        assert!(launch_error(&["1", "H * 1024 + 1"], &["128"], "0").contains("grid y is 65537"));
+    }
+
+    #[test]
+    fn a_grid_z_past_65535_is_refused() {
+        assert!(launch_error(&["1", "1", "65536"], &["128"], "0").contains("grid z is 65536"));
+    }
+
+    #[test]
+    fn a_negative_block_is_refused() {
+        assert!(launch_error(&["1"], &["-128"], "0").contains("block x is -128"));
+    }
+
+    #[test]
+    fn a_block_x_past_1024_is_refused() {
+        assert!(launch_error(&["1"], &["1025"], "0").contains("block x is 1025"));
+    }
+
+    #[test]
+    fn a_block_z_past_64_is_refused() {
+        assert!(launch_error(&["1"], &["1", "1", "65"], "0").contains("block z is 65"));
+    }
+
+    #[test]
+    fn a_block_of_more_than_1024_threads_is_refused() {
+        assert!(
+            launch_error(&["1"], &["64", "32"], "0").contains("block is 64×32×1 = 2048 threads")
+        );
+    }
+
+    #[test]
+    fn a_grid_of_no_axes_is_refused() {
+        assert!(launch_error(&[], &["128"], "0").contains("grid needs 1 to 3 dimensions, has 0"));
+    }
+
+    #[test]
+    fn a_block_of_four_axes_is_refused() {
+        assert!(
+            launch_error(&["1"], &["1", "1", "1", "1"], "0")
+                .contains("block needs 1 to 3 dimensions, has 4")
+        );
+    }
+
+    #[test]
+    fn negative_shared_memory_is_refused() {
+        assert!(launch_error(&["1"], &["128"], "-1").contains("shared is -1 bytes"));
+    }
+
+    #[test]
+    fn shared_memory_past_32_bits_is_refused() {
+        assert!(
+            launch_error(&["1"], &["128"], "4294967296").contains("shared is 4294967296 bytes")
+        );
+    }
+
+    #[test]
+    fn shared_memory_past_the_hopper_limit_is_refused() {
+        assert!(launch_error(&["1"], &["128"], "232449").contains("it must be 0 to 232448"));
+    }
+
+    #[test]
+    fn shared_memory_at_the_hopper_limit_is_accepted() {
+        let v = version(&["1"], &["128"], "227 * 1024");
+        assert_eq!(v.launch(&Shape::REFERENCE).unwrap().shared_bytes, 232_448);
+    }
+
+    #[test]
+    fn an_expression_error_names_the_version_and_the_field() {
+        assert_eq!(
+            launch_error(&["cdiv(S, 0)"], &["128"], "0"),
+            "version v07: grid x: expression \"cdiv(S, 0)\": division by zero at column 1"
+        );
+    }
+
+    #[test]
+    fn a_cdiv_of_large_operands_is_range_checked_not_wrapped() {
+        assert!(
+            launch_error(&["cdiv(9223372036854775807, 2)"], &["128"], "0")
+                .contains("grid x is 4611686018427387904")
+        );
+    }
+
+    #[test]
+    fn an_overflowing_product_is_an_error_not_a_wrapped_value() {
+        assert!(launch_error(&["1"], &["128"], "9223372036854775807 * S").contains("overflows"));
+    }
+
+    #[test]
+    fn a_reference_kernel_error_names_its_entry() {
+        let r = KernelRef {
+            source: "r.cu".into(),
+            entry: "attn_reference".into(),
+            grid: vec!["0".into()],
+            block: default_block(),
+            shared: zero(),
+        };
+        let e = format!("{:#}", r.launch(&Shape::REFERENCE).unwrap_err());
+        assert!(e.starts_with("kernel attn_reference: grid x is 0"), "{e}");
+    }
+
+    #[test]
+    fn flops_past_64_bits_is_an_error() {
+        let big = "65535,65535,65535,128".parse::<Shape>().unwrap();
+        assert!(eval("4*B*H*S*S*D", &big).is_err());
     }
 }

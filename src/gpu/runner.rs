@@ -6,6 +6,7 @@
 //! results; storing them is the caller's (model side).
 
 use super::nvml::Monitor;
+use super::placement::{Placement, Slots};
 use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError};
 use super::recipe::KernelRecipe;
 use super::worker::{Mode, UNFUSED};
@@ -37,6 +38,8 @@ pub struct Request {
     pub timeout: Duration,
     /// Check every version on the input cases besides the timed shape.
     pub cases: bool,
+    /// Where the workers run (a GPU of this host, a cluster launcher).
+    pub placement: Placement,
 }
 
 impl Request {
@@ -53,6 +56,7 @@ impl Request {
             settings: Settings::for_regime(crate::model::runs::Regime::Sustained),
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             cases: true,
+            placement: Placement::default(),
         }
     }
 }
@@ -94,7 +98,10 @@ pub fn run(
     protocol::validate(&req.settings)?;
     let recipe = super::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?;
-    if let Some(why) = super::device::unavailable() {
+    // Through a cluster launcher the GPUs are on other machines: the workers say.
+    if req.placement.launcher.is_empty()
+        && let Some(why) = super::device::unavailable()
+    {
         bail!(why);
     }
     let shape = req.shape.unwrap_or_else(|| recipe.reference_shape());
@@ -104,11 +111,25 @@ pub fn run(
     let blank = |id: &str, status| RunResult {
         seed: Some(seed),
         run_id: Some(run_id.clone()),
+        gpu_index: req.placement.gpu,
         ..RunResult::new(id, shape, req.causal, status)
     };
 
     let exe = stallscope_exe()?;
-    let scripts = tempfile::tempdir().context("temporary folder")?;
+    // The SDPA script goes where a launcher's node sees it too (the cache, under a home
+    // shared across a cluster), else to a temporary folder.
+    let scripts = match crate::files::cache_dir() {
+        Some(c) => tempfile::Builder::new()
+            .prefix("sdpa-")
+            .tempdir_in({
+                let d = c.join("scripts");
+                std::fs::create_dir_all(&d).ok();
+                d
+            })
+            .or_else(|_| tempfile::tempdir()),
+        None => tempfile::tempdir(),
+    }
+    .context("temporary folder")?;
     let mut results: Vec<RunResult> = Vec::new();
     let finish =
         |r: RunResult, results: &mut Vec<RunResult>, progress: &mut dyn FnMut(Progress)| {
@@ -144,7 +165,9 @@ pub fn run(
                 for (id, _) in sdpa::BACKENDS {
                     candidates.push(Candidate {
                         id: id.to_string(),
-                        cmd: sdpa::worker(&script, id, shape, req.causal, seed),
+                        cmd: req
+                            .placement
+                            .wrap(sdpa::worker(&script, id, shape, req.causal, seed)),
                         baseline: true,
                     });
                 }
@@ -353,6 +376,7 @@ fn worst_error(r: &mut RunResult, e: &check::ErrorStats) {
 fn judge_setup(recipe: &KernelRecipe, id: &str, w: &Worker, r: &mut RunResult) -> Option<String> {
     let ready = &w.ready;
     r.gpu = ready.gpu.clone();
+    r.gpu_uuid = ready.gpu_uuid.clone();
     r.resources = ready.resources.clone();
     r.checks = ready.checks.clone();
     let mut why = ready
@@ -407,7 +431,7 @@ fn worker_command(
     if !req.cases {
         cmd.arg("--no-cases");
     }
-    cmd
+    req.placement.wrap(cmd)
 }
 
 fn fresh_seed() -> u64 {
@@ -425,4 +449,45 @@ pub fn stallscope_exe() -> Result<PathBuf> {
         Some(p) => Ok(PathBuf::from(p)),
         None => std::env::current_exe().context("cannot find the stallscope executable"),
     }
+}
+
+/// Several comparisons (each a shape with its versions and baselines) spread over the
+/// slots, one comparison a slot at a time: each runs whole on one GPU, so that every
+/// ratio is between runs on one device. Outcomes come back in the order asked.
+pub fn run_many(
+    reqs: Vec<Request>,
+    slots: &Slots,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(&Placement, Progress) + Sync),
+) -> Vec<Result<Outcome>> {
+    let n = reqs.len();
+    let queue = std::sync::Mutex::new(reqs.into_iter().enumerate().collect::<Vec<_>>());
+    let done: std::sync::Mutex<Vec<Option<Result<Outcome>>>> =
+        std::sync::Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for placement in slots.placements() {
+            let (queue, done) = (&queue, &done);
+            scope.spawn(move || {
+                loop {
+                    let next = {
+                        let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                        if q.is_empty() {
+                            None
+                        } else {
+                            Some(q.remove(0))
+                        }
+                    };
+                    let Some((i, mut req)) = next else { break };
+                    req.placement = placement.clone();
+                    let out = run(&req, cancel, &mut |p| progress(&placement, p));
+                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(out);
+                }
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Err(anyhow::anyhow!("not run"))))
+        .collect()
 }

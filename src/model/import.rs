@@ -1,12 +1,15 @@
-//! Adding exports to a ladder on disk: each file is checked, compressed and written
-//! through a temporary file and a rename, and the manifest is updated the same way.
-//! Existing exports are never replaced without `force`.
+//! Adding exports to a ladder on disk: every file is checked first, then the whole
+//! version (its compressed exports and the ladder's new manifest) is staged beside the
+//! old one and swapped in ([`super::staging`]), under the ladder's lock, so that the
+//! version is all old or all new whenever the import stops. Existing exports are never
+//! replaced without `force`.
 
-use crate::files::write_atomically;
+use crate::files;
 use crate::model::{
     self,
     manifest::{self, Manifest, VersionEntry},
     short_kernel_name,
+    staging::{self, NewFile},
 };
 use crate::ncu;
 use anyhow::{Context, Result, bail};
@@ -59,6 +62,7 @@ pub fn import(req: &Request) -> Result<Imported> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         || req.version.starts_with('.')
+        || req.version.contains(".staging-")
     {
         bail!(
             "version id {:?} must be letters, digits, '-', '_' or '.' (it names a folder)",
@@ -69,7 +73,7 @@ pub fn import(req: &Request) -> Result<Imported> {
     let mut exports = Vec::new();
     let mut contents = Vec::new();
     for f in req.files {
-        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let bytes = files::read_given(f)?;
         exports.push(ncu::parse_bytes(f, &bytes)?);
         contents.push(bytes);
     }
@@ -98,21 +102,19 @@ pub fn import(req: &Request) -> Result<Imported> {
     }
 
     let ladder_dir = ladder_dir(req.profiles, req.ladder)?;
-    let manifest_path = ladder_dir.join(manifest::FILE_NAME);
-    let mut m = if manifest_path.is_file() {
-        let text = std::fs::read_to_string(&manifest_path)
-            .with_context(|| format!("cannot read {}", manifest_path.display()))?;
-        Manifest::parse(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {}", manifest_path.display(), e.message()))?
-    } else {
-        Manifest {
-            title: ladder_dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            ..Manifest::default()
-        }
+    files::dir_inside(req.profiles, &ladder_dir)?;
+    let _lock = files::Lock::acquire(&ladder_dir)?;
+    staging::recover(&ladder_dir)?;
+    let defaults = Manifest {
+        title: ladder_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        ..Manifest::default()
     };
+    let mut edit = manifest::Edit::open(&ladder_dir, Some(&defaults))?;
+    files::fault_point("the manifest read");
+    let m = &mut edit.manifest;
 
     let version_dir = ladder_dir.join(req.version);
     let mut names = Vec::new();
@@ -129,6 +131,9 @@ pub fn import(req: &Request) -> Result<Imported> {
         };
         if names.contains(&name) {
             bail!("two files given are both named {name}: rename one");
+        }
+        if name.starts_with('.') {
+            bail!("{name}: an export's name must not start with '.'");
         }
         names.push(name);
     }
@@ -150,8 +155,7 @@ pub fn import(req: &Request) -> Result<Imported> {
         }
     }
 
-    std::fs::create_dir_all(&version_dir)
-        .with_context(|| format!("cannot create {}", version_dir.display()))?;
+    let mut new_files = Vec::new();
     for ((bytes, name), summaries) in contents.into_iter().zip(&names).zip(&summaries) {
         let data = if bytes.starts_with(&[0x1f, 0x8b]) {
             bytes
@@ -160,10 +164,30 @@ pub fn import(req: &Request) -> Result<Imported> {
             gz.write_all(&bytes)?;
             gz.finish()?
         };
-        write_atomically(&version_dir.join(name), &data)?;
         // The source page's summary beside it: the ladder then loads without reading it.
-        model::source::write_summary(&version_dir.join(name), &data, summaries)?;
+        if !summaries.is_empty() {
+            new_files.push(NewFile {
+                name: model::source::summary_name(name),
+                data: model::source::summary_json(&data, summaries).into_bytes(),
+            });
+        }
+        new_files.push(NewFile {
+            name: name.clone(),
+            data,
+        });
     }
+    // The old entry's exports in the version folder are replaced; its other files stay.
+    let prefix = format!("{}/", req.version);
+    let replaced: Vec<String> = existing
+        .map(|v| {
+            v.files
+                .iter()
+                .filter_map(|f| f.strip_prefix(&prefix))
+                .filter(|f| !f.contains('/'))
+                .flat_map(|f| [f.to_string(), model::source::summary_name(f)])
+                .collect()
+        })
+        .unwrap_or_default();
 
     let files: Vec<String> = names
         .iter()
@@ -193,7 +217,13 @@ pub fn import(req: &Request) -> Result<Imported> {
         Some(v) => *v = entry,
         None => m.versions.push(entry),
     }
-    write_atomically(&manifest_path, m.to_toml().as_bytes())?;
+    staging::swap_in(
+        &ladder_dir,
+        req.version,
+        &new_files,
+        &replaced,
+        &edit.render(),
+    )?;
 
     Ok(Imported {
         dir: version_dir,
@@ -208,9 +238,7 @@ pub fn import(req: &Request) -> Result<Imported> {
 /// The ladder folder an import goes to: the one named, else the only one, else `imported`.
 fn ladder_dir(profiles: &Path, name: Option<&str>) -> Result<PathBuf> {
     if let Some(n) = name {
-        if n.is_empty() || n.contains(['/', '\\']) || n.starts_with('.') {
-            bail!("ladder name {n:?} must be a plain folder name");
-        }
+        files::check_folder_name("ladder name", n)?;
         return Ok(profiles.join(n));
     }
     let ladders = model::ladder_dirs(profiles);

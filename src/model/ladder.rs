@@ -3,10 +3,10 @@
 
 use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
-use super::runs::{self, RunFile, RunResult, Shape};
+use super::runs::{self, RunFile, RunResult, RunShape, Shape};
 use super::store::Store;
-use super::{Profile, merge_exports, short_kernel_name, source};
-use crate::files::normalize;
+use super::{Profile, merge_exports, short_kernel_name, source, staging};
+use crate::files::{self, FileError};
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;
@@ -27,6 +27,9 @@ pub struct Ladder {
     /// Where the ladder was read from (None for loose files).
     pub dir: Option<PathBuf>,
     pub store: Store,
+    /// The run shape the timeline, report and compare show (`--shape`, the explorer's
+    /// `S`); `None`: the reference shape, non-causal.
+    pub shown: Option<RunShape>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -41,6 +44,25 @@ pub struct Version {
     pub profile: Option<Profile>,
     pub runs: Vec<RunResult>,
     pub flops: Option<f64>,
+    /// The version this one was built on, where the manifest names one (else the
+    /// previous version is its parent; see [`Ladder::parent_of`]).
+    pub parent: Option<String>,
+    /// The command ncu profiled into this version (`profile -- CMD`), to profile again.
+    pub profiled_with: Option<super::manifest::ProfileCommand>,
+}
+
+impl Version {
+    /// The SASS listing of the version's profile, where it has a source page: its rows
+    /// are read from the file the first time they are asked for; an error says why they
+    /// cannot be.
+    pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
+        Some(self.profile.as_ref()?.source.as_ref()?.listing())
+    }
+
+    /// The SASS listing where there is one and its rows can be read.
+    pub fn readable_listing(&self) -> Option<&crate::ncu::SourceListing> {
+        self.listing()?.ok()
+    }
 }
 
 impl Ladder {
@@ -52,31 +74,114 @@ impl Ladder {
         self.versions.iter().position(|v| v.id == id)
     }
 
+    /// The version a version was built on (an index into `versions`): the one its
+    /// manifest entry names, else the ladder's previous version. Baselines have none.
+    pub fn parent_of(&self, i: usize) -> Option<usize> {
+        let v = self.versions.get(i)?;
+        if v.baseline {
+            return None;
+        }
+        match &v.parent {
+            Some(p) => self.version_index(p),
+            None => (0..i).rev().find(|&j| !self.versions[j].baseline),
+        }
+    }
+
+    /// Whether a version's parent is not the version before it (the ladder branches).
+    pub fn branches_at(&self, i: usize) -> bool {
+        let previous = (0..i).rev().find(|&j| !self.versions[j].baseline);
+        self.parent_of(i) != previous
+    }
+
     /// FLOP of one launch of a version.
     pub fn flops_of(&self, v: &Version) -> Option<f64> {
         v.flops.or(self.flops)
     }
 
-    /// The run result the timeline shows for a version: at the reference shape,
-    /// non-causal, where the ladder names one; otherwise the latest.
-    pub fn reference_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
-        match self.reference_shape {
-            Some(shape) => v.runs.iter().rev().find(|r| r.shape == shape && !r.causal),
-            None => v.runs.last(),
+    /// The run result the timeline shows for a version: at the shown shape (by default
+    /// the reference shape, non-causal; without one, the latest result), the sustained
+    /// regime's before a burst's, the latest of them.
+    pub fn shown_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
+        let wanted = self.shown.or(self.reference_shape.map(|shape| RunShape {
+            shape,
+            causal: false,
+        }));
+        let at: Vec<&RunResult> = match wanted {
+            Some(w) => v
+                .runs
+                .iter()
+                .filter(|r| r.shape == w.shape && r.causal == w.causal)
+                .collect(),
+            None => v.runs.iter().collect(),
+        };
+        at.iter()
+            .rev()
+            .find(|r| r.regime() != Some(super::runs::Regime::Burst))
+            .or(at.last())
+            .copied()
+    }
+
+    /// Every shape some version was run at: the reference first, then by size.
+    pub fn measured_shapes(&self) -> Vec<RunShape> {
+        let mut out: Vec<RunShape> = Vec::new();
+        for r in self.versions.iter().flat_map(|v| &v.runs) {
+            let s = RunShape {
+                shape: r.shape,
+                causal: r.causal,
+            };
+            if !out.contains(&s) {
+                out.push(s);
+            }
         }
+        let reference = self.reference_shape;
+        out.sort_by_key(|s| {
+            (
+                Some(s.shape) != reference || s.causal,
+                s.causal,
+                s.shape.s,
+                s.shape.b,
+                s.shape.h,
+                s.shape.d,
+            )
+        });
+        out
+    }
+
+    /// The shape shown, as the ladder means it.
+    pub fn shown_shape(&self) -> Option<RunShape> {
+        self.shown.or(self.reference_shape.map(|shape| RunShape {
+            shape,
+            causal: false,
+        }))
     }
 }
 
 /// How loading treats unreadable exports: fail at the first (the default), or with
 /// `--keep-going` collect them here and load the rest. Loose exports cut short in the
 /// middle of a launch keep their complete launches, each with a warning here, unless
-/// `strict` refuses them.
+/// `strict` refuses them. A ladder of a profiles folder that cannot be read is listed
+/// in `broken`, and the others load.
 #[derive(Debug, Default)]
 pub struct LoadReport {
     pub keep_going: bool,
     pub failures: Vec<ParseError>,
     pub strict: bool,
     pub warnings: Vec<ParseError>,
+    pub broken: Vec<BrokenLadder>,
+}
+
+/// A ladder that could not be read, and why.
+#[derive(Debug, Clone)]
+pub struct BrokenLadder {
+    /// Its folder name.
+    pub name: String,
+    pub error: String,
+}
+
+impl std::fmt::Display for BrokenLadder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ladder {} cannot be read: {}", self.name, self.error)
+    }
 }
 
 impl LoadReport {
@@ -95,6 +200,14 @@ impl LoadReport {
             Err(e.into())
         }
     }
+
+    /// Every broken ladder, failure and warning, one line each, for a status line.
+    pub fn lines(&self) -> Vec<String> {
+        let broken = self.broken.iter().map(|b| b.to_string());
+        let failed = self.failures.iter().map(|f| format!("failed: {f}"));
+        let warned = self.warnings.iter().map(|w| format!("warning: {w}"));
+        broken.chain(failed).chain(warned).collect()
+    }
 }
 
 /// The ladder folders (holding a `ladder.toml`) directly under a folder on disk, by name.
@@ -111,16 +224,36 @@ pub fn ladder_dirs(profiles: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`).
+/// Loads every ladder folder under `profiles` (folders holding a `ladder.toml`); one
+/// that cannot be read goes to `report.broken` and the others load.
 pub fn load_ladders(
     store: &Store,
     profiles: &Path,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
-    ladder_folders(store, profiles)?
-        .iter()
-        .map(|dir| load_ladder(store, dir, report))
-        .collect()
+    let mut out = Vec::new();
+    let before = report.broken.len();
+    for dir in ladder_folders(store, profiles)? {
+        match load_ladder(store, &dir, report) {
+            Ok(l) => out.push(l),
+            Err(e) => report.broken.push(BrokenLadder {
+                name: folder_name(&dir),
+                error: format!("{e:#}"),
+            }),
+        }
+    }
+    if out.is_empty() {
+        let broken: Vec<String> = report.broken[before..]
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        bail!(
+            "no ladder of {} could be read: {}",
+            store.describe(profiles),
+            broken.join("; ")
+        );
+    }
+    Ok(out)
 }
 
 /// The ladder folders under `profiles`, by name, none of them read; an error when
@@ -144,9 +277,7 @@ pub fn ladder_folders(store: &Store, profiles: &Path) -> Result<Vec<PathBuf>> {
 /// A ladder folder's name and its versions' ids, from its manifest alone (its exports
 /// unread): enough to find which ladder a command means.
 pub fn ladder_ids(store: &Store, dir: &Path) -> Result<(String, Vec<String>)> {
-    let manifest_path = dir.join(manifest::FILE_NAME);
-    let m = Manifest::parse(&store.read_text(&manifest_path)?)
-        .map_err(|e| anyhow!("{}: {}", store.describe(&manifest_path), e.message()))?;
+    let (_, m) = read_manifest(store, dir)?;
     Ok((
         folder_name(dir),
         m.versions.into_iter().map(|v| v.id).collect(),
@@ -159,19 +290,72 @@ fn folder_name(dir: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// The manifest readers take: `ladder.toml`, or the one an import interrupted after
+/// its swap left in the version folder ([`staging`]); its path as written, and its
+/// content checked (syntax with line and column, version ids used once).
+pub(crate) fn read_manifest(store: &Store, dir: &Path) -> Result<(PathBuf, Manifest)> {
+    let pending = match store {
+        Store::Disk => staging::pending_manifest(dir),
+        Store::Embedded => None,
+    };
+    let rel = pending.as_deref().unwrap_or(manifest::FILE_NAME);
+    let (path, text) = store.read_confined_text(dir, rel, &[dir.to_path_buf()])?;
+    let m = Manifest::from_text(&store.describe(&path), &text)?;
+    Ok((path, m))
+}
+
+/// The folders a ladder's manifest may name files in: the ladder folder, and the
+/// kernels folder it declares, which must be the `kernels` folder beside the profiles
+/// folder or one inside it ([`manifest::KERNELS_BESIDE`]), as written and on disk.
+pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result<Vec<PathBuf>> {
+    let mut roots = vec![dir.to_path_buf()];
+    let Some(k) = declared else {
+        return Ok(roots);
+    };
+    let beside = dir.join(manifest::KERNELS_BESIDE);
+    let bad = |why: String| {
+        anyhow!(
+            "{}: kernels = {k:?} {why}; a ladder declares the kernels folder beside its profiles folder, `kernels = {:?}`, or one inside it",
+            store.describe(&dir.join(manifest::FILE_NAME)),
+            manifest::KERNELS_BESIDE
+        )
+    };
+    let lexical = files::confine_lexically(dir, k, std::slice::from_ref(&beside))
+        .map_err(|e| bad(format!("is refused ({e})")))?;
+    if *store == Store::Disk
+        && let Ok(real) = std::fs::canonicalize(&lexical)
+    {
+        let inside = std::fs::canonicalize(&beside).is_ok_and(|b| real.starts_with(b));
+        if !inside {
+            return Err(bad(format!(
+                "leads through a symbolic link to {}",
+                real.display()
+            )));
+        }
+    }
+    roots.push(lexical);
+    Ok(roots)
+}
+
 /// Loads one ladder folder. With a report that collects failures (`--keep-going`), a
-/// version whose exports cannot be read loads without its profile.
+/// version whose exports cannot be read loads without its profile; a version whose
+/// notes or source cannot be read loads without them, with a warning.
 pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
-    let manifest_path = dir.join(manifest::FILE_NAME);
-    let text = store.read_text(&manifest_path)?;
-    let m = Manifest::parse(&text)
-        .map_err(|e| anyhow!("{}: {}", store.describe(&manifest_path), e.message()))?;
+    let (manifest_path, m) = read_manifest(store, dir)?;
+    let shown = store.describe(&manifest_path);
+    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME)) {
+        report.warnings.push(ParseError::file(
+            &manifest_path,
+            "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",
+        ));
+    }
     let reference_shape = m
         .reference_shape
         .as_deref()
         .map(str::parse::<Shape>)
         .transpose()
-        .map_err(|e| anyhow!("{}: {e}", store.describe(&manifest_path)))?;
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let roots = roots(store, dir, m.kernels.as_deref())?;
 
     let runs_path = dir.join(runs::FILE_NAME);
     let run_file = RunFile::read(store, &runs_path)?;
@@ -180,17 +364,28 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
     let mut versions = Vec::with_capacity(m.versions.len());
     for entry in &m.versions {
-        let at = |rel: &str| normalize(&dir.join(rel));
         let profile = if entry.files.is_empty() {
             None
         } else {
             if !parsed.contains_key(&entry.files) {
                 let mut pages = Vec::new();
                 for f in &entry.files {
-                    let path = at(f);
-                    let bytes = store.read(&path)?;
+                    let (path, bytes) = match store
+                        .read_confined(dir, f, &roots)
+                        .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
+                    {
+                        Ok(read) => read,
+                        Err(e) => {
+                            report.record(e)?;
+                            continue;
+                        }
+                    };
                     // A source page with its summary beside it is left unread.
-                    if let Some(unread) = source::unread_pages(store, &path, &bytes) {
+                    let summary = store.read_confined(dir, &source::summary_name(f), &roots);
+                    if let Some(unread) = summary
+                        .ok()
+                        .and_then(|(_, s)| source::unread_pages(store, &path, &bytes, &s))
+                    {
                         pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
                         continue;
                     }
@@ -204,16 +399,21 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
-        let notes = entry
-            .notes
-            .as_deref()
-            .map(|n| store.read_text(&at(n)))
-            .transpose()?;
-        let source = entry
-            .source
-            .as_deref()
-            .map(|s| Ok::<_, anyhow::Error>((at(s), store.read_text(&at(s))?)))
-            .transpose()?;
+        let mut text_of = |key: &str, rel: Option<&str>| {
+            let rel = rel?;
+            match store.read_confined_text(dir, rel, &roots) {
+                Ok(read) => Some(read),
+                Err(e) => {
+                    let mut w = named_file_error(&manifest_path, &entry.id, key, e);
+                    w.message
+                        .push_str(&format!("; version {} loads without it", entry.id));
+                    report.warnings.push(w);
+                    None
+                }
+            }
+        };
+        let notes = text_of("notes", entry.notes.as_deref()).map(|(_, t)| t);
+        let source = text_of("source", entry.source.as_deref());
         versions.push(Version {
             id: entry.id.clone(),
             title: entry.title.clone(),
@@ -229,7 +429,20 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
                 .cloned()
                 .collect(),
             flops: entry.flops,
+            parent: entry.parent.clone(),
+            profiled_with: entry.profile.clone(),
         });
+    }
+    for entry in &m.versions {
+        if let Some(p) = &entry.parent
+            && (p == &entry.id || !m.versions.iter().any(|v| &v.id == p))
+        {
+            bail!(
+                "{}: version {}: parent {p:?} is not another version of this ladder",
+                store.describe(&manifest_path),
+                entry.id
+            );
+        }
     }
     Ok(Ladder {
         name: folder_name(dir),
@@ -241,7 +454,25 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         versions,
         dir: Some(dir.to_path_buf()),
         store: store.clone(),
+        shown: None,
     })
+}
+
+/// An error of [`files`] (`PATH: reason`) as a parse error of that file.
+fn file_error(path: &Path, e: anyhow::Error) -> ParseError {
+    let text = format!("{e:#}");
+    let prefix = format!("{}: ", path.display());
+    ParseError::file(path, text.strip_prefix(&prefix).unwrap_or(&text))
+}
+
+/// A file a manifest names that cannot be read, said of its version and key.
+pub(crate) fn named_file_error(
+    manifest_path: &Path,
+    version: &str,
+    key: &str,
+    e: FileError,
+) -> ParseError {
+    ParseError::file(manifest_path, format!("version {version}, {key}: {e}"))
 }
 
 /// The profile a version means: its exports' only launch, or the one its `kernel` and
@@ -333,8 +564,12 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         ..ncu::ReadOptions::default()
     };
     let mut exports = Vec::new();
+    let before = report.failures.len();
     for path in paths {
-        match ncu::read_file_with(path, &options) {
+        let read = files::read_given(path)
+            .map_err(|e| file_error(path, e))
+            .and_then(|bytes| ncu::parse_bytes_with(path, &bytes, &options));
+        match read {
             Ok(mut e) => {
                 report.warnings.append(&mut e.warnings);
                 exports.push(e);
@@ -343,7 +578,15 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         }
     }
     if exports.is_empty() {
-        bail!("none of the files given could be read");
+        let reasons: Vec<String> = report.failures[before..]
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        bail!(
+            "none of the {} file(s) given could be read: {}",
+            paths.len(),
+            reasons.join("; ")
+        );
     }
     let profiles = merge_exports(exports);
     let versions = profiles
@@ -370,5 +613,6 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         versions,
         dir: None,
         store: Store::Disk,
+        shown: None,
     })
 }

@@ -1,17 +1,20 @@
 //! The model: a ladder of kernel versions, each with its profile (what ncu measured for
 //! one launch) and its run results (what stallscope measured itself).
 
+pub mod check;
 pub mod import;
 mod ladder;
 pub mod manifest;
 mod merge;
+pub mod reports;
 pub mod runs;
 pub mod source;
+pub mod staging;
 pub mod store;
 
 pub use ladder::{
-    Ladder, LoadReport, Version, describe_launch, ladder_dirs, ladder_folders, ladder_ids,
-    launch_key, load_files, load_ladder, load_ladders, pick_launch,
+    BrokenLadder, Ladder, LoadReport, Version, describe_launch, ladder_dirs, ladder_folders,
+    ladder_ids, launch_key, load_files, load_ladder, load_ladders, pick_launch,
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};

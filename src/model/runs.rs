@@ -64,6 +64,38 @@ impl FromStr for Shape {
     }
 }
 
+/// A shape and its masking, as `--shape B,H,S,D[:causal]` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunShape {
+    pub shape: Shape,
+    pub causal: bool,
+}
+
+impl FromStr for RunShape {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RunShape, String> {
+        let (dims, causal) = match s.trim().strip_suffix(":causal") {
+            Some(d) => (d, true),
+            None => (s, false),
+        };
+        Ok(RunShape {
+            shape: dims.parse()?,
+            causal,
+        })
+    }
+}
+
+impl fmt::Display for RunShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.shape,
+            if self.causal { ":causal" } else { "" }
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -134,6 +166,11 @@ pub struct RunResult {
     /// The run it belongs to: its environment is in the run file's `environments`.
     #[serde(default)]
     pub run_id: Option<String>,
+    /// The GPU it ran on: its index on the host (where stallscope placed it) and UUID.
+    #[serde(default)]
+    pub gpu_index: Option<u32>,
+    #[serde(default)]
+    pub gpu_uuid: Option<String>,
 }
 
 /// How a candidate warms up before its timed window.
@@ -252,6 +289,8 @@ impl RunResult {
             protocol: None,
             checks: Vec::new(),
             run_id: None,
+            gpu_index: None,
+            gpu_uuid: None,
         }
     }
 
@@ -309,13 +348,17 @@ impl Default for RunFile {
 
 impl RunFile {
     /// Reads a run file; a missing file is an empty history, anything else unreadable
-    /// is an error naming the file.
+    /// (not a regular file in the ladder folder, not a run file) is an error naming the
+    /// file.
     pub fn read(store: &super::Store, path: &std::path::Path) -> anyhow::Result<RunFile> {
         use anyhow::Context;
-        if !store.exists(path) {
-            return Ok(RunFile::default());
-        }
-        let text = store.read_text(path)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new(""));
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let text = match store.read_confined_text(dir, &name, &[dir.to_path_buf()]) {
+            Ok((_, text)) => text,
+            Err(e) if e.missing => return Ok(RunFile::default()),
+            Err(e) => return Err(e.into()),
+        };
         serde_json::from_str(&text)
             .with_context(|| format!("{} is not a run file", store.describe(path)))
     }
@@ -350,14 +393,20 @@ impl RunFile {
     }
 
     /// Adds results (skipped ones are not kept) and their run's environment to
-    /// `runs.json` in `ladder_dir`.
+    /// `runs.json` in `ladder_dir`, under the ladder's lock.
     pub fn store(
         ladder_dir: &std::path::Path,
         results: &[RunResult],
         env: Option<Environment>,
     ) -> anyhow::Result<std::path::PathBuf> {
         let path = ladder_dir.join(FILE_NAME);
+        let profiles = ladder_dir.parent().unwrap_or(std::path::Path::new("."));
+        crate::files::dir_inside(profiles, ladder_dir)?;
+        // Read, changed and written under the ladder's lock: two runs saving at once
+        // both keep their results.
+        let _lock = crate::files::Lock::acquire(ladder_dir)?;
         let mut file = RunFile::read(&super::Store::Disk, &path)?;
+        crate::files::fault_point("the run file read");
         file.upsert(
             results
                 .iter()
@@ -396,5 +445,9 @@ mod tests {
         assert_eq!(s.attention_flops(true), s.attention_flops(false) / 2.0);
         assert!("1,64,1024".parse::<Shape>().is_err());
         assert!("1,0,1024,128".parse::<Shape>().is_err());
+        let c: RunShape = "1,16,8192,128:causal".parse().unwrap();
+        assert!(c.causal && c.shape.s == 8192);
+        assert!(!"1,64,1024,128".parse::<RunShape>().unwrap().causal);
+        assert!("1,64,1024,128:masked".parse::<RunShape>().is_err());
     }
 }

@@ -94,9 +94,16 @@ impl Origin {
 /// The summary file of an export: `<file name>.summary.json` beside it.
 pub fn summary_path(export: &Path) -> PathBuf {
     let mut name = export.file_name().unwrap_or_default().to_os_string();
-    name.push(".summary.json");
+    name.push(SUMMARY_SUFFIX);
     export.with_file_name(name)
 }
+
+/// The name of the summary file of the export named `export`.
+pub fn summary_name(export: &str) -> String {
+    format!("{export}{SUMMARY_SUFFIX}")
+}
+
+const SUMMARY_SUFFIX: &str = ".summary.json";
 
 const SCHEMA: &str = "stallscope/source-summary/1";
 
@@ -224,16 +231,17 @@ fn summary_of(l: &ListingJson) -> Option<SourceSummary> {
     })
 }
 
-/// The source pages of an export from its summary file, one per listing, their rows
+/// The source pages of an export from its summary file (`summary`, the bytes of the
+/// file beside it), one per listing, their rows
 /// unread: `(kernel, page)` in file order. `None` when there is no summary of these
 /// bytes (none, another version's, another export's, or not readable).
 pub fn unread_pages(
     store: &Store,
     export: &Path,
     bytes: &[u8],
+    summary: &[u8],
 ) -> Option<Vec<(String, SourcePage)>> {
-    let text = store.read(&summary_path(export)).ok()?;
-    let file: SummaryFile = serde_json::from_slice(&text).ok()?;
+    let file: SummaryFile = serde_json::from_slice(summary).ok()?;
     if file.schema != SCHEMA || file.export_sha256 != sha256(bytes) || file.listings.is_empty() {
         return None;
     }
@@ -265,7 +273,8 @@ pub fn refresh_summaries(ladder_dir: &Path) -> Result<Vec<PathBuf>> {
         let path = crate::files::normalize(&ladder_dir.join(f));
         let bytes =
             std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        if unread_pages(&Store::Disk, &path, &bytes).is_some() {
+        let summary = std::fs::read(summary_path(&path)).unwrap_or_default();
+        if unread_pages(&Store::Disk, &path, &bytes, &summary).is_some() {
             continue;
         }
         let summaries = summaries(&crate::ncu::parse_bytes(&path, &bytes)?);

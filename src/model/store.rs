@@ -2,8 +2,8 @@
 //! `kernels/` built into the binary (so that `stallscope` shows the bundled ladder on any
 //! machine, from any working directory).
 
-use crate::files::normalize;
-use anyhow::{Context, Result, anyhow};
+use crate::files::{self, FileError, normalize};
+use anyhow::{Result, anyhow};
 use include_dir::{Dir, include_dir};
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -32,11 +32,10 @@ impl Store {
         }
     }
 
+    /// Reads a file whole: on disk a regular file only, up to the per-file limit.
     pub fn read(&self, path: &Path) -> Result<Cow<'static, [u8]>> {
         match self {
-            Store::Disk => std::fs::read(path)
-                .map(Cow::Owned)
-                .with_context(|| format!("cannot read {}", path.display())),
+            Store::Disk => files::read_regular(path).map(Cow::Owned),
             Store::Embedded => {
                 let (dir, rest) = embedded_root(path)?;
                 dir.get_file(&rest)
@@ -49,7 +48,59 @@ impl Store {
     pub fn read_text(&self, path: &Path) -> Result<String> {
         let bytes = self.read(path)?;
         String::from_utf8(bytes.into_owned())
-            .with_context(|| format!("{} is not UTF-8 text", path.display()))
+            .map_err(|_| anyhow!("{} is not UTF-8 text", self.describe(path)))
+    }
+
+    /// Reads the file a manifest or recipe names by `rel` (relative to `base`), confined
+    /// to `roots` (see [`files::confine`]): returns its path as written and its bytes.
+    pub fn read_confined(
+        &self,
+        base: &Path,
+        rel: &str,
+        roots: &[PathBuf],
+    ) -> Result<(PathBuf, Cow<'static, [u8]>), FileError> {
+        let refused = |path: &Path, e: anyhow::Error| FileError {
+            path: path.to_path_buf(),
+            missing: false,
+            message: format!("{e:#}"),
+        };
+        match self {
+            Store::Disk => {
+                let (shown, real) = files::confine(base, rel, roots)?;
+                let bytes = files::read_regular(&real).map_err(|e| refused(&shown, e))?;
+                Ok((shown, Cow::Owned(bytes)))
+            }
+            Store::Embedded => {
+                let shown = files::confine_lexically(base, rel, roots)?;
+                if !self.exists(&shown) {
+                    return Err(FileError {
+                        message: format!("{} does not exist", self.describe(&shown)),
+                        path: shown,
+                        missing: true,
+                    });
+                }
+                let bytes = self.read(&shown).map_err(|e| refused(&shown, e))?;
+                Ok((shown, bytes))
+            }
+        }
+    }
+
+    /// [`Store::read_confined`] of a UTF-8 text file.
+    pub fn read_confined_text(
+        &self,
+        base: &Path,
+        rel: &str,
+        roots: &[PathBuf],
+    ) -> Result<(PathBuf, String), FileError> {
+        let (path, bytes) = self.read_confined(base, rel, roots)?;
+        match String::from_utf8(bytes.into_owned()) {
+            Ok(text) => Ok((path, text)),
+            Err(_) => Err(FileError {
+                message: format!("{} is not UTF-8 text", self.describe(&path)),
+                path,
+                missing: false,
+            }),
+        }
     }
 
     pub fn exists(&self, path: &Path) -> bool {
@@ -65,7 +116,7 @@ impl Store {
     pub fn subdirs(&self, path: &Path) -> Result<Vec<PathBuf>> {
         let mut out = match self {
             Store::Disk => std::fs::read_dir(path)
-                .with_context(|| format!("cannot list {}", path.display()))?
+                .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
                 .filter_map(|e| e.ok())
                 .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
                 .map(|e| e.path())

@@ -7,9 +7,8 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
-/// The most a gzip export may inflate to, unless [`MAX_DECOMPRESSED_VAR`] says otherwise:
-/// a large raw page of a thousand launches is some tens of MB.
-pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
+use crate::files::size_text;
+pub use crate::files::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
 
 /// What a file of binary data is told.
 const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
@@ -20,9 +19,6 @@ const IN_ONE_PASS: u64 = 64 << 20;
 
 /// How much of a file's start is looked at to tell text from binary data.
 const PROBE: usize = 64 * 1024;
-
-/// The environment variable that raises (or lowers) the decompressed-size limit.
-pub const MAX_DECOMPRESSED_VAR: &str = "STALLSCOPE_MAX_DECOMPRESSED";
 
 /// The CSV part of an export, with a way back to the file's own line numbers.
 pub struct CsvText<'a> {
@@ -58,18 +54,13 @@ pub fn decompress<'a>(
     }
     let limit = match options.max_decompressed {
         Some(limit) => limit,
-        None => max_decompressed(path)?,
+        None => {
+            crate::files::limits()
+                .map_err(|e| ParseError::file(path, format!("{e:#}")))?
+                .max_decompressed
+        }
     };
     let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
-    let too_large = || {
-        ParseError::file(
-            path,
-            format!(
-                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with {MAX_DECOMPRESSED_VAR}=<size>, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
-                size_text(limit)
-            ),
-        )
-    };
     // The start first: a gzip bomb of zeros is refused at its first bytes (they are not
     // text). Then up to IN_ONE_PASS: an export that ends before is inflated once; a
     // longer one is measured before it takes more memory, and inflated again.
@@ -100,7 +91,13 @@ pub fn decompress<'a>(
         head.len() as u64 + std::io::copy(&mut counting, &mut std::io::sink()).map_err(damaged)?;
     drop(head);
     if size > limit {
-        return Err(too_large());
+        return Err(ParseError::file(
+            path,
+            format!(
+                "the gzip data inflates to more than {} (the decompressed-size limit); if this is an export, raise the limit with --max-decompressed SIZE or {MAX_DECOMPRESSED_VAR}=SIZE, e.g. {MAX_DECOMPRESSED_VAR}=8GiB",
+                size_text(limit)
+            ),
+        ));
     }
     let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     MultiGzDecoder::new(bytes)
@@ -109,72 +106,14 @@ pub fn decompress<'a>(
     Ok(Cow::Owned(out))
 }
 
-/// The decompressed-size limit: [`MAX_DECOMPRESSED_VAR`] when set, else the default.
-fn max_decompressed(path: &Path) -> Result<u64, ParseError> {
-    match std::env::var(MAX_DECOMPRESSED_VAR) {
-        Err(std::env::VarError::NotPresent) => Ok(DEFAULT_MAX_DECOMPRESSED),
-        Ok(text) => parse_size(&text).ok_or_else(|| {
-            ParseError::file(
-                path,
-                format!(
-                    "{MAX_DECOMPRESSED_VAR}={text:?} is not a size: give bytes or a size such as 512MiB, 8GiB"
-                ),
-            )
-        }),
-        Err(std::env::VarError::NotUnicode(_)) => Err(ParseError::file(
-            path,
-            format!("{MAX_DECOMPRESSED_VAR} is not text: give a size such as 8GiB"),
-        )),
-    }
-}
-
-/// `4096`, `512MiB`, `8GiB`, `2G`, `100MB` …: binary units (K, M, G, T, with or without
-/// `iB`), or decimal ones (KB, MB, GB, TB).
-fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let digits = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let number: u64 = text[..digits].parse().ok()?;
-    let unit = text[digits..].trim().to_ascii_lowercase();
-    let factor: u64 = match unit.as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "t" | "tib" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        _ => return None,
-    };
-    number.checked_mul(factor)
-}
-
-/// A size as the limit's message gives it: `2 GiB`, `512 MiB`, `1000 bytes`.
-fn size_text(bytes: u64) -> String {
-    for (unit, factor) in [
-        ("TiB", 1u64 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ] {
-        if bytes >= factor && bytes.is_multiple_of(factor) {
-            return format!("{} {unit}", bytes / factor);
-        }
-    }
-    format!("{bytes} bytes")
-}
-
 /// Checks that the bytes are text and finds where the CSV starts.
 pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ParseError::file(path, "the file is empty"));
     }
     let probe = &bytes[..bytes.len().min(PROBE)];
-    if probe.contains(&0) {
-        return Err(ParseError::file(path, BINARY));
+    if probe.contains(&0) || utf16(probe).is_some() {
+        return Err(not_text(path, probe));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
@@ -255,8 +194,9 @@ pub fn sniff(path: &Path) -> Result<(), ParseError> {
     if head.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ParseError::file(path, "the file is empty"));
     }
-    if head[..head.len().min(PROBE)].contains(&0) {
-        return Err(ParseError::file(path, BINARY));
+    let probe = &head[..head.len().min(PROBE)];
+    if probe.contains(&0) || utf16(probe).is_some() {
+        return Err(not_text(path, probe));
     }
     let text = match std::str::from_utf8(&head) {
         Ok(t) => t,
@@ -268,6 +208,52 @@ pub fn sniff(path: &Path) -> Result<(), ParseError> {
         Ok(())
     } else {
         Err(super::non_export::explain(path, text))
+    }
+}
+
+/// Why bytes holding NUL bytes are not an export: UTF-16 text (what some Windows tools
+/// write), said as such with the way to convert it, or binary data.
+fn not_text(path: &Path, probe: &[u8]) -> ParseError {
+    match utf16(probe) {
+        Some(order) => ParseError::file(
+            path,
+            format!(
+                "this is UTF-16 text ({order}), and stallscope reads UTF-8 as ncu writes it: export the report again with `ncu --import REPORT --csv --page raw > raw.csv`, or convert this file with `iconv -f UTF-16 -t UTF-8 {} > converted.csv`",
+                path.display()
+            ),
+        ),
+        None => ParseError::file(path, BINARY),
+    }
+}
+
+/// The byte order of UTF-16 text: by its byte-order mark, else by the zero bytes that
+/// ASCII characters leave at every other position.
+fn utf16(probe: &[u8]) -> Option<&'static str> {
+    if probe.starts_with(&[0xff, 0xfe]) {
+        return Some("little-endian");
+    }
+    if probe.starts_with(&[0xfe, 0xff]) {
+        return Some("big-endian");
+    }
+    let n = probe.len().min(4096) / 2 * 2;
+    if n < 8 {
+        return None;
+    }
+    let zeros = |parity: usize| {
+        probe[..n]
+            .iter()
+            .skip(parity)
+            .step_by(2)
+            .filter(|&&b| b == 0)
+            .count()
+    };
+    let (even, odd, half) = (zeros(0), zeros(1), n / 2);
+    if odd * 10 >= half * 9 && even * 10 < half {
+        Some("little-endian")
+    } else if even * 10 >= half * 9 && odd * 10 < half {
+        Some("big-endian")
+    } else {
+        None
     }
 }
 

@@ -18,7 +18,8 @@ const QUOTE_MAX: usize = 160;
 
 /// Why `text`, which holds no line starting an ncu CSV page, is not an export.
 pub fn explain(path: &Path, text: &str) -> ParseError {
-    ncu_messages(path, text)
+    other_delimiter(path, text)
+        .or_else(|| ncu_messages(path, text))
         .or_else(|| other_profiler(path, text))
         .unwrap_or_else(|| {
             let message = if lines(text).any(|(_, l)| super::input::is_prof_line(l)) {
@@ -28,6 +29,37 @@ pub fn explain(path: &Path, text: &str) -> ParseError {
             };
             ParseError::file(path, message)
         })
+}
+
+/// An ncu page whose fields another delimiter separates (a spreadsheet saved it in a
+/// locale whose list separator is `;`, or as tab-separated text): the delimiter seen, at
+/// its line, and what to do.
+fn other_delimiter(path: &Path, text: &str) -> Option<ParseError> {
+    const FIRST: [&str; 4] = ["ID", "Process ID", "Kernel Name", "File Path"];
+    let (line, delimiter) = lines(text).take(SCAN_LINES).find_map(|(n, l)| {
+        let unquoted = l.trim_start_matches('\u{feff}');
+        FIRST.iter().find_map(|first| {
+            let rest = unquoted
+                .strip_prefix(&format!("\"{first}\""))
+                .or_else(|| unquoted.strip_prefix(first))?;
+            [';', '\t', '|']
+                .into_iter()
+                .find(|d| rest.starts_with(*d))
+                .map(|d| (n, d))
+        })
+    })?;
+    let name = match delimiter {
+        ';' => "';' (semicolons)",
+        '\t' => "tabs",
+        _ => "'|'",
+    };
+    Some(ParseError::at(
+        path,
+        line,
+        format!(
+            "the fields of this ncu page are separated by {name}, not by commas as ncu writes them (a spreadsheet saved it so?): export the report again with `ncu --import REPORT --csv --page raw`, or save the file as CSV with ',' as the separator"
+        ),
+    ))
 }
 
 /// A live ncu run that printed its messages and no CSV: the message that says why

@@ -1,6 +1,8 @@
 //! How values read as text: one place for units and precision.
 
 use crate::analysis::Kind;
+use std::borrow::Cow;
+use std::fmt::Write;
 
 /// Columns a text takes on a terminal (wide characters count two, combining ones none).
 pub fn width(s: &str) -> usize {
@@ -20,6 +22,10 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
         Kind::Percent => format!("{v:.1}"),
         Kind::Count => thousands(v),
         Kind::Bytes => bytes(v),
+        Kind::Frequency => format!("{:.0}", v / 1e6),
+        Kind::Power => format!("{v:.0}"),
+        Kind::Energy => format!("{v:.3}"),
+        Kind::Efficiency => format!("{v:.3}"),
     }
 }
 
@@ -105,6 +111,49 @@ pub fn delta(kind: Kind, a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
+/// Text from imported data made safe for a terminal: every control character (C0, DEL,
+/// C1) and every bidirectional override is shown escaped (`\u{1b}`, `\n`, `\r`), so an
+/// escape sequence in a kernel name or a note cannot retitle, clear or redraw the
+/// user's terminal; a tab becomes four spaces. Human-readable output passes through
+/// here; CSV and JSON keep the data as it is.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    escape(s, false)
+}
+
+/// [`printable`] for text of several lines: line breaks are kept.
+pub fn printable_lines(s: &str) -> Cow<'_, str> {
+    escape(s, true)
+}
+
+fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control() && !(keep_newlines && c == '\n')
+            || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            '\t' => out.push_str("    "),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The change of a share (a fraction) in percentage points: `+3.5 pt`.
+pub fn share_delta(a: Option<f64>, b: Option<f64>) -> String {
+    let pct = |x: Option<f64>| x.map(|v| v * 100.0);
+    delta(Kind::Percent, pct(a), pct(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +176,46 @@ mod tests {
         // Display width, not chars: a CJK character takes two columns.
         assert_eq!(width("µs"), 2);
         assert_eq!(width("名前"), 4);
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        assert!(matches!(
+            printable("mm_naive(float*) · 61 µs"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn an_escape_sequence_is_shown_escaped() {
+        assert_eq!(
+            printable("k\u{1b}]0;owned\u{7}\u{1b}[2J"),
+            "k\\u{1b}]0;owned\\u{7}\\u{1b}[2J"
+        );
+    }
+
+    #[test]
+    fn line_breaks_and_returns_are_shown_escaped_in_one_line() {
+        assert_eq!(printable("a\r\nb"), "a\\r\\nb");
+    }
+
+    #[test]
+    fn line_breaks_are_kept_in_text_of_several_lines() {
+        assert_eq!(printable_lines("a\nb\u{9b}c"), "a\nb\\u{9b}c");
+    }
+
+    #[test]
+    fn delete_and_c1_controls_are_escaped() {
+        assert_eq!(printable("\u{7f}\u{85}"), "\\u{7f}\\u{85}");
+    }
+
+    #[test]
+    fn bidirectional_overrides_are_escaped() {
+        assert_eq!(printable("ab\u{202e}cd\u{2066}"), "ab\\u{202e}cd\\u{2066}");
+    }
+
+    #[test]
+    fn a_tab_becomes_four_spaces() {
+        assert_eq!(printable("a\tb"), "a    b");
     }
 }

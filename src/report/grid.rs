@@ -2,8 +2,15 @@
 //! Markdown table.
 
 use super::format::{self, UNKNOWN, width};
-use super::{Analysed, CompareInput, Exporter, display_order, stall_rows, trail_line};
-use crate::analysis::{Group, METRICS, catalogue::stall_help};
+use super::{
+    Analysed, CompareInput, Exporter, display_order, label_cell, label_text, stall_heading,
+    stall_rows, stall_samples_cell, stall_source_cell, step_name, verdict_text, z_text,
+};
+use crate::analysis::catalogue::{cell_help, stall_help};
+use crate::analysis::compare::Side;
+use crate::analysis::sass::{Change, SassDiff};
+use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
+use crate::ncu::StallReason;
 
 pub enum Row {
     Section(String),
@@ -15,6 +22,34 @@ pub struct Grid {
     pub preamble: Vec<String>,
     pub header: Vec<String>,
     pub rows: Vec<Row>,
+    /// Columns of text, aligned left in the terminal (the first always is; the others,
+    /// numbers mostly, align right).
+    pub text_columns: Vec<usize>,
+}
+
+impl Grid {
+    /// The grid with every piece of text made safe for a terminal ([`format::printable`]):
+    /// names, titles and notes come from imported data.
+    fn printable(&self) -> Grid {
+        let text = |xs: &[String]| -> Vec<String> {
+            xs.iter()
+                .map(|x| format::printable(x).into_owned())
+                .collect()
+        };
+        Grid {
+            preamble: text(&self.preamble),
+            header: text(&self.header),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| match r {
+                    Row::Section(name) => Row::Section(format::printable(name).into_owned()),
+                    Row::Cells(cells) => Row::Cells(text(cells)),
+                })
+                .collect(),
+            text_columns: self.text_columns.clone(),
+        }
+    }
 }
 
 fn group_name(g: Group) -> &'static str {
@@ -26,16 +61,14 @@ fn group_name(g: Group) -> &'static str {
     }
 }
 
-/// The timeline of one ladder: versions as columns, metrics as rows.
-pub fn timeline(a: &Analysed) -> Grid {
+/// The ladder's name, its problem and its versions: the lines above its tables.
+pub fn header_lines(a: &Analysed) -> Vec<String> {
     let ladder = a.ladder;
-    let order = display_order(ladder);
-    let mut preamble = vec![format!("{} — {}", ladder.name, ladder.title)];
+    let mut out = vec![format!("{} — {}", ladder.name, ladder.title)];
     if let Some(p) = &ladder.problem {
-        preamble.push(p.clone());
+        out.push(p.clone());
     }
-    preamble.push(format!("trail: {}", trail_line(a)));
-    for &i in &order {
+    for &i in &display_order(ladder) {
         let v = &ladder.versions[i];
         let kind = if v.baseline { " (baseline)" } else { "" };
         let kernel = v
@@ -43,9 +76,89 @@ pub fn timeline(a: &Analysed) -> Grid {
             .as_ref()
             .map(|p| format!(" [{}]", p.short_name()))
             .unwrap_or_default();
-        preamble.push(format!("  {:<6} {}{kind}{kernel}", v.id, v.title));
+        out.push(format!("  {:<6} {}{kind}{kernel}", v.id, v.title));
     }
+    out
+}
 
+/// The bottleneck trail, one step a row: the hottest cell with its share, the runner-up
+/// with its, and what the noise rule says of the step.
+pub fn trail(a: &Analysed) -> Grid {
+    let rows = a
+        .analysis
+        .trail
+        .iter()
+        .map(|s| {
+            let an = &a.analysis.versions[s.index];
+            let b = an.bottleneck.as_ref();
+            let pct = |c: Option<&crate::analysis::Cell>| {
+                c.map(|c| format::share(Some(c.share))).unwrap_or_default()
+            };
+            let runner_up = b.and_then(|b| b.runner_up.as_ref());
+            Row::Cells(vec![
+                step_name(s),
+                label_cell(an),
+                pct(b.map(|b| &b.top)),
+                runner_up.map(|c| c.to_string()).unwrap_or_default(),
+                pct(runner_up),
+                verdict_text(s, b),
+            ])
+        })
+        .collect();
+    Grid {
+        preamble: vec![
+            format!("bottleneck trail: {}", TRAIL_NOTE[0]),
+            TRAIL_NOTE[1].to_string(),
+        ],
+        header: ["step", "bottleneck", "%", "runner-up", "%", "noise rule"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+        text_columns: vec![1, 3, 5],
+    }
+}
+
+/// What the trail's columns say.
+const TRAIL_NOTE: [&str; 2] = [
+    "each version's hottest stall reason × instruction class cell and the runner-up,",
+    "in % of its stall samples; a step moved when its cell leads the parent's by z ≥ 2 in its samples",
+];
+
+/// What the labels of the ladder's versions and baselines mean, one line each (near-tie
+/// runner-ups included), and why a profiled version has none.
+pub fn meanings(a: &Analysed) -> Vec<String> {
+    let mut cells: Vec<(StallReason, &str)> = Vec::new();
+    let mut missing = Vec::new();
+    for i in display_order(a.ladder) {
+        let v = &a.analysis.versions[i];
+        let Some(b) = &v.bottleneck else {
+            if let Some(n) = v.no_label.filter(|&n| n != NoLabel::NoProfile) {
+                missing.push(format!(
+                    "{}: no label; {}",
+                    a.ladder.versions[i].id,
+                    n.explain()
+                ));
+            }
+            continue;
+        };
+        let tie = b.runner_up.as_ref().filter(|_| b.near_tie);
+        for c in std::iter::once(&b.top).chain(tie) {
+            if !cells.contains(&(c.reason, c.opcode.as_str())) {
+                cells.push((c.reason, &c.opcode));
+            }
+        }
+    }
+    cells
+        .into_iter()
+        .map(|(r, op)| format!("{r} @ {op}: {}", cell_help(r, op)))
+        .chain(missing)
+        .collect()
+}
+
+/// The timeline of one ladder: versions as columns, metrics as rows.
+pub fn timeline(a: &Analysed) -> Grid {
+    let ladder = a.ladder;
+    let order = display_order(ladder);
     let mut header = vec!["metric".to_string()];
     header.extend(order.iter().map(|&i| {
         let v = &ladder.versions[i];
@@ -58,17 +171,35 @@ pub fn timeline(a: &Analysed) -> Grid {
 
     let mut rows = Vec::new();
     let cell = |i: usize| &a.analysis.versions[i];
-    rows.push(Row::Cells(
-        std::iter::once("bottleneck".to_string())
-            .chain(order.iter().map(|&i| {
-                cell(i)
-                    .bottleneck
-                    .as_ref()
-                    .map(|b| b.to_string())
-                    .unwrap_or_else(|| UNKNOWN.to_string())
-            }))
-            .collect(),
-    ));
+    let row = |name: &str, f: &dyn Fn(&VersionAnalysis) -> String| {
+        Row::Cells(
+            std::iter::once(name.to_string())
+                .chain(order.iter().map(|&i| f(cell(i))))
+                .collect(),
+        )
+    };
+    let top = |v: &VersionAnalysis| v.bottleneck.clone();
+    rows.push(row("bottleneck", &label_cell));
+    rows.push(row("bottleneck share (%)", &|v| {
+        format::share(top(v).map(|b| b.top.share))
+    }));
+    rows.push(row("runner-up", &|v| {
+        top(v)
+            .and_then(|b| b.runner_up)
+            .map(|c| format!("{c} {}", format::share(Some(c.share))))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    }));
+    rows.push(row("lead over runner-up (z)", &|v| match top(v) {
+        Some(b) => {
+            let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
+            if b.near_tie {
+                format!("{z} near-tie")
+            } else {
+                z
+            }
+        }
+        None => UNKNOWN.to_string(),
+    }));
     let mut group = None;
     for d in METRICS {
         if order.iter().all(|&i| cell(i).get(d.id).is_none()) {
@@ -89,19 +220,28 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .collect(),
         ));
     }
+    if order.iter().any(|&i| cell(i).occupancy.is_some()) {
+        rows.push(row("occupancy limited by", &|v| {
+            v.occupancy
+                .as_ref()
+                .map(|o| o.short())
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        }));
+    }
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
-        rows.push(Row::Section("stalls (% of samples)".to_string()));
+        rows.push(Row::Section(stall_heading(
+            a.analysis
+                .versions
+                .iter()
+                .map(|v| v.stalls.as_ref().map(|s| s.source)),
+        )));
+        rows.push(row("stall source", &stall_source_cell));
+        rows.push(row("stall samples", &stall_samples_cell));
         for r in reasons {
-            rows.push(Row::Cells(
-                std::iter::once(r.metric_name().to_string())
-                    .chain(
-                        order
-                            .iter()
-                            .map(|&i| format::share(cell(i).stalls.as_ref().map(|s| s.share(r)))),
-                    )
-                    .collect(),
-            ));
+            rows.push(row(r.metric_name(), &|v| {
+                format::share(v.stalls.as_ref().map(|s| s.share(r)))
+            }));
         }
     }
     if order.iter().any(|&i| !cell(i).hot_ops.is_empty()) {
@@ -109,30 +249,78 @@ pub fn timeline(a: &Analysed) -> Grid {
             "hottest instructions (% of stall samples)".to_string(),
         ));
         for rank in 0..3 {
-            rows.push(Row::Cells(
-                std::iter::once(format!("#{}", rank + 1))
-                    .chain(order.iter().map(|&i| {
-                        let ops = &cell(i).hot_ops;
-                        let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
-                        match ops.get(rank) {
-                            Some(o) if total > 0 => format!(
-                                "{} {:.0}%",
-                                o.opcode,
-                                100.0 * o.stall_samples as f64 / total as f64
-                            ),
-                            _ => UNKNOWN.to_string(),
-                        }
-                    }))
-                    .collect(),
-            ));
+            rows.push(row(&format!("#{}", rank + 1), &|v| {
+                let ops = &v.hot_ops;
+                let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+                match ops.get(rank) {
+                    Some(o) if total > 0 => format!(
+                        "{} {:.0}%",
+                        o.opcode,
+                        100.0 * o.stall_samples as f64 / total as f64
+                    ),
+                    _ => UNKNOWN.to_string(),
+                }
+            }));
         }
     }
     Grid {
-        preamble,
+        preamble: Vec::new(),
         header,
         rows,
+        text_columns: Vec::new(),
     }
 }
+
+/// Reasons (rows) and instruction classes (columns) a version's heat table shows.
+pub const MATRIX_ROWS: usize = 6;
+pub const MATRIX_COLUMNS: usize = 8;
+
+/// One version's (reason × opcode) heat table: the top reasons as rows, the top classes
+/// as columns, each cell its % of the version's stall samples.
+pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
+    let reasons = m.reasons();
+    let opcodes = m.opcodes();
+    let cols: Vec<&str> = opcodes
+        .iter()
+        .take(MATRIX_COLUMNS)
+        .map(|(o, _)| *o)
+        .collect();
+    let mut header = vec!["reason \\ opcode".to_string()];
+    header.extend(cols.iter().map(|o| o.to_string()));
+    header.push("all".into());
+    let pct = |n: u64| format!("{:.1}", 100.0 * n as f64 / m.samples.max(1) as f64);
+    let mut rows: Vec<Row> = reasons
+        .iter()
+        .take(MATRIX_ROWS)
+        .map(|&(r, n)| {
+            let mut cells = vec![r.metric_name().to_string()];
+            cells.extend(cols.iter().map(|o| match m.count(r, o) {
+                0 => String::new(),
+                c => pct(c),
+            }));
+            cells.push(pct(n));
+            Row::Cells(cells)
+        })
+        .collect();
+    let mut all = vec!["all".to_string()];
+    all.extend(opcodes.iter().take(MATRIX_COLUMNS).map(|&(_, n)| pct(n)));
+    all.push(pct(m.samples));
+    rows.push(Row::Cells(all));
+    Grid {
+        preamble: vec![format!(
+            "{} {}: where the warps wait (% of {} stall samples)",
+            v.id,
+            v.title,
+            format::thousands(m.samples as f64)
+        )],
+        header,
+        rows,
+        text_columns: Vec::new(),
+    }
+}
+
+/// Rows of the instruction mix a comparison shows.
+pub const MIX_ROWS: usize = 16;
 
 pub fn comparison(input: &CompareInput) -> Grid {
     let c = input.comparison;
@@ -150,34 +338,136 @@ pub fn comparison(input: &CompareInput) -> Grid {
             m.verdict.symbol().to_string(),
         ]));
     }
+    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
+        let occ = |s: &Side| {
+            s.occupancy
+                .as_ref()
+                .map(|o| o.short())
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        };
+        let changed = c.a.occupancy.as_ref().map(|o| (&o.limiters, o.blocks))
+            != c.b.occupancy.as_ref().map(|o| (&o.limiters, o.blocks));
+        rows.push(Row::Cells(vec![
+            "Occupancy limited by".into(),
+            occ(&c.a),
+            occ(&c.b),
+            String::new(),
+            if changed { "changed" } else { "same" }.into(),
+        ]));
+    }
+    rows.push(Row::Section("bottleneck (% of stall samples)".into()));
+    let label = |s: &Side| label_text(s.bottleneck.as_ref(), s.no_label);
+    let top_share = |s: &Side| s.bottleneck.as_ref().map(|b| b.top.share);
+    let runner_up = |s: &Side| {
+        s.bottleneck
+            .as_ref()
+            .and_then(|b| b.runner_up.as_ref())
+            .map(|r| format!("{r} {}", format::share(Some(r.share))))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    };
+    rows.push(Row::Cells(vec![
+        "bottleneck".into(),
+        label(&c.a),
+        label(&c.b),
+        String::new(),
+        String::new(),
+    ]));
+    rows.push(Row::Cells(vec![
+        "share".into(),
+        format::share(top_share(&c.a)),
+        format::share(top_share(&c.b)),
+        format::share_delta(top_share(&c.a), top_share(&c.b)),
+        String::new(),
+    ]));
+    rows.push(Row::Cells(vec![
+        "runner-up".into(),
+        runner_up(&c.a),
+        runner_up(&c.b),
+        String::new(),
+        String::new(),
+    ]));
     if !c.stalls.is_empty() {
-        rows.push(Row::Section("stalls (% of samples)".to_string()));
+        rows.push(Row::Section(stall_heading([
+            c.a.stall_source,
+            c.b.stall_source,
+        ])));
+        let source = |s: &Side| s.stall_source.map_or(UNKNOWN, |s| s.describe());
+        let samples = |s: &Side| {
+            s.stall_samples
+                .map(|n| format::thousands(n as f64))
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        };
+        for (name, a, b) in [
+            (
+                "stall source",
+                source(&c.a).to_string(),
+                source(&c.b).to_string(),
+            ),
+            ("stall samples", samples(&c.a), samples(&c.b)),
+        ] {
+            rows.push(Row::Cells(vec![
+                name.into(),
+                a,
+                b,
+                String::new(),
+                String::new(),
+            ]));
+        }
         for s in &c.stalls {
-            let pct = |x: Option<f64>| x.map(|v| v * 100.0);
             rows.push(Row::Cells(vec![
                 s.reason.metric_name().to_string(),
                 format::share(s.a),
                 format::share(s.b),
-                format::delta(crate::analysis::Kind::Percent, pct(s.a), pct(s.b)),
+                format::share_delta(s.a, s.b),
                 s.verdict.symbol().to_string(),
             ]));
         }
     }
-    if !c.hot_ops_a.is_empty() || !c.hot_ops_b.is_empty() {
+    if !c.cells.is_empty() {
         rows.push(Row::Section(
-            "hottest instructions (stall samples)".to_string(),
+            "stall reason × instruction (% of stall samples; changed: z ≥ 2)".into(),
         ));
-        let op = |ops: &[crate::analysis::OpcodeStat], i: usize| {
-            ops.get(i)
-                .map(|o| format!("{} {}", o.opcode, format::thousands(o.stall_samples as f64)))
-                .unwrap_or_else(|| UNKNOWN.to_string())
-        };
-        for i in 0..c.hot_ops_a.len().max(c.hot_ops_b.len()).min(5) {
+        for d in &c.cells {
             rows.push(Row::Cells(vec![
-                format!("#{}", i + 1),
-                op(&c.hot_ops_a, i),
-                op(&c.hot_ops_b, i),
-                String::new(),
+                format!("{} @ {}", d.reason, d.opcode),
+                format::share(d.a),
+                format::share(d.b),
+                format::share_delta(d.a, d.b),
+                d.verdict.symbol().to_string(),
+            ]));
+        }
+    }
+    if !c.mix.is_empty() {
+        rows.push(Row::Section(
+            "instruction mix (instructions, % of stall samples)".into(),
+        ));
+        let side = |present: bool, m: &crate::analysis::sass::MixSide| {
+            if present {
+                format!(
+                    "{} · {}",
+                    format::thousands(m.instructions as f64),
+                    format::share(Some(m.share))
+                )
+            } else {
+                UNKNOWN.to_string()
+            }
+        };
+        let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
+        for r in c.mix.iter().take(MIX_ROWS) {
+            let delta = if has_a && has_b {
+                let n = r.b.instructions as i64 - r.a.instructions as i64;
+                format!(
+                    "{n:+} · {}",
+                    format::share_delta(Some(r.a.share), Some(r.b.share))
+                )
+            } else {
+                UNKNOWN.to_string()
+            };
+            rows.push(Row::Cells(vec![
+                r.opcode.clone(),
+                side(has_a, &r.a),
+                side(has_b, &r.b),
+                delta,
                 String::new(),
             ]));
         }
@@ -192,6 +482,7 @@ pub fn comparison(input: &CompareInput) -> Grid {
             "verdict".into(),
         ],
         rows,
+        text_columns: Vec::new(),
     }
 }
 
@@ -210,28 +501,135 @@ impl Exporter for TextExporter {
                 out.push('\n');
             }
             if self.markdown {
-                out.push_str(&render_markdown(&timeline(a)));
-                continue;
-            }
-            out.push_str(&render_text_within(&timeline(a), self.width));
-            let reasons = stall_rows(&a.analysis.versions);
-            if let Some(top) = reasons.first() {
-                let help = format!("{top}: {}", stall_help(*top));
-                out.push('\n');
-                out.push_str(&fit_line(&help, self.width));
+                out.push_str(&markdown_timeline(a));
+            } else {
+                out.push_str(&text_timeline(a, self.width));
             }
         }
         out
     }
 
     fn compare(&self, input: &CompareInput) -> String {
-        let g = comparison(input);
+        let grid = comparison(input);
+        let diff = input.comparison.sass.as_ref();
         if self.markdown {
-            render_markdown(&g)
+            let mut out = render_markdown(&grid, "##");
+            if let Some(d) = diff {
+                out.push_str(&format!("\n### {}\n\n```diff\n", sass_heading(d)));
+                out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
+                out.push_str("```\n");
+            }
+            out
         } else {
-            render_text(&g)
+            let mut out = render_text(&grid);
+            if let Some(d) = diff {
+                out.push_str(&format!("\n{}\n", sass_heading(d)));
+                out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
+            }
+            out
         }
     }
+}
+
+/// The timeline as aligned text: the ladder, its trail and what the labels mean, the
+/// table, and what the stall reasons shown mean; within `width` columns where one is
+/// given (the tables in blocks of columns, the lines broken to fit).
+fn text_timeline(a: &Analysed, width: Option<usize>) -> String {
+    let mut out = String::new();
+    let text = |l: &str| fit_line(&format::printable(l), width);
+    for l in header_lines(a) {
+        out.push_str(&text(&l));
+    }
+    out.push('\n');
+    out.push_str(&render_text_within(&trail(a), width));
+    let meanings = meanings(a);
+    if !meanings.is_empty() {
+        out.push_str("\nwhat the labels mean:\n");
+        for m in meanings {
+            out.push_str(&text(&format!("  {m}")));
+        }
+    }
+    out.push_str(&render_text_within(&timeline(a), width));
+    let reasons = stall_rows(&a.analysis.versions);
+    if !reasons.is_empty() {
+        out.push_str("\nwhat the stall reasons mean:\n");
+        for r in reasons {
+            out.push_str(&text(&format!("  {r}: {}", stall_help(r))));
+        }
+    }
+    out
+}
+
+/// The timeline as Markdown: the ladder, its trail, the table and each version's heat
+/// table.
+fn markdown_timeline(a: &Analysed) -> String {
+    let esc = |s: &str| format::printable(s).replace('|', "\\|");
+    let header = header_lines(a);
+    let mut out = format!("## {}\n\n", esc(&header[0]));
+    for l in &header[1..] {
+        out.push_str(&format!("- {}\n", esc(l.trim())));
+    }
+    let mut t = trail(a);
+    t.preamble = vec!["Bottleneck trail".into(), TRAIL_NOTE.join(" ")];
+    out.push('\n');
+    out.push_str(&render_markdown(&t, "###"));
+    out.push('\n');
+    for m in meanings(a) {
+        out.push_str(&format!("- {}\n", esc(&m)));
+    }
+    let mut table = timeline(a);
+    table.preamble = vec!["Timeline".into()];
+    out.push('\n');
+    out.push_str(&render_markdown(&table, "###"));
+    for &i in &display_order(a.ladder) {
+        if let Some(m) = &a.analysis.versions[i].matrix {
+            out.push('\n');
+            out.push_str(&render_markdown(&matrix(&a.ladder.versions[i], m), "###"));
+        }
+    }
+    out
+}
+
+/// "SASS: 812 → 790 instructions, 40 removed, 18 added (registers and addresses ignored)".
+fn sass_heading(d: &SassDiff) -> String {
+    format!(
+        "SASS: {} → {} instructions, {} removed, {} added (aligned with registers and addresses ignored; stall samples after each)",
+        d.a_instructions, d.b_instructions, d.removed, d.added
+    )
+}
+
+/// The aligned SASS as unified-diff lines, with each instruction's stall samples.
+pub fn sass_lines(d: &SassDiff) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in &d.hunks {
+        let (ra, rb) = h.lines.iter().fold((0, 0), |(a, b), l| match l.change {
+            Change::Same => (a + 1, b + 1),
+            Change::Removed => (a + 1, b),
+            Change::Added => (a, b + 1),
+        });
+        out.push(format!(
+            "@@ -{},{ra} +{},{rb} @@",
+            h.a_start + 1,
+            h.b_start + 1
+        ));
+        for l in &h.lines {
+            let mark = match l.change {
+                Change::Same => ' ',
+                Change::Removed => '-',
+                Change::Added => '+',
+            };
+            let samples = if l.stall_samples > 0 {
+                format!("  [{}]", format::thousands(l.stall_samples as f64))
+            } else {
+                String::new()
+            };
+            out.push(format!("{mark} {}{samples}", l.text));
+        }
+    }
+    if out.is_empty() {
+        out.push("  (the same instructions)".into());
+    }
+    out
 }
 
 /// A grid as aligned text, one line per row however long.
@@ -243,6 +641,7 @@ pub fn render_text(g: &Grid) -> String {
 /// blocks that fit, each block with the first column again, one after the other; the
 /// lines above the table broken to fit. `None`, or a grid that fits: one block.
 pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
+    let g = &g.printable();
     let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
     for row in &g.rows {
         if let Row::Cells(cells) = row {
@@ -288,6 +687,9 @@ pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
                     Row::Section(name) => Row::Section(name.clone()),
                     Row::Cells(cells) => Row::Cells(pick(cells)),
                 })
+                .collect(),
+            text_columns: (0..cols.len())
+                .filter(|&i| g.text_columns.contains(&cols[i]))
                 .collect(),
         };
         out.push('\n');
@@ -368,7 +770,7 @@ fn render_block(g: &Grid, fit: Option<usize>) -> String {
                 s.push_str("  ");
             }
             let pad = w.saturating_sub(width(c));
-            if i == 0 {
+            if i == 0 || g.text_columns.contains(&i) {
                 s.push_str(c);
                 s.push_str(&" ".repeat(pad));
             } else {
@@ -404,17 +806,22 @@ fn render_block(g: &Grid, fit: Option<usize>) -> String {
     out
 }
 
-pub fn render_markdown(g: &Grid) -> String {
+/// A grid as a Markdown table: the preamble's first line a heading at `level` (`##`),
+/// the others a list.
+pub fn render_markdown(g: &Grid, level: &str) -> String {
+    let g = &g.printable();
     let esc = |s: &str| s.replace('|', "\\|");
     let mut out = String::new();
     for (i, p) in g.preamble.iter().enumerate() {
         if i == 0 {
-            out.push_str(&format!("## {}\n\n", esc(p)));
+            out.push_str(&format!("{level} {}\n\n", esc(p)));
         } else {
             out.push_str(&format!("- {}\n", esc(p.trim())));
         }
     }
-    out.push('\n');
+    if g.preamble.len() > 1 {
+        out.push('\n');
+    }
     let row = |cells: &[String]| {
         format!(
             "| {} |\n",
@@ -427,7 +834,11 @@ pub fn render_markdown(g: &Grid) -> String {
         g.header
             .iter()
             .enumerate()
-            .map(|(i, _)| if i == 0 { " --- " } else { " ---: " })
+            .map(|(i, _)| if i == 0 || g.text_columns.contains(&i) {
+                " --- "
+            } else {
+                " ---: "
+            })
             .collect::<Vec<_>>()
             .join("|")
     ));

@@ -196,10 +196,23 @@ fn trail_section(a: &Analysed) -> Option<Section> {
         return None;
     }
     let moves = trail.iter().filter(|s| s.changed).count();
+    let ties = trail
+        .iter()
+        .filter(|s| {
+            a.analysis.versions[s.index]
+                .bottleneck
+                .as_ref()
+                .is_some_and(|b| b.near_tie)
+        })
+        .count();
     let mut html = format!(
-        "<p class=\"lead\">Where each version's warps wait most: the dominant stall reason \
-         at the hottest SASS instruction class. {moves} of {} steps move to a new label \
-         (highlighted).</p>\n<ol class=\"trail\">\n",
+        "<p class=\"lead\">Where each version's warps wait most: the hottest cell of its \
+         stall reason × SASS instruction class table (from the source page's samples, \
+         <code>selected</code> left out), with its share of the stall samples and the \
+         runner-up. A step moves when the top cell changed and leads the parent's top cell \
+         by z ≥ 2 in the version's own samples; a near-tie (≈) is a top cell within \
+         sampling noise of its runner-up. {moves} of {} steps move (highlighted), {ties} \
+         near-ties.</p>\n<ol class=\"trail\">\n",
         trail.len()
     );
     for s in trail {
@@ -214,13 +227,35 @@ fn trail_section(a: &Analysed) -> Option<Section> {
 }
 
 fn trail_step(a: &Analysed, s: &crate::analysis::TrailStep) -> String {
-    let label = s.label.as_deref().unwrap_or(format::UNKNOWN);
+    let an = &a.analysis.versions[s.index];
+    let b = an.bottleneck.as_ref();
+    let label = super::label_text(b, an.no_label);
+    let mut detail = Vec::new();
+    if let (Some(p), true) = (&s.parent, s.branch) {
+        detail.push(format!("built on {p}"));
+    }
+    if let Some(b) = b {
+        detail.push(format!("{} %", format::share(Some(b.top.share))));
+        if let Some(r) = &b.runner_up {
+            detail.push(format!("runner-up {r} {} %", format::share(Some(r.share))));
+        }
+    }
+    let verdict = super::verdict_text(s, b);
+    if !verdict.is_empty() {
+        detail.push(verdict);
+    }
     format!(
-        "<li class=\"step{}\"><a class=\"id\" href=\"#{}\">{}</a> <span class=\"label\">{}</span></li>\n",
+        "<li class=\"step{}{}\"><a class=\"id\" href=\"#{}\">{}</a> <span class=\"label\">{}</span> <span class=\"detail\">{}</span></li>\n",
         if s.changed { " moved" } else { "" },
+        if b.is_some_and(|b| b.near_tie) {
+            " tie"
+        } else {
+            ""
+        },
         version_anchor(a.ladder, &s.id),
         escape(&s.id),
-        escape(label),
+        escape(&label),
+        escape(&detail.join(" · ")),
     )
 }
 
@@ -247,6 +282,47 @@ fn charts_section(a: &Analysed) -> Option<Section> {
     })
 }
 
+/// Why the run results a figure shows cannot be compared as they stand, if they cannot:
+/// some carry no timing protocol (measured before stallscope recorded it, when versions
+/// and baselines were timed differently), or they ran under different protocols or in
+/// different runs.
+fn unfair_runs(a: &Analysed) -> Option<String> {
+    let runs: Vec<&RunResult> = a
+        .ladder
+        .versions
+        .iter()
+        .filter_map(|v| a.ladder.shown_run(v))
+        .filter(|r| r.median_us.is_some())
+        .collect();
+    if runs.len() < 2 {
+        return None;
+    }
+    if runs.iter().any(|r| r.protocol.is_none()) {
+        return Some(
+            "these results carry no timing protocol (they were measured before stallscope \
+             recorded one, with the baselines timed in longer windows than the versions), \
+             so the ratios between them can owe more to the GPU's clock than to the kernels"
+                .into(),
+        );
+    }
+    let regimes: std::collections::BTreeSet<String> = runs
+        .iter()
+        .filter_map(|r| r.regime().map(|g| g.to_string()))
+        .collect();
+    let run_ids: std::collections::BTreeSet<&str> =
+        runs.iter().filter_map(|r| r.run_id.as_deref()).collect();
+    if regimes.len() > 1 {
+        return Some("these results were measured under different regimes".into());
+    }
+    if run_ids.len() > 1 {
+        return Some(format!(
+            "these results come from {} different runs; only candidates of one run were timed alike, in alternation",
+            run_ids.len()
+        ));
+    }
+    None
+}
+
 fn chart_caption(chart: Chart, a: &Analysed) -> String {
     let baselines_with = |has: &dyn Fn(&VersionAnalysis) -> bool| {
         a.ladder
@@ -270,7 +346,13 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
             {
                 s.push_str("; red: the ladder's practical ceiling");
             }
-            s + "."
+            s.push('.');
+            if metric.is_some_and(|d| d.id == crate::analysis::MetricId::RunTflops)
+                && let Some(why) = unfair_runs(a)
+            {
+                s.push_str(&format!(" <strong>Not a fair comparison:</strong> {why}."));
+            }
+            s
         }
         Chart::Stalls => {
             let mut s = "Each bar splits a version's warp samples by stall reason (selected: \
@@ -412,8 +494,14 @@ fn stall_table(a: &Analysed, order: &[usize]) -> String {
     if reasons.is_empty() {
         return String::new();
     }
-    let mut html = String::from(
-        "<div class=\"wide\"><h3>Stalls (% of samples)</h3><div class=\"scroll\"><table class=\"metrics stalls\"><thead><tr><th>version</th>",
+    let mut html = String::from("<div class=\"wide\"><h3>");
+    html.push_str(&escape(&super::stall_heading(
+        order
+            .iter()
+            .map(|&i| a.analysis.versions[i].stalls.as_ref().map(|s| s.source)),
+    )));
+    html.push_str(
+        "</h3><div class=\"scroll\"><table class=\"metrics stalls\"><thead><tr><th>version</th>",
     );
     for &r in &reasons {
         let _ = write!(
@@ -500,18 +588,6 @@ impl<'a> Matrix<'a> {
     }
 
     /// The hottest cell: (class, reason, samples).
-    fn hottest(&self) -> Option<(&str, StallReason, u64)> {
-        self.ops
-            .iter()
-            .flat_map(|o| {
-                o.reasons
-                    .iter()
-                    .filter(|(r, _)| r.is_stall())
-                    .map(|&(r, n)| (o.opcode.as_str(), r, n))
-            })
-            .max_by_key(|c| c.2)
-    }
-
     fn table(&self) -> String {
         let max = self
             .ops
@@ -603,13 +679,15 @@ fn matrices_section(a: &Analysed) -> Option<Section> {
 
 fn matrix_figure(a: &Analysed, i: usize, m: &Matrix, hot_ops: &[OpcodeStat]) -> String {
     let v = &a.ladder.versions[i];
-    let hottest = m
-        .hottest()
-        .map(|(op, r, n)| {
+    // The bottleneck is the analysis's: the same cell the trail names.
+    let hottest = a.analysis.versions[i]
+        .bottleneck
+        .as_ref()
+        .map(|b| {
             format!(
-                " · hottest cell <strong>{r} @ {}</strong> {} %",
-                escape(op),
-                format::share(Some(m.share(n)))
+                " · hottest cell <strong>{}</strong> {} %",
+                escape(&b.top.to_string()),
+                format::share(Some(b.top.share))
             )
         })
         .unwrap_or_default();
@@ -784,6 +862,12 @@ fn runs_section(a: &Analysed) -> Option<Section> {
          problem shape, each version's median time over its repetitions, throughput and error \
          against the reference.</p>\n",
     );
+    if let Some(why) = unfair_runs(a) {
+        let _ = writeln!(
+            html,
+            "<p class=\"lead\"><strong>Not a fair comparison:</strong> {why}.</p>"
+        );
+    }
     for (shape, causal) in configs {
         let rows: Vec<(usize, &RunResult)> = order
             .iter()
@@ -1034,6 +1118,7 @@ mod tests {
             versions,
             dir: None,
             store: Store::Disk,
+            shown: None,
         }
     }
 
@@ -1101,5 +1186,46 @@ mod tests {
     fn a_value_shared_by_every_run_is_said_once_above_its_table() {
         let page = page_of(&ladder(two_run_versions("NVIDIA H200")));
         assert_eq!(page.matches("NVIDIA H200").count(), 1);
+    }
+
+    #[test]
+    fn results_timed_differently_are_called_unfair() {
+        let v = |id: &str, r: RunResult| Version {
+            id: id.into(),
+            title: id.into(),
+            runs: vec![r],
+            ..Version::default()
+        };
+        let old = ladder(vec![
+            v("v1", run("v1", "H200", Some(60.0))),
+            v("v2", run("v2", "H200", Some(62.0))),
+        ]);
+        let why = unfair_runs(&Analysed::new(&old)).expect("no protocol recorded");
+        assert!(why.contains("no timing protocol"), "{why}");
+        assert!(page_of(&old).contains("Not a fair comparison"));
+        let timed = |id: &str, run_id: &str| {
+            let mut r = run(id, "H200", Some(60.0));
+            r.run_id = Some(run_id.into());
+            r.protocol = Some(crate::model::runs::Protocol {
+                regime: crate::model::runs::Regime::Sustained,
+                mechanism: "cuda_graph".into(),
+                launches_per_rep: 100,
+                reps: 20,
+                rounds: 3,
+                window_ms: 200.0,
+                warmup_ms: 300.0,
+                settled: Some(true),
+                idle_ms: None,
+            });
+            r
+        };
+        let fair = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "a"))]);
+        assert_eq!(unfair_runs(&Analysed::new(&fair)), None);
+        let apart = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "b"))]);
+        assert!(
+            unfair_runs(&Analysed::new(&apart))
+                .unwrap()
+                .contains("2 different runs")
+        );
     }
 }

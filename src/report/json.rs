@@ -1,7 +1,9 @@
 //! JSON: the timeline and comparisons as structured data for scripts.
 
 use super::{Analysed, CompareInput, Exporter, display_order};
-use crate::analysis::{Bottleneck, METRICS, OpcodeStat, TrailStep};
+use crate::analysis::compare::{CellDelta, Side};
+use crate::analysis::sass::{MixRow, SassDiff};
+use crate::analysis::{Bottleneck, Cell, METRICS, NoLabel, OpcodeStat, StallMatrix, TrailStep};
 use crate::model::RunResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -53,9 +55,23 @@ struct VersionJson<'a> {
     /// Catalogue values by metric id, in the units of `units`. Unknown metrics are
     /// absent.
     metrics: BTreeMap<&'static str, f64>,
+    /// The version this one was built on.
+    parent: Option<&'a str>,
+    /// Where `stalls` come from: `pc_sampling`, `source_page` or `per_issue_ratios`.
+    stall_source: Option<&'static str>,
+    /// The PC samples behind `stalls` (with per-issue ratios, the profile's sample
+    /// count, often 0).
+    stall_samples: Option<u64>,
     /// Share of samples per stall reason, a fraction in [0, 1].
     stalls: BTreeMap<&'static str, f64>,
+    /// The largest stall reason over the whole kernel (`selected` aside), as ncu shows it.
+    top_reason: Option<TopReason>,
+    /// The hottest (reason × opcode) cell of the source page, with the runner-up.
     bottleneck: Option<&'a Bottleneck>,
+    /// Why `bottleneck` is null.
+    no_label: Option<NoLabel>,
+    /// The (reason × opcode) table: its top cells.
+    matrix: Option<MatrixJson<'a>>,
     hot_ops: &'a [OpcodeStat],
     runs: &'a [RunResult],
 }
@@ -64,6 +80,30 @@ struct VersionJson<'a> {
 struct PageJson {
     kind: crate::ncu::PageKind,
     file: String,
+}
+
+#[derive(Serialize)]
+struct TopReason {
+    reason: &'static str,
+    share: f64,
+}
+
+/// Cells a version's `matrix` lists.
+const MATRIX_CELLS: usize = 24;
+
+#[derive(Serialize)]
+struct MatrixJson<'a> {
+    /// All stall samples of the table (`selected` left out).
+    samples: u64,
+    /// The hottest cells, largest first; `share` is of `samples`.
+    cells: &'a [Cell],
+}
+
+fn matrix_json(m: &StallMatrix) -> MatrixJson<'_> {
+    MatrixJson {
+        samples: m.samples,
+        cells: &m.cells[..m.cells.len().min(MATRIX_CELLS)],
+    }
 }
 
 impl Exporter for JsonExporter {
@@ -105,6 +145,18 @@ impl Exporter for JsonExporter {
                                 .iter()
                                 .filter_map(|d| Some((d.key, d.kind.output(an.get(d.id)?))))
                                 .collect(),
+                            parent: a
+                                .ladder
+                                .parent_of(i)
+                                .map(|p| a.ladder.versions[p].id.as_str()),
+                            stall_source: an.stalls.as_ref().map(|s| s.source.key()),
+                            stall_samples: an.stalls.as_ref().and_then(|s| s.samples),
+                            top_reason: an.top_reason().map(|(r, share)| TopReason {
+                                reason: r.metric_name(),
+                                share,
+                            }),
+                            no_label: an.no_label,
+                            matrix: an.matrix.as_ref().map(matrix_json),
                             stalls: an
                                 .stalls
                                 .as_ref()
@@ -149,14 +201,38 @@ impl Exporter for JsonExporter {
             verdict: crate::analysis::Verdict,
         }
         #[derive(Serialize)]
+        struct Pair<T> {
+            a: T,
+            b: T,
+        }
+        #[derive(Serialize)]
         struct Out<'a> {
             schema: &'static str,
             a: &'a str,
             b: &'a str,
             metrics: Vec<Metric>,
+            /// Where each side's stall shares come from, and how many samples.
+            stall_source: Pair<Option<&'static str>>,
+            stall_samples: Pair<Option<u64>>,
             stalls: Vec<Stall>,
+            bottleneck: Pair<Option<&'a Bottleneck>>,
+            no_label: Pair<Option<NoLabel>>,
+            /// The hottest (reason × opcode) cells of either side, shares of each side's
+            /// stall samples.
+            cells: &'a [CellDelta],
+            /// Opcode classes side by side: instructions, stall samples, share.
+            mix: &'a [MixRow],
+            /// The SASS listings aligned by instruction (registers and addresses
+            /// ignored); null unless both sides have a source page.
+            sass_diff: Option<&'a SassDiff>,
             hot_ops_a: &'a [OpcodeStat],
             hot_ops_b: &'a [OpcodeStat],
+        }
+        fn pair<'a, T>(c: &'a crate::analysis::Comparison, f: impl Fn(&'a Side) -> T) -> Pair<T> {
+            Pair {
+                a: f(&c.a),
+                b: f(&c.b),
+            }
         }
         let c = input.comparison;
         let out = Out {
@@ -187,6 +263,13 @@ impl Exporter for JsonExporter {
                     verdict: s.verdict,
                 })
                 .collect(),
+            stall_source: pair(c, |s| s.stall_source.map(|x| x.key())),
+            stall_samples: pair(c, |s| s.stall_samples),
+            bottleneck: pair(c, |s| s.bottleneck.as_ref()),
+            no_label: pair(c, |s| s.no_label),
+            cells: &c.cells,
+            mix: &c.mix,
+            sass_diff: c.sass.as_ref(),
             hot_ops_a: &c.hot_ops_a,
             hot_ops_b: &c.hot_ops_b,
         };

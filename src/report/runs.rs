@@ -129,6 +129,7 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
         preamble: Vec::new(),
         header,
         rows,
+        text_columns: Vec::new(),
     })
 }
 

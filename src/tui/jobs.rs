@@ -55,8 +55,37 @@ fn run_job(
     cancel: &AtomicBool,
     tx: &Sender<JobEvent>,
 ) -> Result<(String, PathBuf)> {
-    let recipe_dir = gpu::find_recipe(kernels, Some(&req.ladder))?;
     let profiles = ladder_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if let (JobKind::Profile, Some(cmd), [version]) =
+        (req.kind, &req.command, req.versions.as_slice())
+    {
+        // A version of the user's own program: profile its stored command again.
+        let c = profile::CommandRequest {
+            profiles,
+            ladder: Some(req.ladder.clone()),
+            version: version.clone(),
+            title: None,
+            target: crate::nsight::Target {
+                command: cmd.command.iter().map(Into::into).collect(),
+                kernel: cmd.kernel.clone(),
+                launch_skip: cmd.launch_skip,
+                launch_count: 1,
+                set: cmd.set.clone(),
+            },
+            timeout: std::time::Duration::from_secs(profile::DEFAULT_TIMEOUT_S),
+            force: true,
+            placement: Default::default(),
+        };
+        let done = profile::profile_command(&c, cancel, &mut |s| {
+            let _ = tx.send(JobEvent::Progress {
+                current: s.to_string(),
+                done: 0,
+                total: 1,
+            });
+        })?;
+        return Ok((done, ladder_dir.to_path_buf()));
+    }
+    let recipe_dir = gpu::find_recipe(kernels, Some(&req.ladder))?;
     match req.kind {
         JobKind::Run => {
             let r = runner::Request {
@@ -87,6 +116,7 @@ fn run_job(
                 ladder_dir,
                 &out.recipe.manifest_defaults(),
                 &out.recipe.manifest_entries(&ids, ladder_dir),
+                &out.recipe.manifest_order(),
             )?;
             RunFile::store(ladder_dir, &out.results, Some(out.environment.clone()))?;
             let failed = out
@@ -108,7 +138,7 @@ fn run_job(
                 versions: req.versions.clone(),
                 ..profile::Request::new(recipe_dir, profiles)
             };
-            let done = profile::run(&p, cancel, &mut |id, i, n| {
+            let done = profile::run(&p, cancel, &|_, id, i, n| {
                 let _ = tx.send(JobEvent::Progress {
                     current: id.to_string(),
                     done: i,

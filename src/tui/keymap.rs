@@ -152,7 +152,7 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('c')],
         action: Show(View::Compare),
-        help: "compare: the marked (or previous) version with the selected one",
+        help: "compare: the marked version, or the parent, with the selected one",
         footer: shown(11, "c", "compare"),
     },
     Binding {
@@ -171,9 +171,16 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('b')],
+        action: Show(View::Bottleneck),
+        help: "bottleneck: the reason × instruction table and what its rows mean",
+        footer: None,
+    },
+    Binding {
+        context: Global,
         keys: &[k('n')],
         action: Show(View::Notes),
-        help: "the version's notes and its diff from the previous version",
+        help: "the version's notes and its diff from the version it was built on",
         footer: None,
     },
     Binding {
@@ -230,6 +237,13 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[code(KeyCode::End), k('G')],
         action: Bottom,
         help: "to the bottom",
+        footer: None,
+    },
+    Binding {
+        context: Global,
+        keys: &[k('S')],
+        action: NextShape,
+        help: "run results of the next measured shape",
         footer: None,
     },
     Binding {
@@ -292,7 +306,7 @@ pub const KEYMAP: &[Binding] = &[
         context: In(View::Source),
         keys: &[k('o')],
         action: ToggleSort,
-        help: "sort by samples / by address",
+        help: "sort by stall samples, by address, or under CUDA lines",
         footer: shown(5, "o", "sort"),
     },
     Binding {

@@ -1,6 +1,7 @@
 //! The SASS listing of a version as the source view orders it: its lines by stall
-//! samples or by address, and where the hot spots are. Shared by the state (cursor
-//! moves) and the source view (drawing), so neither imports the other.
+//! samples or by address, or, where the source page carries CUDA lines, the hottest
+//! CUDA lines each with its SASS under it; and where the hot spots are. Shared by the
+//! state (cursor moves) and the source view (drawing), so neither imports the other.
 
 use super::state::SourceSort;
 use crate::ncu::{SassLine, SourceListing, StallReason};
@@ -10,25 +11,94 @@ pub fn stall_samples(l: &SassLine) -> u64 {
     l.samples - l.stall(StallReason::Selected) as u64
 }
 
-/// The listing's lines in display order (indices into its lines).
-pub fn rows(s: &SourceListing, sort: SourceSort) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..s.lines.len()).collect();
-    if sort == SourceSort::Samples {
-        idx.sort_by(|&a, &b| {
-            stall_samples(&s.lines[b])
-                .cmp(&stall_samples(&s.lines[a]))
-                .then(a.cmp(&b))
-        });
-    }
-    idx
+/// One row of the listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListRow {
+    /// An instruction: an index into the listing's lines.
+    Sass(usize),
+    /// A CUDA source line (an index into `cuda_lines`) with its stall samples; its
+    /// instructions follow it.
+    Cuda(usize, u64),
+    /// The instructions that carry no source line follow.
+    NoSourceLine(u64),
 }
 
-/// Positions (in `rows`) of the hot spots: lines with at least 1 % of the stall samples.
-pub fn hot_positions(s: &SourceListing, rows: &[usize]) -> Vec<usize> {
+/// The sorts a listing offers, in the order `o` cycles through them.
+pub fn sorts(s: &SourceListing) -> Vec<SourceSort> {
+    let mut v = vec![SourceSort::Samples, SourceSort::Address];
+    if !s.cuda_lines.is_empty() {
+        v.push(SourceSort::CudaLine);
+    }
+    v
+}
+
+/// The listing's rows in display order.
+pub fn rows(s: &SourceListing, sort: SourceSort) -> Vec<ListRow> {
+    let mut idx: Vec<usize> = (0..s.lines.len()).collect();
+    match sort {
+        SourceSort::Address => {}
+        SourceSort::Samples => {
+            idx.sort_by(|&a, &b| {
+                stall_samples(&s.lines[b])
+                    .cmp(&stall_samples(&s.lines[a]))
+                    .then(a.cmp(&b))
+            });
+        }
+        SourceSort::CudaLine if !s.cuda_lines.is_empty() => return by_cuda_line(s),
+        SourceSort::CudaLine => {}
+    }
+    idx.into_iter().map(ListRow::Sass).collect()
+}
+
+/// The CUDA lines by their instructions' stall samples, hottest first, each followed by
+/// its instructions in address order; the instructions of no line last.
+fn by_cuda_line(s: &SourceListing) -> Vec<ListRow> {
+    let of_line = |line: Option<u32>| -> Vec<usize> {
+        (0..s.lines.len())
+            .filter(|&i| s.lines[i].cuda_line == line)
+            .collect()
+    };
+    let mut groups: Vec<(ListRow, Vec<usize>)> = s
+        .cuda_lines
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            let sass = of_line(Some(c.line));
+            let n = sass.iter().map(|&i| stall_samples(&s.lines[i])).sum();
+            (ListRow::Cuda(ci, n), sass)
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        let n = |r: &ListRow| match r {
+            ListRow::Cuda(_, n) => *n,
+            _ => 0,
+        };
+        n(&b.0).cmp(&n(&a.0))
+    });
+    let rest = of_line(None);
+    if !rest.is_empty() {
+        let n = rest.iter().map(|&i| stall_samples(&s.lines[i])).sum();
+        groups.push((ListRow::NoSourceLine(n), rest));
+    }
+    groups
+        .into_iter()
+        .flat_map(|(head, sass)| std::iter::once(head).chain(sass.into_iter().map(ListRow::Sass)))
+        .collect()
+}
+
+/// Positions (in `rows`) of the hot spots: instructions with at least 1 % of the stall
+/// samples, and CUDA lines with at least 1 %.
+pub fn hot_positions(s: &SourceListing, rows: &[ListRow]) -> Vec<usize> {
     let total: u64 = s.lines.iter().map(stall_samples).sum();
     rows.iter()
         .enumerate()
-        .filter(|&(_, &i)| total > 0 && stall_samples(&s.lines[i]) * 100 >= total)
+        .filter(|&(_, r)| {
+            let n = match *r {
+                ListRow::Sass(i) => stall_samples(&s.lines[i]),
+                ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => n,
+            };
+            total > 0 && n * 100 >= total
+        })
         .map(|(p, _)| p)
         .collect()
 }

@@ -19,30 +19,84 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{self as term, ClearType};
 use ratatui::layout::Rect;
 use state::{Action, App, Effect, JobEvent, LadderState, View};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
 
 /// Opens the explorer on these ladders until the user quits; jobs find their kernel
-/// recipes under `kernels`.
-pub fn run(ladders: Vec<Ladder>, kernels: std::path::PathBuf) -> Result<()> {
+/// recipes under `kernels`; `load_warnings` (ladders that could not be read, files
+/// read in part) show in the status line.
+pub fn run(
+    ladders: Vec<Ladder>,
+    kernels: std::path::PathBuf,
+    load_warnings: Vec<String>,
+) -> Result<()> {
     let mut app = App::new(
         ladders.into_iter().map(LadderState::new).collect(),
         theme::Theme::from_env(),
     );
     app.kernels = kernels;
-    // SIGTERM and SIGHUP end the loop like `q`, so the terminal is restored and every
-    // child of a running job is stopped.
-    crate::process::handle_interrupts()?;
+    app.load_warnings = load_warnings;
+    let signals = EndSignals::catch()?;
     let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
-    let _guard = TerminalGuard;
+    let guard = TerminalGuard;
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         give_back_terminal();
         previous(info);
     }));
-    event_loop(&mut terminal, &mut app)
+    let result = event_loop(&mut terminal, &mut app, &signals.received);
+    drop(guard);
+    signals.release();
+    result
+}
+
+/// The signals that end the explorer in order, so that the terminal is restored (raw
+/// mode off, the alternate screen left) before the process ends of them: a `kill`, a
+/// closed terminal or SSH session, an interrupt from outside.
+const END_SIGNALS: [i32; 3] = [
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGINT,
+];
+
+/// While the explorer runs, an ending signal is only noted (the event loop stops on
+/// it); once the terminal is restored, the process ends of that signal, and any later
+/// one acts as it does by default.
+struct EndSignals {
+    /// The signal that came, or 0.
+    received: Arc<AtomicUsize>,
+    /// Set once the explorer is over: the default actions are back.
+    released: Arc<AtomicBool>,
+}
+
+impl EndSignals {
+    fn catch() -> Result<EndSignals> {
+        let s = EndSignals {
+            received: Arc::new(AtomicUsize::new(0)),
+            released: Arc::new(AtomicBool::new(false)),
+        };
+        for sig in END_SIGNALS {
+            signal_hook::flag::register_conditional_default(sig, Arc::clone(&s.released))
+                .and_then(|_| {
+                    signal_hook::flag::register_usize(sig, Arc::clone(&s.received), sig as usize)
+                })
+                .context("cannot install the signal handlers that restore the terminal")?;
+        }
+        Ok(s)
+    }
+
+    /// Called with the terminal restored.
+    fn release(self) {
+        self.released.store(true, Ordering::SeqCst);
+        let sig = self.received.load(Ordering::SeqCst) as i32;
+        if sig != 0 {
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+            std::process::exit(128 + sig);
+        }
+    }
 }
 
 /// Restores the terminal however the explorer ends.
@@ -85,7 +139,12 @@ fn suspend(terminal: &mut ratatui::DefaultTerminal) -> Result<()> {
     Ok(())
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<()> {
+/// Runs until the user quits or an ending signal is noted in `signal`.
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    signal: &AtomicUsize,
+) -> Result<()> {
     let (tx, rx): (Sender<JobEvent>, Receiver<JobEvent>) = channel();
     let mut job: Option<jobs::Job> = None;
     let mut area = terminal
@@ -96,7 +155,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
     });
     loop {
         terminal.draw(|f| views::draw(f, app))?;
-        if app.quit || crate::process::interrupted() {
+        if app.quit || signal.load(Ordering::SeqCst) != 0 {
             break;
         }
         let timeout = Duration::from_millis(if job.is_some() { 100 } else { 500 });
@@ -158,7 +217,7 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
                     .map(|(v, _, _)| vec![Action::Show(v)])
                     .unwrap_or_default(),
                 MouseEventKind::Down(MouseButton::Left) if app.view == View::Timeline => {
-                    let [_, table, _] = views::timeline::layout(app, a.body);
+                    let [_, _, table, _] = views::timeline::layout(app, a.body);
                     let cols = views::timeline::columns(app, table.width);
                     let x = m.column.saturating_sub(table.x);
                     if m.row >= table.y && m.row < table.y + table.height && x > cols.name_w {

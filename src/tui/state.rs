@@ -13,15 +13,17 @@ pub enum View {
     Compare,
     Inspect,
     Source,
+    Bottleneck,
     Notes,
 }
 
 impl View {
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Timeline,
         View::Compare,
         View::Inspect,
         View::Source,
+        View::Bottleneck,
         View::Notes,
     ];
 
@@ -31,6 +33,7 @@ impl View {
             View::Compare => "compare",
             View::Inspect => "inspect",
             View::Source => "source",
+            View::Bottleneck => "bottleneck",
             View::Notes => "notes",
         }
     }
@@ -55,6 +58,8 @@ pub enum Action {
     Top,
     Bottom,
     NextLadder,
+    /// Show the run results of the next shape the ladder was measured at.
+    NextShape,
     Mark,
     FilterStart,
     FilterInput(char),
@@ -139,6 +144,9 @@ pub struct JobRequest {
     pub ladder: String,
     /// Version ids (`all` for every one).
     pub versions: Vec<String>,
+    /// To profile one version again: the command it was profiled with (`profile --
+    /// CMD`); without one, the kernel recipe's version is profiled.
+    pub command: Option<crate::model::manifest::ProfileCommand>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +174,8 @@ pub enum Status {
 pub enum SourceSort {
     Samples,
     Address,
+    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
+    CudaLine,
 }
 
 /// A ladder and what the analysis makes of it.
@@ -184,6 +194,14 @@ impl LadderState {
             ladder,
         }
     }
+}
+
+/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
+/// listings takes longer than a frame should).
+pub struct CompareCache {
+    pub ladder: usize,
+    pub pair: (usize, usize),
+    pub comparison: analysis::Comparison,
 }
 
 /// The inspect view's state: its scroll offset and the filter.
@@ -216,6 +234,11 @@ pub struct App {
     pub notes_scroll: usize,
     pub inspect: InspectState,
     pub source: SourceState,
+    /// The bottleneck view's cursor: a row (stall reason) of the selected version's
+    /// (reason × opcode) table.
+    pub bottleneck_row: usize,
+    /// The compare view's comparison, refreshed by `update` while that view shows.
+    pub compare: Option<CompareCache>,
     pub help: bool,
     pub help_scroll: usize,
     pub status: Option<Status>,
@@ -226,6 +249,9 @@ pub struct App {
     pub page_rows: usize,
     /// Where jobs look for kernel recipes (`--kernels`).
     pub kernels: std::path::PathBuf,
+    /// What loading could not read (a broken ladder, a missing notes file), one line
+    /// each: the status line shows them while it has nothing else to say.
+    pub load_warnings: Vec<String>,
 }
 
 impl App {
@@ -244,6 +270,8 @@ impl App {
                 cursor: 0,
                 sort: SourceSort::Samples,
             },
+            bottleneck_row: 0,
+            compare: None,
             help: false,
             help_scroll: 0,
             status: None,
@@ -252,6 +280,7 @@ impl App {
             theme,
             page_rows: 20,
             kernels: crate::gpu::DEFAULT_KERNELS.into(),
+            load_warnings: Vec::new(),
         }
     }
 
@@ -268,15 +297,30 @@ impl App {
             .copied()
     }
 
-    /// The two versions the compare view shows: the marked one (or the one before the
-    /// selected one in display order) against the selected one.
+    /// The two versions the compare view shows: the marked one (or else the version the
+    /// selected one was built on, its parent; for a baseline the one before it in display
+    /// order) against the selected one.
     pub fn compare_pair(&self) -> Option<(usize, usize)> {
         let b = self.version_index()?;
-        let a = self
-            .marked
-            .filter(|&m| m != b)
-            .unwrap_or_else(|| self.ladder().order[self.selected.saturating_sub(1)]);
+        let ls = self.ladder();
+        let a = self.marked.filter(|&m| m != b).unwrap_or_else(|| {
+            ls.ladder
+                .parent_of(b)
+                .unwrap_or_else(|| ls.order[self.selected.saturating_sub(1)])
+        });
         Some((a, b))
+    }
+
+    /// The row under the bottleneck view's cursor: a stall reason of the selected
+    /// version's table, with its samples.
+    pub fn bottleneck_reason(&self) -> Option<(crate::ncu::StallReason, u64)> {
+        let i = self.version_index()?;
+        let rows = self.ladder().analysis.versions[i]
+            .matrix
+            .as_ref()?
+            .reasons();
+        rows.get(self.bottleneck_row.min(rows.len().saturating_sub(1)))
+            .copied()
     }
 
     fn view_slot(&self) -> usize {
@@ -290,6 +334,7 @@ impl App {
             View::Compare => self.compare_scroll,
             View::Inspect => self.inspect.scroll,
             View::Source => self.source.cursor,
+            View::Bottleneck => self.bottleneck_row,
             View::Notes => self.notes_scroll,
         }
     }
@@ -300,6 +345,7 @@ impl App {
             View::Compare => &mut self.compare_scroll,
             View::Inspect => &mut self.inspect.scroll,
             View::Source => &mut self.source.cursor,
+            View::Bottleneck => &mut self.bottleneck_row,
             View::Notes => &mut self.notes_scroll,
         }
     }
@@ -312,12 +358,7 @@ impl App {
     /// The selected version's SASS listing, when its profile has a source page (read
     /// from its file the first time a view asks; an error says why it cannot be).
     pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
-        let page = self.ladder().ladder.versions[self.version_index()?]
-            .profile
-            .as_ref()?
-            .source
-            .as_ref()?;
-        Some(page.listing())
+        self.ladder().ladder.versions[self.version_index()?].listing()
     }
 
     /// Handles a user action or a job's event: the only place the state changes.
@@ -325,7 +366,13 @@ impl App {
         match msg.into() {
             Msg::Action(a) => self.act(a),
             Msg::Job(e) => {
+                // A result or a reload changes the analysis the comparison was made from.
+                if !matches!(e, JobEvent::Progress { .. }) {
+                    self.compare = None;
+                }
                 self.job_event(e);
+                self.clamp_bottleneck_row();
+                self.refresh_compare();
                 None
             }
         }
@@ -363,6 +410,26 @@ impl App {
             PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
             Top => *self.scroll_mut() = 0,
             Bottom => *self.scroll_mut() = usize::MAX / 2,
+            NextShape => {
+                let ls = &mut self.ladders[self.current];
+                let shapes = ls.ladder.measured_shapes();
+                if shapes.len() < 2 {
+                    self.status = Some(Status::Info(match shapes.first() {
+                        Some(s) => format!("{} was run at {s} only", ls.ladder.name),
+                        None => format!("{} has no run results", ls.ladder.name),
+                    }));
+                    return None;
+                }
+                let now = ls.ladder.shown_shape();
+                let at = shapes.iter().position(|s| Some(*s) == now);
+                let next = shapes[at.map_or(0, |i| (i + 1) % shapes.len())];
+                ls.ladder.shown = Some(next);
+                ls.analysis = analysis::analyse_ladder(&ls.ladder);
+                self.status = Some(Status::Info(format!(
+                    "run results at {next} (S: next of {})",
+                    shapes.len()
+                )));
+            }
             NextLadder => {
                 self.current = (self.current + 1) % self.ladders.len();
                 self.selected = 0;
@@ -405,10 +472,16 @@ impl App {
                 self.inspect = InspectState::default();
             }
             ToggleSort => {
-                self.source.sort = match self.source.sort {
-                    SourceSort::Samples => SourceSort::Address,
-                    SourceSort::Address => SourceSort::Samples,
-                };
+                let sorts = self
+                    .listing()
+                    .and_then(Result::ok)
+                    .map(listing::sorts)
+                    .unwrap_or_default();
+                let at = sorts.iter().position(|s| *s == self.source.sort);
+                self.source.sort = at
+                    .and_then(|i| sorts.get((i + 1) % sorts.len()))
+                    .copied()
+                    .unwrap_or(SourceSort::Samples);
                 self.source.cursor = 0;
             }
             NextHot | PrevHot => {
@@ -466,6 +539,9 @@ impl App {
                     vec![v.id.clone()]
                 };
                 let ladder = l.name.clone();
+                let command = (kind == JobKind::Profile && !all)
+                    .then(|| v.profiled_with.clone())
+                    .flatten();
                 self.job = Some(JobStatus {
                     kind,
                     current: String::new(),
@@ -477,6 +553,7 @@ impl App {
                     kind,
                     ladder,
                     versions,
+                    command,
                 }));
             }
             StopJob => {
@@ -488,6 +565,8 @@ impl App {
             Resize { rows } => self.page_rows = rows as usize,
             Suspend => return Some(Effect::Suspend),
         }
+        self.clamp_bottleneck_row();
+        self.refresh_compare();
         None
     }
 
@@ -501,6 +580,50 @@ impl App {
         }
     }
 
+    /// The comparison of the compare view's pair, from the cache when it holds that pair.
+    pub fn cached_comparison(&self, pair: (usize, usize)) -> Option<&analysis::Comparison> {
+        self.compare
+            .as_ref()
+            .filter(|c| c.ladder == self.current && c.pair == pair)
+            .map(|c| &c.comparison)
+    }
+
+    /// Computes the compare view's comparison when that view shows a pair not cached.
+    fn refresh_compare(&mut self) {
+        if self.view != View::Compare {
+            return;
+        }
+        let Some(pair) = self.compare_pair() else {
+            self.compare = None;
+            return;
+        };
+        if self.cached_comparison(pair).is_some() {
+            return;
+        }
+        let ls = self.ladder();
+        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
+        let comparison = analysis::compare(
+            &ls.analysis.versions[pair.0],
+            &ls.analysis.versions[pair.1],
+            va.readable_listing().zip(vb.readable_listing()),
+        );
+        self.compare = Some(CompareCache {
+            ladder: self.current,
+            pair,
+            comparison,
+        });
+    }
+
+    /// Keeps the bottleneck view's cursor on a row of the table, so that ↑ after End
+    /// moves at once.
+    fn clamp_bottleneck_row(&mut self) {
+        let rows = self.version_index().and_then(|i| {
+            let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
+            Some(m.reasons().len())
+        });
+        self.bottleneck_row = self.bottleneck_row.min(rows.unwrap_or(1).saturating_sub(1));
+    }
+
     fn select(&mut self, i: usize) {
         let n = self.ladder().order.len();
         self.selected = i.min(n.saturating_sub(1));
@@ -512,6 +635,7 @@ impl App {
     fn reset_version_views(&mut self) {
         self.inspect.scroll = 0;
         self.source.cursor = 0;
+        self.bottleneck_row = 0;
         self.notes_scroll = 0;
     }
 

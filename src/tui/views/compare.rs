@@ -1,9 +1,10 @@
-//! Two versions side by side: metric deltas coloured by direction, stall bars, hot
-//! instruction classes, and the diff of their kernel sources.
+//! Two versions side by side: metric deltas coloured by direction, the bottlenecks,
+//! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
+//! the diff of their kernel sources.
 
 use super::{App, stall_bar, stall_legend};
 use crate::analysis::{self, Verdict};
-use crate::report::format;
+use crate::report::{self, format};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -30,7 +31,14 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);
-    let c = analysis::compare(aa, ab);
+    let computed;
+    let c = match app.cached_comparison((ia, ib)) {
+        Some(c) => c,
+        None => {
+            computed = analysis::compare(aa, ab, va.readable_listing().zip(vb.readable_listing()));
+            &computed
+        }
+    };
     let mut out = vec![Line::from(vec![
         Span::styled(format!("{} {}", va.id, va.title), t.title()),
         Span::raw("  →  "),
@@ -39,7 +47,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             if app.marked.is_some() {
                 ""
             } else {
-                "   (m marks another version to compare with)"
+                "   (its parent; m marks another version to compare with)"
             },
             t.dim(),
         ),
@@ -70,30 +78,78 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ]));
     }
 
+    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
+        out.push(Line::default());
+        out.push(Line::styled("occupancy limited by", t.title()));
+        for (v, side) in [(va, &c.a), (vb, &c.b)] {
+            let text = side
+                .occupancy
+                .as_ref()
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| format::UNKNOWN.to_string());
+            out.push(Line::from(vec![
+                Span::raw(format!("{:<8}", v.id)),
+                Span::raw(text),
+            ]));
+        }
+    }
+
+    out.push(Line::default());
+    out.push(Line::styled("bottleneck (% of stall samples)", t.title()));
+    for (v, side) in [(va, &c.a), (vb, &c.b)] {
+        let mut spans = vec![
+            Span::raw(format!("{:<8}", v.id)),
+            Span::styled(
+                report::label_text(side.bottleneck.as_ref(), side.no_label),
+                t.moved(),
+            ),
+        ];
+        if let Some(b) = &side.bottleneck {
+            spans.push(Span::raw(format!(
+                " {} %",
+                format::share(Some(b.top.share))
+            )));
+            if let Some(r) = b.runner_up.as_ref().filter(|_| !b.near_tie) {
+                spans.push(Span::styled(
+                    format!("  runner-up {r} {} %", format::share(Some(r.share))),
+                    t.dim(),
+                ));
+            }
+        }
+        out.push(Line::from(spans));
+    }
+
     out.push(Line::default());
     out.push(Line::styled(
-        "stall breakdown (share of samples)",
+        report::stall_heading([c.a.stall_source, c.b.stall_source]),
         t.title(),
     ));
-    let bar_w = width.saturating_sub(10).min(80);
-    for (v, a) in [(va, aa), (vb, ab)] {
+    // Room for the id, the bar and where its figures come from.
+    let bar_w = width.saturating_sub(48).clamp(10, 80);
+    for (v, a, side) in [(va, aa, &c.a), (vb, ab, &c.b)] {
         let mut spans = vec![Span::raw(format!("{:<8}", v.id))];
         spans.extend(stall_bar(app, a.stalls.as_ref(), bar_w).spans);
+        spans.push(Span::styled(
+            format!(
+                "  {}{}",
+                side.stall_source.map_or(format::UNKNOWN, |s| s.describe()),
+                side.stall_samples
+                    .map(|n| format!(", {} samples", format::thousands(n as f64)))
+                    .unwrap_or_default()
+            ),
+            t.dim(),
+        ));
         out.push(Line::from(spans));
     }
     let reasons: Vec<_> = c.stalls.iter().map(|s| s.reason).collect();
-    out.push(stall_legend(app, &reasons));
+    out.push(stall_legend(app, "stalls", &reasons));
     for s in &c.stalls {
-        let pct = |x: Option<f64>| x.map(|v| v * 100.0);
         out.push(Line::from(vec![
             Span::styled(t.reason_fill(s.reason).to_string(), t.reason(s.reason)),
-            Span::raw(format!(" {:<name_w$}", s.reason.metric_name())),
+            Span::raw(format!(" {:<w$}", s.reason.metric_name(), w = name_w - 2)),
             Span::raw(format!("{:>val_w$}", format::share(s.a))),
             Span::raw(format!("{:>val_w$}", format::share(s.b))),
-            Span::raw(format!(
-                "{:>val_w$}",
-                format::delta(crate::analysis::Kind::Percent, pct(s.a), pct(s.b))
-            )),
+            Span::raw(format!("{:>val_w$}", format::share_delta(s.a, s.b))),
             Span::styled(
                 format!("  {}", s.verdict.symbol()),
                 verdict_style(app, s.verdict),
@@ -101,35 +157,84 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ]));
     }
 
+    if !c.cells.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled(
+            "stall reason × instruction (% of stall samples; changed: beyond sampling noise)",
+            t.title(),
+        ));
+        let cell_w = name_w + 8;
+        for d in &c.cells {
+            out.push(Line::from(vec![
+                Span::raw(format!(
+                    "{:<cell_w$}",
+                    format!("{} @ {}", d.reason, d.opcode)
+                )),
+                Span::raw(format!("{:>w$}", format::share(d.a), w = val_w - 8)),
+                Span::raw(format!("{:>val_w$}", format::share(d.b))),
+                Span::raw(format!("{:>val_w$}", format::share_delta(d.a, d.b))),
+                Span::styled(format!("  {}", d.verdict.symbol()), t.dim()),
+            ]));
+        }
+    }
+
     out.push(Line::default());
     out.push(Line::styled(
-        "hottest instruction classes (stall samples, top reason)",
+        format!(
+            "instruction mix: {} │ {} (instructions, % of stall samples)",
+            va.id, vb.id
+        ),
         t.title(),
     ));
-    let op = |ops: &[analysis::OpcodeStat], i: usize| -> String {
-        ops.get(i)
-            .map(|o| {
-                let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
-                format!(
-                    "{} {} {}",
-                    o.opcode,
-                    format::thousands(o.stall_samples as f64),
-                    reason
-                )
-            })
-            .unwrap_or_default()
-    };
-    let half = (width.saturating_sub(6) / 2).max(20);
-    for i in 0..c.hot_ops_a.len().max(c.hot_ops_b.len()).min(6) {
-        out.push(Line::raw(format!(
-            "#{}  {:<half$}{}",
-            i + 1,
-            op(&c.hot_ops_a, i),
-            op(&c.hot_ops_b, i)
-        )));
-    }
     if c.hot_ops_a.is_empty() && c.hot_ops_b.is_empty() {
         out.push(Line::styled("  no source pages", t.dim()));
+    }
+    let side = |present: bool, m: &crate::analysis::sass::MixSide| {
+        if present {
+            format!(
+                "{:>6} {:>6}",
+                format::thousands(m.instructions as f64),
+                format::share(Some(m.share))
+            )
+        } else {
+            format!("{:>13}", format::UNKNOWN)
+        }
+    };
+    let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
+    for r in c.mix.iter().take(crate::report::grid::MIX_ROWS) {
+        let style = match (r.a.instructions, r.b.instructions) {
+            (0, n) if n > 0 && has_a => t.added(),
+            (n, 0) if n > 0 && has_b => t.removed(),
+            _ => Style::new(),
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {:<14}", r.opcode), style),
+            Span::raw(side(has_a, &r.a)),
+            Span::raw("  │ "),
+            Span::raw(side(has_b, &r.b)),
+        ]));
+    }
+
+    out.push(Line::default());
+    match &c.sass {
+        Some(d) => {
+            out.push(Line::styled(
+                format!(
+                    "SASS: {} → {} instructions, {} removed, {} added (registers and addresses ignored; [stall samples])",
+                    d.a_instructions, d.b_instructions, d.removed, d.added
+                ),
+                t.title(),
+            ));
+            out.extend(
+                crate::report::grid::sass_lines(d)
+                    .into_iter()
+                    .map(|l| styled_diff_line(app, l)),
+            );
+        }
+        None => out.push(Line::styled(
+            "SASS: one of the two versions has no source page",
+            t.dim(),
+        )),
     }
 
     out.push(Line::default());
@@ -162,17 +267,21 @@ pub fn diff_lines(app: &App, old: &str, new: &str) -> Vec<Line<'static>> {
         return vec![Line::styled("  (identical)", t.dim())];
     }
     text.lines()
-        .map(|l| {
-            let style = if l.starts_with('+') {
-                t.added()
-            } else if l.starts_with('-') {
-                t.removed()
-            } else if l.starts_with("@@") {
-                t.key()
-            } else {
-                Style::new()
-            };
-            Line::styled(l.to_string(), style)
-        })
+        .map(|l| styled_diff_line(app, l.to_string()))
         .collect()
+}
+
+/// A line of a unified diff, coloured by what it is.
+fn styled_diff_line(app: &App, l: String) -> Line<'static> {
+    let t = &app.theme;
+    let style = if l.starts_with('+') {
+        t.added()
+    } else if l.starts_with('-') {
+        t.removed()
+    } else if l.starts_with("@@") {
+        t.key()
+    } else {
+        Style::new()
+    };
+    Line::styled(l, style)
 }

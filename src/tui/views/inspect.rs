@@ -83,23 +83,131 @@ pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// What stallscope measured of a version, every shape it ran at: time and spread over
+/// rounds, throughput, clock, power, energy, errors, checks, seed and protocol.
+fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry> {
+    let t = &app.theme;
+    let name_w = (width / 2).clamp(20, 70);
+    let mut out = Vec::new();
+    let ladder = &app.ladder().ladder;
+    for shape in ladder.measured_shapes() {
+        for r in v
+            .runs
+            .iter()
+            .filter(|r| r.shape == shape.shape && r.causal == shape.causal)
+        {
+            let title = format!(
+                "run at {shape}{}",
+                r.regime().map(|g| format!(" ({g})")).unwrap_or_default()
+            );
+            out.push(Entry {
+                line: Line::styled(title.clone(), t.title()),
+                key: title.to_lowercase(),
+                header: true,
+            });
+            let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| {
+                x.map(f).unwrap_or_else(|| format::UNKNOWN.to_string())
+            };
+            let ran: Vec<&crate::model::runs::CaseCheck> = r
+                .checks
+                .iter()
+                .filter(|c| c.status != crate::model::RunStatus::Skipped)
+                .collect();
+            let failed: Vec<&str> = ran
+                .iter()
+                .filter(|c| c.status == crate::model::RunStatus::Failed)
+                .map(|c| c.case.as_str())
+                .collect();
+            let fields: Vec<(&str, String)> = vec![
+                ("status", format!("{:?}", r.status).to_lowercase()),
+                ("message", r.message.clone().unwrap_or_default()),
+                ("median (µs)", opt(r.median_us, &|x| format::micros(x))),
+                (
+                    "spread over rounds",
+                    opt(crate::report::runs::spread(r), &|s| format!("±{s:.1} %")),
+                ),
+                (
+                    "rounds (µs)",
+                    r.rounds_us
+                        .iter()
+                        .map(|x| format::micros(*x))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                (
+                    "fastest – slowest (µs)",
+                    match (r.min_us, r.max_us) {
+                        (Some(a), Some(b)) => format!("{} – {}", format::micros(a), format::micros(b)),
+                        _ => format::UNKNOWN.into(),
+                    },
+                ),
+                ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
+                ("SM clock (MHz)", opt(r.sm_clock_mhz, &|x| format!("{x:.0}"))),
+                ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
+                ("energy / launch (mJ)", opt(r.energy_mj, &|x| format!("{x:.3}"))),
+                ("TFLOPS / W", opt(r.tflops_per_watt(), &|x| format!("{x:.3}"))),
+                ("throttle", r.throttle.join(", ")),
+                ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
+                ("largest absolute error", opt(r.max_abs_err, &|x| format!("{x:.2e}"))),
+                (
+                    "checks",
+                    if ran.is_empty() {
+                        String::new()
+                    } else if failed.is_empty() {
+                        format!("{}/{} cases", ran.len(), ran.len())
+                    } else {
+                        format!("{} of {} cases failed: {}", failed.len(), ran.len(), failed.join(", "))
+                    },
+                ),
+                ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
+                ("GPU", r.gpu.clone().unwrap_or_default()),
+                ("when", r.when.clone().unwrap_or_default()),
+                (
+                    "protocol",
+                    r.protocol
+                        .as_ref()
+                        .map(|p| {
+                            format!(
+                                "{} rounds × {} reps of {} launches (CUDA graph), ~{:.0} ms windows, {:.0} ms warm-up",
+                                p.rounds, p.reps, p.launches_per_rep, p.window_ms, p.warmup_ms
+                            )
+                        })
+                        .unwrap_or_else(|| "not recorded (measured before stallscope recorded it)".into()),
+                ),
+            ];
+            for (name, value) in fields.into_iter().filter(|(_, v)| !v.is_empty()) {
+                out.push(Entry {
+                    line: Line::from(vec![
+                        Span::raw(format!("  {name:<name_w$}")),
+                        Span::raw(value.clone()),
+                    ]),
+                    key: format!("run {name} {value}").to_lowercase(),
+                    header: false,
+                });
+            }
+        }
+    }
+    out
+}
+
 pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let t = &app.theme;
     let Some(i) = app.version_index() else {
         return Vec::new();
     };
     let v = &app.ladder().ladder.versions[i];
+    let mut out = run_entries(app, v, width);
     let Some(p) = &v.profile else {
-        return vec![Entry {
+        out.push(Entry {
             line: Line::styled(
                 format!("{} has no profile: import its ncu exports", v.id),
                 t.dim(),
             ),
             key: String::new(),
             header: false,
-        }];
+        });
+        return out;
     };
-    let mut out = Vec::new();
     let header = |text: String| Entry {
         line: Line::styled(text.clone(), t.title()),
         key: text.to_lowercase(),

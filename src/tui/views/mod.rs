@@ -1,6 +1,7 @@
 //! Drawing: pure functions of the state. The frame is the tab bar, the headline of the
 //! selected version, the view, a status line and the footer; the help popup on top.
 
+pub mod bottleneck;
 pub mod compare;
 pub mod inspect;
 pub mod notes;
@@ -51,10 +52,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let a = areas(area);
-    frame.render_widget(Paragraph::new(tab_line(app, a.tabs.width)), a.tabs);
-    frame.render_widget(Paragraph::new(headline(app)), a.headline);
+    frame.render_widget(
+        Paragraph::new(printable(tab_line(app, a.tabs.width))),
+        a.tabs,
+    );
+    frame.render_widget(Paragraph::new(printable(headline(app))), a.headline);
     if app.version_index().is_none() {
-        frame.render_widget(Paragraph::new(status_line(app)), a.status);
+        frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
         if app.help {
             draw_help(frame, app, area);
@@ -66,9 +70,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Compare => compare::draw(frame, app, a.body),
         View::Inspect => inspect::draw(frame, app, a.body),
         View::Source => source::draw(frame, app, a.body),
+        View::Bottleneck => bottleneck::draw(frame, app, a.body),
         View::Notes => notes::draw(frame, app, a.body),
     }
-    frame.render_widget(Paragraph::new(status_line(app)), a.status);
+    frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
     if app.help {
         draw_help(frame, app, area);
@@ -113,6 +118,20 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
         format!("│ {}", l.name)
     };
     let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
+    // Which run results the views show, where there are several shapes (S: next), when
+    // it fits beside the ladder's name.
+    let shapes = l.measured_shapes();
+    let ladder = match l.shown_shape() {
+        Some(s) if shapes.len() > 1 => {
+            let with = format!("{ladder} · runs at {s} (S)");
+            if used + format::width(&with) <= width as usize {
+                with
+            } else {
+                ladder
+            }
+        }
+        _ => ladder,
+    };
     if used + format::width(&ladder) <= width as usize {
         spans.push(Span::styled(ladder, t.dim()));
     }
@@ -142,12 +161,10 @@ pub fn headline(app: &App) -> Line<'static> {
     let sep = || Span::styled(" · ", Style::new());
     spans.push(sep());
     spans.push(Span::styled(
-        a.bottleneck
-            .as_ref()
-            .map(|b| b.to_string())
-            .unwrap_or_else(|| "no stall data".into()),
+        crate::report::label_text(a.bottleneck.as_ref(), a.no_label),
         t.moved(),
     ));
+
     for h in HEADLINE {
         spans.push(sep());
         let (name, value) = match *h {
@@ -188,7 +205,17 @@ fn status_line(app: &App) -> Line<'static> {
     match &app.status {
         Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
         Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
-        None => Line::default(),
+        None => match app.load_warnings.as_slice() {
+            [] => Line::default(),
+            [one] => Line::styled(one.clone(), t.error()),
+            [first, rest @ ..] => Line::styled(
+                format!(
+                    "{first} (and {} more: `stallscope check` lists every problem)",
+                    rest.len()
+                ),
+                t.error(),
+            ),
+        },
     }
 }
 
@@ -264,6 +291,26 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     );
 }
 
+/// A line made safe for the terminal ([`format::printable`]): names, titles, notes,
+/// SASS, rule text and messages come from imported data. Views pass what they build
+/// from that data through here before it is measured or drawn.
+pub fn printable(line: Line<'static>) -> Line<'static> {
+    Line {
+        spans: line.spans.into_iter().map(printable_span).collect(),
+        ..line
+    }
+}
+
+pub fn printable_span(span: Span<'static>) -> Span<'static> {
+    match format::printable(&span.content) {
+        std::borrow::Cow::Borrowed(_) => span,
+        std::borrow::Cow::Owned(safe) => Span {
+            content: safe.into(),
+            ..span
+        },
+    }
+}
+
 /// Clamps a scroll offset so that the last page stays full.
 pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
@@ -273,7 +320,12 @@ pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
 pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
     let visible = body.height as usize;
     let offset = clamp_scroll(scroll, lines.len(), visible);
-    let page: Vec<Line> = lines.into_iter().skip(offset).take(visible).collect();
+    let page: Vec<Line> = lines
+        .into_iter()
+        .skip(offset)
+        .take(visible)
+        .map(printable)
+        .collect();
     frame.render_widget(Paragraph::new(page), body);
 }
 
@@ -308,10 +360,15 @@ pub fn stall_bar(
     Line::from(spans)
 }
 
-/// The legend of the stall colours, for the reasons shown.
-pub fn stall_legend(app: &App, reasons: &[crate::ncu::StallReason]) -> Line<'static> {
+/// The legend of the stall colours, for the reasons shown, under a heading that says
+/// what the shares are of.
+pub fn stall_legend(
+    app: &App,
+    heading: &str,
+    reasons: &[crate::ncu::StallReason],
+) -> Line<'static> {
     let t = &app.theme;
-    let mut spans = vec![Span::styled("stalls: ", t.dim())];
+    let mut spans = vec![Span::styled(format!("{heading}: "), t.dim())];
     for &r in reasons {
         spans.push(Span::styled(t.reason_fill(r).to_string(), t.reason(r)));
         spans.push(Span::raw(format!(" {}  ", r.metric_name())));

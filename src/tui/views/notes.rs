@@ -1,14 +1,15 @@
-//! The selected version's notes (change, prediction, outcome) and the diff of its
-//! kernel source from the previous version's.
+//! The selected version's notes (change, prediction, outcome), its bottleneck against
+//! its parent's, and the diff of its kernel source from its parent's (the version it was
+//! built on).
 
-use super::{App, clamp_scroll, compare::diff_lines};
+use super::{App, clamp_scroll, compare::diff_lines, printable};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines = document(app);
+    let lines: Vec<Line> = document(app).into_iter().map(printable).collect();
     // Wrapped lines can take more rows than lines: count them for the scroll limit.
     let width = body.width.max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
@@ -48,11 +49,36 @@ pub fn document(app: &App) -> Vec<Line<'static>> {
         None => out.push(Line::styled(format!("{} has no notes", v.id), t.dim())),
     }
     out.push(Line::default());
-    let previous = ls.order[..ls.order.iter().position(|&x| x == i).unwrap_or(0)]
-        .iter()
-        .rev()
-        .map(|&x| &ls.ladder.versions[x])
-        .find(|p| !p.baseline && p.source.is_some());
+    let a = &ls.analysis.versions[i];
+    let now = crate::report::label_text(a.bottleneck.as_ref(), a.no_label);
+    let parent = ls.ladder.parent_of(i);
+    out.push(Line::from(match parent {
+        Some(p) => {
+            let pa = &ls.analysis.versions[p];
+            vec![
+                Span::styled(
+                    format!("bottleneck (stallscope): {} ", ls.ladder.versions[p].id),
+                    t.dim(),
+                ),
+                Span::raw(crate::report::label_text(
+                    pa.bottleneck.as_ref(),
+                    pa.no_label,
+                )),
+                Span::styled(format!(" → {} ", v.id), t.dim()),
+                Span::styled(now, t.moved()),
+            ]
+        }
+        None => vec![
+            Span::styled(format!("bottleneck (stallscope): {} ", v.id), t.dim()),
+            Span::styled(now, t.moved()),
+        ],
+    }));
+    out.push(Line::default());
+    // The diff is from the version this one was built on (its parent), where it has a
+    // kernel source.
+    let previous = parent
+        .map(|p| &ls.ladder.versions[p])
+        .filter(|p| p.source.is_some());
     match (previous, &v.source) {
         (Some(p), Some((path, text))) => {
             out.push(Line::styled(

@@ -1,10 +1,12 @@
 //! The SASS listing of the selected version with its stall samples per instruction,
-//! heat-coloured and sortable, beside the per-opcode aggregate.
+//! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
+//! under the cursor means.
 
-use super::{App, clamp_scroll};
-use crate::ncu::StallReason;
+use super::{App, clamp_scroll, printable};
+use crate::analysis::catalogue::{cell_help, opcode_help};
+use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
-use crate::tui::listing::{rows, stall_samples};
+use crate::tui::listing::{ListRow, rows, stall_samples};
 use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -27,16 +29,18 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     v.id
                 ),
             };
-            frame.render_widget(Paragraph::new(Line::styled(why, t.dim())), body);
+            frame.render_widget(Paragraph::new(printable(Line::styled(why, t.dim()))), body);
             return;
         }
     };
     let wide = body.width >= 110;
+    let [main, meaning_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(body);
     let [left, right] = Layout::horizontal([
         Constraint::Min(40),
         Constraint::Length(if wide { 44 } else { 0 }),
     ])
-    .areas(body);
+    .areas(main);
 
     let order = rows(s, app.source.sort);
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
@@ -51,23 +55,51 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         .enumerate()
         .skip(offset)
         .take(visible)
-        .map(|(pos, &i)| {
+        .map(|(pos, &r)| {
+            let i = match r {
+                ListRow::Sass(i) => i,
+                ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => {
+                    let (line, text) = match r {
+                        ListRow::Cuda(ci, _) => {
+                            let c = &s.cuda_lines[ci];
+                            (format!("line {}", c.line), c.text.trim().to_string())
+                        }
+                        _ => (
+                            String::new(),
+                            "(instructions of no source line)".to_string(),
+                        ),
+                    };
+                    let share = n as f64 / total as f64;
+                    let row = Row::new(vec![
+                        Cell::from(line),
+                        Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
+                        Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
+                        Cell::from(""),
+                        Cell::from(format::printable(&text).into_owned()),
+                    ])
+                    .style(t.title());
+                    return if pos == cursor {
+                        row.style(t.selected())
+                    } else {
+                        row
+                    };
+                }
+            };
             let l = &s.lines[i];
             let st = stall_samples(l);
             let share = st as f64 / total as f64;
-            let reason = StallReason::ALL
-                .iter()
-                .filter(|r| r.is_stall())
-                .max_by_key(|r| l.stall(**r))
-                .filter(|r| l.stall(**r) > 0)
-                .map(|r| r.metric_name())
-                .unwrap_or("");
+            let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
+            let indent = if app.source.sort == SourceSort::CudaLine {
+                "  "
+            } else {
+                ""
+            };
             let row = Row::new(vec![
-                Cell::from(format!("{:#06x}", l.address - base)),
+                Cell::from(format!("{indent}{:#06x}", l.address - base)),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                 Cell::from(reason),
-                Cell::from(with_offsets(&l.text, base, end)),
+                Cell::from(format::printable(&with_offsets(&l.text, base, end)).into_owned()),
             ])
             .style(t.hot(share));
             if pos == cursor {
@@ -80,6 +112,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let sort = match app.source.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
+        SourceSort::CudaLine => "under the hottest CUDA lines",
     };
     frame.render_widget(
         Table::new(
@@ -103,6 +136,22 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         left,
     );
 
+    let at_cursor = order.get(cursor).and_then(|r| match r {
+        ListRow::Sass(i) => Some(&s.lines[*i]),
+        _ => None,
+    });
+    if let Some(l) = at_cursor {
+        let meaning = match top_reason(l) {
+            Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
+            None => format!(
+                "{}: {}",
+                l.opcode,
+                opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
+            ),
+        };
+        frame.render_widget(Paragraph::new(Line::styled(meaning, t.dim())), meaning_area);
+    }
+
     if wide {
         let ops = &app.ladder().analysis.versions[vi].hot_ops;
         let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
@@ -112,11 +161,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .map(|o| {
                 let share = o.stall_samples as f64 / op_total as f64;
                 let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
-                Line::from(vec![
+                printable(Line::from(vec![
                     Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
                     Span::raw(format!("{:>5.1}%  ", share * 100.0)),
                     Span::styled(reason.to_string(), t.dim()),
-                ])
+                ]))
             })
             .collect();
         frame.render_widget(
@@ -128,6 +177,16 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             right,
         );
     }
+}
+
+/// The stall reason a line's samples mostly are (`selected` is not a stall).
+fn top_reason(l: &SassLine) -> Option<StallReason> {
+    StallReason::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.is_stall())
+        .max_by_key(|r| l.stall(*r))
+        .filter(|r| l.stall(*r) > 0)
 }
 
 /// An instruction with the addresses it names inside the listing (branch targets) as

@@ -1,8 +1,12 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
-use super::{App, clamp_scroll, stall_bar, stall_legend};
-use crate::analysis::{METRICS, MetricId};
-use crate::report::{colour, format, stall_rows};
+use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
+use crate::analysis::catalogue::cell_help;
+use crate::analysis::{METRICS, MetricId, StepVerdict, VersionAnalysis};
+use crate::report::{
+    colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
+    step_name,
+};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -41,8 +45,8 @@ pub fn columns(app: &App, width: u16) -> Columns {
     }
 }
 
-/// Splits the body: trail, table, legend.
-pub fn layout(app: &App, body: Rect) -> [Rect; 3] {
+/// Splits the body: trail, the meaning of the selected version's label, table, legend.
+pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
     let trail_len: usize = trail_line(app)
         .iter()
         .map(|s| crate::report::format::width(&s.content))
@@ -50,10 +54,45 @@ pub fn layout(app: &App, body: Rect) -> [Rect; 3] {
     let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
     Layout::vertical([
         Constraint::Length(trail_h),
+        Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(1),
     ])
     .areas(body)
+}
+
+/// What the selected version's label means: `v13 barrier @ WARPGROUP: waiting at …`
+/// (for a near-tie, the top cell's meaning and the runner-up named).
+fn meaning_line(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    let Some(i) = app.version_index() else {
+        return Line::default();
+    };
+    let ls = app.ladder();
+    let a = &ls.analysis.versions[i];
+    let id = ls.ladder.versions[i].id.clone();
+    match &a.bottleneck {
+        Some(b) => {
+            let mut spans = vec![
+                Span::styled(format!("{id} {}: ", b.top), t.key()),
+                Span::raw(cell_help(b.reason(), b.opcode())),
+            ];
+            if let Some(r) = b.runner_up.as_ref().filter(|_| b.near_tie) {
+                spans.push(Span::styled(
+                    format!(" · near-tie with {r} (b explains both)"),
+                    t.dim(),
+                ));
+            }
+            Line::from(spans)
+        }
+        None => Line::styled(
+            format!(
+                "{id}: {}",
+                a.no_label.map(|n| n.explain()).unwrap_or_default()
+            ),
+            t.dim(),
+        ),
+    }
 }
 
 fn trail_line(app: &App) -> Vec<Span<'static>> {
@@ -67,22 +106,30 @@ fn trail_line(app: &App) -> Vec<Span<'static>> {
         if n > 0 {
             spans.push(Span::raw(" → "));
         }
-        let label = s.label.clone().unwrap_or_else(|| format::UNKNOWN.into());
-        spans.push(Span::styled(format!("{} ", s.id), t.title()));
+        let label = s
+            .label
+            .clone()
+            .or_else(|| s.no_label.map(|n| n.short()))
+            .unwrap_or_else(|| format::UNKNOWN.into());
+        spans.push(Span::styled(format!("{} ", step_name(s)), t.title()));
         spans.push(Span::styled(
             label,
             if s.changed { t.moved() } else { Style::new() },
         ));
+        if s.verdict == StepVerdict::WithinNoise {
+            spans.push(Span::styled(" (within noise)", t.dim()));
+        }
     }
-    spans
+    spans.into_iter().map(printable_span).collect()
 }
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let [trail_area, table_area, legend_area] = layout(app, body);
+    let [trail_area, meaning_area, table_area, legend_area] = layout(app, body);
     frame.render_widget(
         Paragraph::new(Line::from(trail_line(app))).wrap(Wrap { trim: false }),
         trail_area,
     );
+    frame.render_widget(Paragraph::new(meaning_line(app)), meaning_area);
 
     let t = &app.theme;
     let ls = app.ladder();
@@ -95,6 +142,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             let v = &ls.ladder.versions[ls.order[pos]];
             let mut label = if v.baseline {
                 format!("[{}]", v.id)
+            } else if ls.ladder.branches_at(ls.order[pos])
+                && let Some(p) = ls.ladder.parent_of(ls.order[pos])
+            {
+                // Where the ladder branches: `v17←v15`.
+                format!("{}←{}", v.id, ls.ladder.versions[p].id)
             } else {
                 v.id.clone()
             };
@@ -106,22 +158,18 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 t.title()
             };
-            Cell::from(Line::from(Span::styled(label, style)).right_aligned())
+            Cell::from(Line::from(printable_span(Span::styled(label, style))).right_aligned())
         })),
     );
 
     let value_cell = |text: String, style: Style| {
-        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
+        Cell::from(Line::from(printable_span(Span::styled(text, style))).right_aligned())
     };
     let mut rows: Vec<Row> = Vec::new();
     rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
         shown.iter().map(|&pos| {
             let a = &ls.analysis.versions[ls.order[pos]];
-            let label = a
-                .bottleneck
-                .as_ref()
-                .map(|b| b.to_string())
-                .unwrap_or_else(|| format::UNKNOWN.into());
+            let label = label_cell(a);
             let changed = ls
                 .analysis
                 .trail
@@ -148,6 +196,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             Cell::from(stall_bar(app, a.stalls.as_ref(), cw))
         }),
     )));
+    for (name, cell) in [
+        (
+            "stall source",
+            stall_source_cell as fn(&VersionAnalysis) -> String,
+        ),
+        ("stall samples", stall_samples_cell),
+    ] {
+        rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
+            shown.iter().map(|&pos| {
+                let a = &ls.analysis.versions[ls.order[pos]];
+                value_cell(cell(a), t.dim())
+            }),
+        )));
+    }
     for d in METRICS {
         let values: Vec<Option<f64>> = ls
             .order
@@ -180,6 +242,22 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 value_cell(text, t.heat(d.better, ranks[pos]))
             }),
         )));
+    }
+    if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
+        rows.push(Row::new(
+            std::iter::once(Cell::from("occupancy limit (blocks/SM)")).chain(shown.iter().map(
+                |&pos| {
+                    let a = &ls.analysis.versions[ls.order[pos]];
+                    value_cell(
+                        a.occupancy
+                            .as_ref()
+                            .map(|o| o.compact())
+                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
+                        t.dim(),
+                    )
+                },
+            )),
+        ));
     }
     let reasons = stall_rows(&ls.analysis.versions);
     for &r in &reasons {
@@ -231,5 +309,14 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         table_area,
     );
     let legend: Vec<_> = reasons.into_iter().take(8).collect();
-    frame.render_widget(Paragraph::new(stall_legend(app, &legend)), legend_area);
+    let heading = stall_heading(
+        ls.analysis
+            .versions
+            .iter()
+            .map(|v| v.stalls.as_ref().map(|s| s.source)),
+    );
+    frame.render_widget(
+        Paragraph::new(stall_legend(app, &heading, &legend)),
+        legend_area,
+    );
 }

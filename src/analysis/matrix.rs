@@ -1,0 +1,205 @@
+//! The (stall reason × SASS opcode class) table of a source page and the bottleneck
+//! label read from it: its hottest cell, with the runner-up and the margin between them.
+
+use super::OpcodeStat;
+use super::noise::{self, MIN_SAMPLES};
+use crate::ncu::StallReason;
+use serde::Serialize;
+use std::fmt;
+
+/// One cell of the table: the samples of one reason at one instruction class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    pub reason: StallReason,
+    pub opcode: String,
+    pub samples: u64,
+    /// Of all stall samples of the table, a fraction in [0, 1].
+    pub share: f64,
+}
+
+impl Cell {
+    pub fn same_place(&self, other: &Cell) -> bool {
+        self.reason == other.reason && self.opcode == other.opcode
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} @ {}", self.reason, self.opcode)
+    }
+}
+
+/// The stall samples of a source page by reason and instruction class, `selected` (the
+/// warp issued) left out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StallMatrix {
+    /// All stall samples of the table.
+    pub samples: u64,
+    /// The cells holding samples, largest first (ties: reason order, then opcode).
+    pub cells: Vec<Cell>,
+}
+
+impl StallMatrix {
+    /// The table of a source page, from its per-opcode aggregate.
+    pub fn from_ops(ops: &[OpcodeStat]) -> StallMatrix {
+        let mut cells: Vec<Cell> = ops
+            .iter()
+            .flat_map(|o| {
+                o.reasons
+                    .iter()
+                    .filter(|(r, n)| r.is_stall() && *n > 0)
+                    .map(|&(reason, samples)| Cell {
+                        reason,
+                        opcode: o.opcode.clone(),
+                        samples,
+                        share: 0.0,
+                    })
+            })
+            .collect();
+        let samples: u64 = cells.iter().map(|c| c.samples).sum();
+        for c in &mut cells {
+            c.share = c.samples as f64 / samples.max(1) as f64;
+        }
+        cells.sort_by(|a, b| {
+            b.samples
+                .cmp(&a.samples)
+                .then(a.reason.cmp(&b.reason))
+                .then_with(|| a.opcode.cmp(&b.opcode))
+        });
+        StallMatrix { samples, cells }
+    }
+
+    /// Samples of one cell (zero where it holds none).
+    pub fn count(&self, reason: StallReason, opcode: &str) -> u64 {
+        self.cells
+            .iter()
+            .find(|c| c.reason == reason && c.opcode == opcode)
+            .map_or(0, |c| c.samples)
+    }
+
+    /// A cell's share of the table's stall samples (zero where it holds none).
+    pub fn share(&self, reason: StallReason, opcode: &str) -> f64 {
+        self.count(reason, opcode) as f64 / self.samples.max(1) as f64
+    }
+
+    /// Reasons (the rows) by their samples, largest first.
+    pub fn reasons(&self) -> Vec<(StallReason, u64)> {
+        let mut rows: Vec<(StallReason, u64)> = Vec::new();
+        for c in &self.cells {
+            match rows.iter_mut().find(|(r, _)| *r == c.reason) {
+                Some((_, n)) => *n += c.samples,
+                None => rows.push((c.reason, c.samples)),
+            }
+        }
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        rows
+    }
+
+    /// Instruction classes (the columns) by their stall samples, largest first.
+    pub fn opcodes(&self) -> Vec<(&str, u64)> {
+        let mut cols: Vec<(&str, u64)> = Vec::new();
+        for c in &self.cells {
+            match cols.iter_mut().find(|(o, _)| *o == c.opcode) {
+                Some((_, n)) => *n += c.samples,
+                None => cols.push((&c.opcode, c.samples)),
+            }
+        }
+        cols.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        cols
+    }
+
+    /// The bottleneck label: the hottest cell, or why there is none.
+    pub fn bottleneck(&self) -> Result<Bottleneck, NoLabel> {
+        if self.samples < MIN_SAMPLES {
+            return Err(NoLabel::TooFewSamples(self.samples));
+        }
+        let top = self.cells[0].clone();
+        let runner_up = self.cells.get(1).cloned();
+        let z = runner_up
+            .as_ref()
+            .map(|r| noise::lead_z(top.samples, r.samples, self.samples));
+        Ok(Bottleneck {
+            near_tie: z.is_some_and(|z| z < noise::Z_MIN),
+            top,
+            runner_up,
+            z: z.filter(|z| z.is_finite()),
+        })
+    }
+}
+
+/// Where a version's warps wait most: the hottest cell of its (reason × opcode) table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bottleneck {
+    #[serde(flatten)]
+    pub top: Cell,
+    /// The second-hottest cell, where there is one.
+    pub runner_up: Option<Cell>,
+    /// The top cell's lead over the runner-up in standard deviations (see
+    /// [`noise`](super::noise)); absent without a runner-up.
+    pub z: Option<f64>,
+    /// The lead is within sampling noise: the two cells are a near-tie.
+    pub near_tie: bool,
+}
+
+impl Bottleneck {
+    pub fn reason(&self) -> StallReason {
+        self.top.reason
+    }
+
+    pub fn opcode(&self) -> &str {
+        &self.top.opcode
+    }
+
+    /// The label as the trail writes it: the top cell, and the runner-up beside it when
+    /// the two are a near-tie (`long_scoreboard @ BRA ≈ barrier @ WARPGROUP`).
+    pub fn label(&self) -> String {
+        match (&self.runner_up, self.near_tie) {
+            (Some(r), true) => format!("{} ≈ {r}", self.top),
+            _ => self.top.to_string(),
+        }
+    }
+}
+
+/// The top cell alone: `barrier @ WARPGROUP`.
+impl fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.top.fmt(f)
+    }
+}
+
+/// Why a version has no bottleneck label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "why", content = "samples")]
+pub enum NoLabel {
+    /// The version has no profile.
+    NoProfile,
+    /// The label is read from the source page, and the profile has none.
+    NoSourcePage,
+    /// Fewer stall samples than the noise rule needs ([`MIN_SAMPLES`]).
+    TooFewSamples(u64),
+}
+
+impl NoLabel {
+    /// A few words, for a table cell.
+    pub fn short(self) -> String {
+        match self {
+            NoLabel::NoProfile => "no profile".to_string(),
+            NoLabel::NoSourcePage => "no source page".to_string(),
+            NoLabel::TooFewSamples(n) => format!("too few samples ({n})"),
+        }
+    }
+
+    /// What it means and what to do.
+    pub fn explain(self) -> String {
+        match self {
+            NoLabel::NoProfile => "no profile".to_string(),
+            NoLabel::NoSourcePage => "the label needs a source page: export it with \
+                `ncu --import REPORT --csv --page source --print-source sass`"
+                .to_string(),
+            NoLabel::TooFewSamples(n) => format!(
+                "too few samples ({n}): a label needs {MIN_SAMPLES} stall samples on the \
+                 source page (profile a longer launch, or several)"
+            ),
+        }
+    }
+}

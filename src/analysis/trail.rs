@@ -1,0 +1,111 @@
+//! The bottleneck trail: the label of every version of a ladder in order, each step
+//! judged against the version it was built on (its parent) by the noise rule.
+
+use super::VersionAnalysis;
+use super::matrix::NoLabel;
+use super::noise;
+use crate::model::Ladder;
+use serde::Serialize;
+
+/// What a step of the trail says about its label against its parent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepVerdict {
+    /// No labelled version before it to compare with.
+    Start,
+    /// The same top cell as the parent's.
+    Same,
+    /// The top cell changed, and it leads the parent's top cell by z ≥ 2 in this
+    /// version's samples.
+    Moved,
+    /// The top cell changed, but its lead over the parent's top cell is within sampling
+    /// noise: not a move.
+    WithinNoise,
+    /// This version has no label.
+    NoLabel,
+}
+
+/// One step of the bottleneck trail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrailStep {
+    /// Index into the ladder's versions.
+    pub index: usize,
+    pub id: String,
+    /// The version this step is judged against: the labelled version it was built on
+    /// (its parent, or the nearest labelled ancestor).
+    pub parent: Option<String>,
+    /// The version was built on another than the one before it.
+    pub branch: bool,
+    /// The label (`barrier @ WARPGROUP`, or `A ≈ B` for a near-tie); `None` where the
+    /// version has none (see `no_label`).
+    pub label: Option<String>,
+    /// The top cell and its runner-up are within sampling noise of each other.
+    pub near_tie: bool,
+    pub verdict: StepVerdict,
+    /// The lead of this version's top cell over the parent's top cell, in this version's
+    /// samples (standard deviations), where the top cell changed.
+    pub z: Option<f64>,
+    pub no_label: Option<NoLabel>,
+    /// A move (`verdict` is `moved`).
+    #[serde(skip)]
+    pub changed: bool,
+}
+
+/// The trail over the ladder's own versions (baselines stand apart).
+pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
+    let mut steps = Vec::new();
+    for (index, v) in ladder.versions.iter().enumerate() {
+        if v.baseline {
+            continue;
+        }
+        let a = &analyses[index];
+        let parent = labelled_ancestor(ladder, analyses, index);
+        let (verdict, z) = match (&a.bottleneck, parent) {
+            (None, _) => (StepVerdict::NoLabel, None),
+            (Some(_), None) => (StepVerdict::Start, None),
+            (Some(b), Some(p)) => {
+                let before = analyses[p].bottleneck.as_ref().expect("labelled ancestor");
+                if b.top.same_place(&before.top) {
+                    (StepVerdict::Same, None)
+                } else {
+                    let m = a.matrix.as_ref().expect("a label comes from a matrix");
+                    let old = m.count(before.reason(), before.opcode());
+                    let z = noise::lead_z(b.top.samples, old, m.samples);
+                    let verdict = if z >= noise::Z_MIN {
+                        StepVerdict::Moved
+                    } else {
+                        StepVerdict::WithinNoise
+                    };
+                    (verdict, Some(z).filter(|z| z.is_finite()))
+                }
+            }
+        };
+        steps.push(TrailStep {
+            index,
+            id: v.id.clone(),
+            parent: parent.map(|p| ladder.versions[p].id.clone()),
+            branch: ladder.branches_at(index),
+            label: a.bottleneck.as_ref().map(|b| b.label()),
+            near_tie: a.bottleneck.as_ref().is_some_and(|b| b.near_tie),
+            verdict,
+            z,
+            no_label: a.no_label,
+            changed: verdict == StepVerdict::Moved,
+        });
+    }
+    steps
+}
+
+/// The nearest version up the parent chain that has a label.
+fn labelled_ancestor(ladder: &Ladder, analyses: &[VersionAnalysis], i: usize) -> Option<usize> {
+    let mut at = ladder.parent_of(i);
+    // A chain never runs longer than the ladder (a cycle of parents would).
+    for _ in 0..ladder.versions.len() {
+        let p = at?;
+        if analyses[p].bottleneck.is_some() {
+            return Some(p);
+        }
+        at = ladder.parent_of(p);
+    }
+    None
+}

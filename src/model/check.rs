@@ -1,0 +1,124 @@
+//! `stallscope check`: verifies a profiles folder without changing anything in it. Every
+//! manifest parses and names each version once, every file it names exists, lies in
+//! the ladder's folders and parses, every version's launch can be picked, the run file
+//! reads, and nothing is left of an interrupted import; one line per problem.
+
+use super::ladder::{named_file_error, read_manifest, roots};
+use super::runs::{self, RunFile, Shape};
+use super::store::Store;
+use super::{manifest, merge_exports, staging};
+use crate::ncu;
+use anyhow::{Result, bail};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// What a check found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub ladders: usize,
+    pub versions: usize,
+    /// Files read (exports, notes, sources).
+    pub files: usize,
+    /// One line each.
+    pub problems: Vec<String>,
+}
+
+/// Checks every ladder folder of `profiles` (on disk).
+pub fn check(profiles: &Path) -> Result<Checked> {
+    if !profiles.is_dir() {
+        bail!(
+            "{} is not a folder: give a profiles folder with --profiles DIR",
+            profiles.display()
+        );
+    }
+    let mut out = Checked::default();
+    for dir in Store::Disk.subdirs(profiles)? {
+        let has_manifest = std::fs::symlink_metadata(dir.join(manifest::FILE_NAME)).is_ok();
+        let leftovers = staging::leftovers(&dir);
+        if !has_manifest && leftovers.is_empty() {
+            continue;
+        }
+        out.problems.extend(leftovers.iter().map(|l| l.to_string()));
+        if has_manifest {
+            out.ladders += 1;
+            check_ladder(&dir, &mut out);
+        }
+    }
+    if out.ladders == 0 && out.problems.is_empty() {
+        out.problems.push(format!(
+            "{}: no ladders (a ladder is a folder holding {})",
+            profiles.display(),
+            manifest::FILE_NAME
+        ));
+    }
+    Ok(out)
+}
+
+fn check_ladder(dir: &Path, out: &mut Checked) {
+    let store = Store::Disk;
+    let (manifest_path, m) = match read_manifest(&store, dir) {
+        Ok(read) => read,
+        Err(e) => return out.problems.push(format!("{e:#}")),
+    };
+    let shown = manifest_path.display().to_string();
+    if let Some(Err(e)) = m.reference_shape.as_deref().map(str::parse::<Shape>) {
+        out.problems.push(format!("{shown}: reference_shape: {e}"));
+    }
+    let roots = roots(&store, dir, m.kernels.as_deref()).unwrap_or_else(|e| {
+        out.problems.push(format!("{e:#}"));
+        vec![dir.to_path_buf()]
+    });
+    if let Err(e) = RunFile::read(&store, &dir.join(runs::FILE_NAME)) {
+        out.problems.push(format!("{e:#}"));
+    }
+    let mut exports: HashMap<String, Option<ncu::Export>> = HashMap::new();
+    for entry in &m.versions {
+        out.versions += 1;
+        let mut complete = true;
+        for f in &entry.files {
+            let parsed = exports.entry(f.clone()).or_insert_with(|| {
+                out.files += 1;
+                let read = store
+                    .read_confined(dir, f, &roots)
+                    .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
+                    .and_then(|(path, bytes)| ncu::parse_bytes(&path, &bytes));
+                match read {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        out.problems.push(e.to_string());
+                        None
+                    }
+                }
+            });
+            complete &= parsed.is_some();
+        }
+        if complete && !entry.files.is_empty() {
+            let pages: Vec<ncu::Export> = entry
+                .files
+                .iter()
+                .filter_map(|f| exports[f].clone())
+                .collect();
+            let profiles = merge_exports(pages);
+            if let Err(e) = super::pick_launch(
+                &profiles,
+                entry.kernel.as_deref(),
+                entry.launch,
+                "`launch = ID` in its manifest entry",
+            ) {
+                let first = format!("{e:#}");
+                let first = first.lines().next().unwrap_or("");
+                out.problems
+                    .push(format!("{shown}: version {}: {first}", entry.id));
+            }
+        }
+        for (key, rel) in [("notes", &entry.notes), ("source", &entry.source)] {
+            if let Some(rel) = rel {
+                out.files += 1;
+                if let Err(e) = store.read_confined_text(dir, rel, &roots) {
+                    out.problems
+                        .push(named_file_error(&manifest_path, &entry.id, key, e).to_string());
+                }
+            }
+        }
+    }
+}

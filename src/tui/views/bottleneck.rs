@@ -1,0 +1,247 @@
+//! Where the selected version's warps wait: its label (the hottest cell of the stall
+//! reason × instruction class table) with the runner-up and the step from its parent,
+//! what they mean, the table itself heat-coloured with a row cursor, and what the row
+//! under the cursor means.
+
+use super::{App, clamp_scroll};
+use crate::analysis::catalogue::{cell_help, combination_help, opcode_help, stall_help};
+use crate::analysis::{StallMatrix, VersionAnalysis};
+use crate::report::{self, format};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+/// Width of a reason (row name) and of an opcode column.
+const NAME_W: usize = 20;
+const COL_W: usize = 10;
+
+pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
+    let Some(i) = app.version_index() else {
+        return;
+    };
+    let a = &app.ladder().analysis.versions[i];
+    let width = body.width as usize;
+    let top = summary(app, i);
+    let Some(m) = &a.matrix else {
+        frame.render_widget(Paragraph::new(top).wrap(Wrap { trim: false }), body);
+        return;
+    };
+    let (lines, cursor_line) = table(app, m, width);
+    let meaning = row_meaning(app, m);
+    let [summary_area, table_area, meaning_area, _] = Layout::vertical([
+        Constraint::Length(wrapped_height(&top, width)),
+        Constraint::Max(lines.len() as u16),
+        Constraint::Length(wrapped_height(&meaning, width)),
+        Constraint::Min(0),
+    ])
+    .areas(body);
+    frame.render_widget(Paragraph::new(top).wrap(Wrap { trim: false }), summary_area);
+    let visible = table_area.height.saturating_sub(1) as usize;
+    let offset = clamp_scroll(
+        (cursor_line + 1).saturating_sub(visible),
+        lines.len().saturating_sub(1),
+        visible,
+    );
+    let mut shown = vec![lines[0].clone()];
+    shown.extend(lines.into_iter().skip(1 + offset).take(visible));
+    frame.render_widget(Paragraph::new(shown), table_area);
+    frame.render_widget(
+        Paragraph::new(meaning).wrap(Wrap { trim: false }),
+        meaning_area,
+    );
+}
+
+/// Rows the lines take once wrapped at `width`.
+fn wrapped_height(lines: &[Line], width: usize) -> u16 {
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(width.max(1)))
+        .sum();
+    rows.min(u16::MAX as usize) as u16
+}
+
+/// The label, its runner-up and the step from the parent, with what the cells mean;
+/// where the stall figures come from.
+pub fn summary(app: &App, i: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let ls = app.ladder();
+    let a = &ls.analysis.versions[i];
+    let mut out = Vec::new();
+    match &a.bottleneck {
+        Some(b) => {
+            let mut spans = vec![
+                Span::styled("bottleneck ", t.dim()),
+                Span::styled(b.top.to_string(), t.moved()),
+                Span::raw(format!(" {} %", format::share(Some(b.top.share)))),
+            ];
+            if let Some(r) = &b.runner_up {
+                let z = b.z.map(report::z_text).unwrap_or_else(|| "∞".into());
+                spans.push(Span::styled(
+                    if b.near_tie {
+                        "  ≈ near-tie with "
+                    } else {
+                        "  runner-up "
+                    },
+                    t.dim(),
+                ));
+                spans.push(Span::raw(format!(
+                    "{r} {} % (lead z {z})",
+                    format::share(Some(r.share))
+                )));
+            }
+            out.push(Line::from(spans));
+            let tie = b.runner_up.as_ref().filter(|_| b.near_tie);
+            for c in std::iter::once(&b.top).chain(tie) {
+                out.push(Line::from(vec![
+                    Span::styled(format!("  {c}: "), t.key()),
+                    Span::raw(cell_help(c.reason, &c.opcode)),
+                ]));
+            }
+        }
+        None => out.push(Line::styled(
+            a.no_label
+                .map(|n| n.explain())
+                .unwrap_or_else(|| "no stall data".into()),
+            t.dim(),
+        )),
+    }
+    if let Some(s) = ls.analysis.trail.iter().find(|s| s.index == i)
+        && let Some(p) = &s.parent
+    {
+        let parent = ls.ladder.version_index(p).map(|p| &ls.analysis.versions[p]);
+        let before = parent
+            .map(|pa| report::label_text(pa.bottleneck.as_ref(), pa.no_label))
+            .unwrap_or_default();
+        let verdict = report::verdict_text(s, None);
+        out.push(Line::from(vec![
+            Span::styled(format!("built on {p}: "), t.dim()),
+            Span::raw(format!(
+                "{before} → {}",
+                report::label_text(a.bottleneck.as_ref(), None)
+            )),
+            Span::styled(
+                if verdict.is_empty() {
+                    "  (same cell)".to_string()
+                } else {
+                    format!("  ({verdict})")
+                },
+                t.dim(),
+            ),
+        ]));
+    }
+    out.push(Line::styled(source_line(a), t.dim()));
+    if a.matrix.is_some() {
+        out.push(Line::default());
+    }
+    out
+}
+
+/// "stall shares from PC samples (raw page), 10,686 samples; table of 8,782 stall
+/// samples of the source page (selected left out)".
+fn source_line(a: &VersionAnalysis) -> String {
+    let shares = match &a.stalls {
+        Some(s) => format!(
+            "stall shares from {}{}",
+            s.source.describe(),
+            s.samples
+                .map(|n| format!(", {} samples", format::thousands(n as f64)))
+                .unwrap_or_default()
+        ),
+        None => "no stall shares".into(),
+    };
+    match &a.matrix {
+        Some(m) => format!(
+            "{shares}; table of {} stall samples from the source page (% of them, selected left out)",
+            format::thousands(m.samples as f64)
+        ),
+        None => shares,
+    }
+}
+
+/// The heat table as lines (the header first) and the line of the cursor's row.
+fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize) {
+    let t = &app.theme;
+    let cols_fit = (width.saturating_sub(NAME_W + COL_W) / COL_W).max(1);
+    let opcodes = m.opcodes();
+    let cols: Vec<&str> = opcodes.iter().take(cols_fit).map(|(o, _)| *o).collect();
+    let mut header = vec![Span::styled(
+        format!("{:<NAME_W$}", "reason \\ opcode"),
+        t.dim(),
+    )];
+    header.extend(
+        cols.iter()
+            .map(|o| Span::styled(format!("{o:>COL_W$}"), t.title())),
+    );
+    header.push(Span::styled(format!("{:>COL_W$}", "all"), t.title()));
+    let mut lines = vec![Line::from(header)];
+    let share = |n: u64| n as f64 / m.samples.max(1) as f64;
+    let cursor = app.bottleneck_reason().map(|(r, _)| r);
+    let top = m.cells.first();
+    for (r, n) in m.reasons() {
+        let mark = if Some(r) == cursor { '▸' } else { ' ' };
+        let mut spans = vec![
+            Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
+            Span::raw(format!("{mark}{:<w$}", r.metric_name(), w = NAME_W - 2)),
+        ];
+        for o in &cols {
+            let c = m.count(r, o);
+            let text = if c == 0 {
+                format!("{:>COL_W$}", "·")
+            } else {
+                format!("{:>COL_W$.1}", share(c) * 100.0)
+            };
+            let is_top = top.is_some_and(|x| x.reason == r && x.opcode == *o);
+            let style = if is_top { t.moved() } else { t.hot(share(c)) };
+            spans.push(Span::styled(text, style));
+        }
+        spans.push(Span::raw(format!("{:>COL_W$.1}", share(n) * 100.0)));
+        let line = Line::from(spans);
+        lines.push(if Some(r) == cursor {
+            line.style(t.selected())
+        } else {
+            line
+        });
+    }
+    let mut all = vec![Span::styled(format!("{:<NAME_W$}", "all"), t.title())];
+    all.extend(
+        opcodes
+            .iter()
+            .take(cols_fit)
+            .map(|&(_, n)| Span::raw(format!("{:>COL_W$.1}", share(n) * 100.0))),
+    );
+    all.push(Span::raw(format!("{:>COL_W$.1}", 100.0)));
+    lines.push(Line::from(all));
+    (lines, app.bottleneck_row)
+}
+
+/// What the row under the cursor means, and its hottest cell.
+fn row_meaning(app: &App, m: &StallMatrix) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some((r, n)) = app.bottleneck_reason() else {
+        return Vec::new();
+    };
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("{r} "), t.key()),
+        Span::styled(
+            format!(
+                "({} % of stall samples): ",
+                format::share(Some(n as f64 / m.samples.max(1) as f64))
+            ),
+            t.dim(),
+        ),
+        Span::raw(stall_help(r)),
+    ])];
+    if let Some(c) = m.cells.iter().find(|c| c.reason == r) {
+        let meaning = combination_help(r, &c.opcode)
+            .map(str::to_string)
+            .or_else(|| opcode_help(&c.opcode))
+            .unwrap_or_else(|| "no glossary entry for this instruction class".into());
+        out.push(Line::from(vec![
+            Span::styled(format!("hottest at {} ", c.opcode), t.key()),
+            Span::styled(format!("({} %): ", format::share(Some(c.share))), t.dim()),
+            Span::raw(meaning),
+        ]));
+    }
+    out
+}
