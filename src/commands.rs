@@ -756,14 +756,20 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         }
         Some(b) => {
             let (l, ia, ib) = ladder_of_pair(common, &mut report, a, b, ladder)?;
+            if ia == ib {
+                bail!(
+                    "{a} and {b} are one version of {}: name two different versions, or one alone to compare it with its parent",
+                    l.name
+                );
+            }
             (l.clone(), ia, l, ib)
         }
         None => {
             let (l, ib, _) = ladder_of_pair(common, &mut report, a, a, ladder)?;
             let ia = l.parent_of(ib).ok_or_else(|| {
                 anyhow!(
-                    "{a} has no parent to compare with (the first version, or a baseline): \
-                     name two versions, `stallscope compare A B`"
+                    "{}; name two versions, `stallscope compare A B`",
+                    l.no_parent(ib)
                 )
             })?;
             (l.clone(), ia, l.clone(), ib)

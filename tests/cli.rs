@@ -178,6 +178,34 @@ fn compare_one_version_with_its_parent() {
         ));
 }
 
+/// The first version has nothing before it: compare says so instead of comparing it
+/// with itself.
+#[test]
+fn compare_of_the_first_version_says_there_is_no_earlier_one() {
+    stallscope()
+        .args(["compare", "v01", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "v01 is the first version of flash-attention: there is no earlier version to compare it with",
+        ));
+}
+
+#[test]
+fn compare_of_a_version_with_itself_is_refused() {
+    stallscope()
+        .args(["compare", "v01", "v01", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "v01 and v01 are one version of flash-attention: name two different versions",
+        ));
+}
+
 #[test]
 fn compare_two_files() {
     stallscope()

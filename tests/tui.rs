@@ -99,6 +99,17 @@ fn compare_pairs_the_marked_or_previous_version() {
     assert_eq!(a.marked, None, "m again unmarks");
 }
 
+/// The first version with nothing marked: no pair, and the view says why (it used to
+/// compare the version with itself, every row "same").
+#[test]
+fn compare_of_the_first_version_says_there_is_no_earlier_one() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Compare));
+    assert_eq!(a.compare_pair(), None);
+    insta::assert_snapshot!("compare_first_version_80x24", render(&a, 80, 24));
+}
+
 #[test]
 fn compare_pairs_a_version_with_the_one_it_was_built_on() {
     let mut a = app();

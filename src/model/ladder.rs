@@ -87,6 +87,23 @@ impl Ladder {
         }
     }
 
+    /// Why version `i` has no parent to be compared with, in a sentence: it is the
+    /// ladder's first version, or a baseline.
+    pub fn no_parent(&self, i: usize) -> String {
+        let v = &self.versions[i];
+        if v.baseline {
+            format!(
+                "{} is a baseline: it was built on no version of {}",
+                v.id, self.name
+            )
+        } else {
+            format!(
+                "{} is the first version of {}: there is no earlier version to compare it with",
+                v.id, self.name
+            )
+        }
+    }
+
     /// Whether a version's parent is not the version before it (the ladder branches).
     pub fn branches_at(&self, i: usize) -> bool {
         let previous = (0..i).rev().find(|&j| !self.versions[j].baseline);

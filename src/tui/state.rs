@@ -299,15 +299,20 @@ impl App {
 
     /// The two versions the compare view shows: the marked one (or else the version the
     /// selected one was built on, its parent; for a baseline the one before it in display
-    /// order) against the selected one.
+    /// order) against the selected one. `None` when there is none to compare it with
+    /// (the first version, nothing marked).
     pub fn compare_pair(&self) -> Option<(usize, usize)> {
         let b = self.version_index()?;
         let ls = self.ladder();
-        let a = self.marked.filter(|&m| m != b).unwrap_or_else(|| {
-            ls.ladder
-                .parent_of(b)
-                .unwrap_or_else(|| ls.order[self.selected.saturating_sub(1)])
-        });
+        let before = || {
+            let pos = ls.order.iter().position(|&i| i == b)?;
+            pos.checked_sub(1).map(|p| ls.order[p])
+        };
+        let a = self
+            .marked
+            .filter(|&m| m != b)
+            .or_else(|| ls.ladder.parent_of(b))
+            .or_else(before)?;
         Some((a, b))
     }
 

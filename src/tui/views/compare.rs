@@ -2,7 +2,7 @@
 //! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
 //! the diff of their kernel sources.
 
-use super::{App, stall_bar, stall_legend};
+use super::{App, stall_bar, stall_legend, wrap};
 use crate::analysis::{self, Verdict};
 use crate::report::{self, format};
 use ratatui::Frame;
@@ -27,7 +27,25 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
     let Some((ia, ib)) = app.compare_pair() else {
-        return Vec::new();
+        // The first version, nothing marked: nothing to compare it with.
+        return app
+            .version_index()
+            .map(|i| {
+                let mut out: Vec<Line> = wrap(&ls.ladder.no_parent(i), width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.title()))
+                    .collect();
+                out.extend(
+                    wrap(
+                        "m marks a version, then select another to compare the two",
+                        width,
+                    )
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.dim())),
+                );
+                out
+            })
+            .unwrap_or_default();
     };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);

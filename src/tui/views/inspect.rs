@@ -1,7 +1,7 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::App;
+use super::{App, wrap};
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
@@ -332,24 +332,4 @@ pub fn quantity(v: &Value, unit: &str) -> String {
             }
         }
     }
-}
-
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty()
-            && crate::report::format::width(&cur) + 1 + crate::report::format::width(word) > width
-        {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
 }

@@ -317,6 +317,26 @@ pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
 }
 
 /// Draws a view's document, one line a row, from its scroll offset.
+/// A text broken at spaces into lines of at most `width` columns (a word longer than
+/// a line stays whole).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && format::width(&cur) + 1 + format::width(word) > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
     let visible = body.height as usize;
     let offset = clamp_scroll(scroll, lines.len(), visible);
