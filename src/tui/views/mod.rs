@@ -316,7 +316,6 @@ pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
 }
 
-/// Draws a view's document, one line a row, from its scroll offset.
 /// A text broken at spaces into lines of at most `width` columns (a word longer than
 /// a line stays whole).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -337,6 +336,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Draws a view's document, one line a row, from its scroll offset.
 pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
     let visible = body.height as usize;
     let offset = clamp_scroll(scroll, lines.len(), visible);
