@@ -668,3 +668,65 @@ fn cuda_lines_show_with_their_sass() {
         "no CUDA lines to sort under"
     );
 }
+
+/// The row of `render` output that starts with `name`.
+fn row_of(screen: &str, name: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no row {name} in\n{screen}"))
+        .to_string()
+}
+
+/// v21 is slower than v20, which it was built on: its time and TFLOPS carry the mark,
+/// v20's (faster than its parent v19) do not.
+#[test]
+fn the_timeline_marks_a_time_worse_than_the_parents() {
+    let mut a = app();
+    select(&mut a, "v21");
+    let screen = render(&a, 120, 40);
+    let time = row_of(&screen, "Time (run)");
+    assert!(time.contains("▼67.1") && !time.contains("▼64.3"), "{time}");
+    assert!(
+        row_of(&screen, "TFLOPS (run)").contains("▼512.0"),
+        "{screen}"
+    );
+}
+
+/// With v01's 9439 µs in the row, v02's 1750 µs was green on a linear scale, as green
+/// as the 60 µs of the last versions; by ratio it is red.
+#[test]
+fn times_are_coloured_by_ratio() {
+    let mut a = app();
+    a.theme = Theme { color: true };
+    select(&mut a, "v02");
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| views::draw(f, &a)).unwrap();
+    let buf = term.backend().buffer();
+    let text = |y: u16| -> String { (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect() };
+    let y = (0..40)
+        .find(|&y| text(y).starts_with("Time (run)"))
+        .expect("a time row");
+    let line: Vec<String> = (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect();
+    let x = line
+        .windows(4)
+        .position(|w| w.concat() == "1750")
+        .expect("v02's time") as u16;
+    assert_eq!(buf[(x, y)].fg, ratatui::style::Color::Red);
+}
+
+#[test]
+fn the_help_explains_the_timeline_colours_and_marks() {
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    for _ in 0..200 {
+        a.update(Action::HelpScroll(1));
+    }
+    let screen = render(&a, 200, 60);
+    assert!(
+        screen.contains("▆ bars: TFLOPS as a share of the row's best")
+            && screen.contains("▼ a time or TFLOPS worse than the version it was built on")
+            && screen.contains("times and TFLOPS by ratio"),
+        "{screen}"
+    );
+}

@@ -269,6 +269,16 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         t.dim(),
     ));
     let w = area.width.saturating_sub(4).min(90);
+    lines.push(Line::styled("colours and marks", t.title()));
+    for l in timeline::legend() {
+        for (n, part) in wrap(&l, (w as usize).saturating_sub(6))
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if n == 0 { "  " } else { "    " };
+            lines.push(Line::raw(format!("{indent}{part}")));
+        }
+    }
     let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
     let inner = h.saturating_sub(2) as usize;
     let offset = clamp_scroll(app.help_scroll, lines.len(), inner);

@@ -1,8 +1,8 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
 use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
-use crate::analysis::catalogue::cell_help;
-use crate::analysis::{METRICS, MetricId, StepVerdict, VersionAnalysis};
+use crate::analysis::catalogue::{Kind, cell_help};
+use crate::analysis::{Better, METRICS, MetricId, StepVerdict, VersionAnalysis};
 use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
@@ -219,7 +219,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         if values.iter().all(Option::is_none) {
             continue;
         }
-        let ranks = colour::ranks(&values, d.better);
+        let ranks = colour::ranks(&values, d.better, colour::Scale::of(d.kind));
         let hi = values
             .iter()
             .flatten()
@@ -227,10 +227,21 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .fold(f64::NEG_INFINITY, f64::max);
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
+        let speed = matches!(d.kind, Kind::Time | Kind::Tflops);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
-                let text = format::value(d.kind, x);
+                let i = ls.order[pos];
+                let parent = ls
+                    .ladder
+                    .parent_of(i)
+                    .and_then(|p| ls.analysis.versions[p].get(d.id));
+                let mark = if speed && regressed(d.better, parent, x) {
+                    REGRESSION_MARK
+                } else {
+                    ""
+                };
+                let text = format!("{mark}{}", format::value(d.kind, x));
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
                         let room = cw.saturating_sub(crate::report::format::width(&text) + 1);
@@ -319,4 +330,34 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Paragraph::new(stall_legend(app, &heading, &legend)),
         legend_area,
     );
+}
+
+/// Marks a time or TFLOPS worse than the version's parent's: a regression stays visible
+/// however the ladder's first versions stretch the row's colours.
+pub const REGRESSION_MARK: &str = "▼";
+
+/// Whether `x` is worse than the parent's value by more than the single-round band of
+/// the speed verdicts (2 %): within it two timings read level.
+fn regressed(better: Better, parent: Option<f64>, x: Option<f64>) -> bool {
+    let (Some(p), Some(x)) = (parent, x) else {
+        return false;
+    };
+    let band = crate::analysis::speed::SINGLE_ROUND_BAND;
+    match better {
+        Better::Lower => x > p * (1.0 + band),
+        Better::Higher => x < p * (1.0 - band),
+        Better::Neutral => false,
+    }
+}
+
+/// What the timeline's colours and marks mean, for the help.
+pub fn legend() -> Vec<String> {
+    vec![
+        "timeline colours: green the best third of a row, yellow the middle, red the worst (by the metric's direction); times and TFLOPS by ratio (a log scale), so a slow first version leaves the later ones apart".into(),
+        "▆ bars: TFLOPS as a share of the row's best".into(),
+        format!(
+            "{REGRESSION_MARK} a time or TFLOPS worse than the version it was built on by more than {:.0} %",
+            crate::analysis::speed::SINGLE_ROUND_BAND * 100.0
+        ),
+    ]
 }
