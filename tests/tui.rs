@@ -730,3 +730,88 @@ fn the_help_explains_the_timeline_colours_and_marks() {
         "{screen}"
     );
 }
+
+/// Narrow terminals: every view that holds a table, at 40×10 and 80×24, on v21 (a
+/// version whose hot instruction classes include WARPGROUP), the timeline scrolled to
+/// its hot instructions.
+#[test]
+fn snapshots_of_narrow_terminals() {
+    for (w, h) in [(40u16, 10u16), (80, 24)] {
+        let mut a = app();
+        select(&mut a, "v21");
+        for view in [View::Timeline, View::Compare, View::Source, View::Inspect] {
+            a.update(Action::Show(view));
+            if view == View::Timeline {
+                a.update(Action::Bottom);
+            }
+            insta::assert_snapshot!(format!("narrow_{}_{w}x{h}", view.title()), render(&a, w, h));
+        }
+    }
+}
+
+/// At 40 columns the source view showed `2,090` for v01's hottest line (82,090 stall
+/// samples): a number cut on the left. Numbers stay whole.
+#[test]
+fn the_source_view_at_40_columns_keeps_numbers_whole() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    let screen = render(&a, 40, 10);
+    assert!(row_of(&screen, "0x4330").contains(" 82,090 "), "{screen}");
+}
+
+/// The source view's title is cut on the right, its position first, so that a narrow
+/// terminal still says where the cursor is (it read `line 1/12┌` for 1/1272).
+#[test]
+fn the_source_title_keeps_the_position_when_cut() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    let screen = render(&a, 40, 10);
+    let title = screen.lines().nth(2).unwrap();
+    assert!(
+        title.starts_with(" line 1/2088 · ") && title.ends_with('…'),
+        "{screen}"
+    );
+}
+
+/// A hot instruction class longer than its column is cut on the right, its share kept
+/// (it read `hot #2 PGROUP` for WARPGROUP).
+#[test]
+fn the_timeline_cuts_hot_opcodes_on_the_right() {
+    let mut a = app();
+    select(&mut a, "v29");
+    a.update(Action::Bottom);
+    let screen = render(&a, 80, 24);
+    assert!(
+        row_of(&screen, "hot #2").contains(" WARPG… 18%"),
+        "{screen}"
+    );
+}
+
+/// A baseline's column heading is cut on the right (it read `efficient]` for
+/// `[mem-efficient]`).
+#[test]
+fn a_long_column_heading_is_cut_on_the_right() {
+    let mut a = app();
+    select(&mut a, "mem-efficient");
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains(" [mem-effi…"), "{screen}");
+}
+
+/// At 80 columns compare's values and deltas stay apart (they ran together:
+/// `100.4 µs+16.85 µs`).
+#[test]
+fn compare_at_80_columns_keeps_its_columns_apart() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 80, 24);
+    use predicates::Predicate;
+    let joined = predicates::str::is_match(r"(µs|TFLOPS|MHz|%|\d)[+-]\d").unwrap();
+    assert!(
+        row_of(&screen, "Time (run)").contains("67.11 µs  ")
+            && !screen.lines().any(|l| joined.eval(l)),
+        "{screen}"
+    );
+}

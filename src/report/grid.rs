@@ -730,24 +730,8 @@ fn fit_line(line: &str, width: Option<usize>) -> String {
     out.push_str(current.trim_end());
     out.push('\n');
     out.lines()
-        .map(|l| format!("{}\n", cut(l, width)))
+        .map(|l| format!("{}\n", format::cut(l, width)))
         .collect()
-}
-
-/// A text cut to `width` columns, an ellipsis last where it was cut.
-fn cut(text: &str, width: usize) -> String {
-    if format::width(text) <= width {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for c in text.chars() {
-        if format::width(&out) + format::width(c.encode_utf8(&mut [0; 4])) + 1 > width {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
 }
 
 /// One block of a grid: header, rule and rows, aligned; a section's name longer than
@@ -791,7 +775,7 @@ fn render_block(g: &Grid, fit: Option<usize>) -> String {
                 let mut rule = format!("── {name} ");
                 rule.push_str(&"─".repeat(total.saturating_sub(format::width(name) + 4)));
                 let rule = match fit {
-                    Some(w) => cut(&rule, w),
+                    Some(w) => format::cut(&rule, w),
                     None => rule,
                 };
                 out.push_str(&rule);

@@ -178,7 +178,7 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
             for (name, value) in fields.into_iter().filter(|(_, v)| !v.is_empty()) {
                 out.push(Entry {
                     line: Line::from(vec![
-                        Span::raw(format!("  {name:<name_w$}")),
+                        Span::raw(format!("  {}", format::left(name, name_w))),
                         Span::raw(value.clone()),
                     ]),
                     key: format!("run {name} {value}").to_lowercase(),
@@ -216,7 +216,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let name_w = (width / 2).clamp(20, 70);
     let metric = |section: &str, name: &str, value: String| Entry {
         line: Line::from(vec![
-            Span::raw(format!("  {:<name_w$}", name)),
+            Span::raw(format!("  {}", format::left(name, name_w))),
             Span::raw(value.clone()),
         ]),
         key: format!("{section} {name} {value}").to_lowercase(),

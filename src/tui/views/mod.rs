@@ -52,13 +52,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let a = areas(area);
+    let width = area.width as usize;
     frame.render_widget(
-        Paragraph::new(printable(tab_line(app, a.tabs.width))),
+        Paragraph::new(fit(printable(tab_line(app, a.tabs.width)), width)),
         a.tabs,
     );
-    frame.render_widget(Paragraph::new(printable(headline(app))), a.headline);
+    frame.render_widget(
+        Paragraph::new(fit(printable(headline(app, width)), width)),
+        a.headline,
+    );
+    let status = fit(printable(status_line(app)), width);
     if app.version_index().is_none() {
-        frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
+        frame.render_widget(Paragraph::new(status), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
         if app.help {
             draw_help(frame, app, area);
@@ -73,7 +78,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Bottleneck => bottleneck::draw(frame, app, a.body),
         View::Notes => notes::draw(frame, app, a.body),
     }
-    frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
+    frame.render_widget(Paragraph::new(status), a.status);
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
     if app.help {
         draw_help(frame, app, area);
@@ -140,7 +145,9 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
 
 /// The selected version with its bottleneck and the three headline signals, kept in
 /// view everywhere.
-pub fn headline(app: &App) -> Line<'static> {
+/// The selected version's id, title and bottleneck, then the headline signals that fit
+/// `width` whole (a signal's value is never cut: one that does not fit is left out).
+pub fn headline(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     let ls = app.ladder();
     let Some(i) = app.version_index() else {
@@ -166,16 +173,25 @@ pub fn headline(app: &App) -> Line<'static> {
     ));
 
     for h in HEADLINE {
-        spans.push(sep());
         let (name, value) = match *h {
             Headline::Stall(r, name) => (name, a.stalls.as_ref().map(|s| s.share(r) * 100.0)),
             Headline::Metric(m, name) => (name, a.get(m)),
         };
-        spans.push(Span::styled(format!("{name} "), t.dim()));
-        spans.push(Span::raw(match value {
-            Some(x) => format!("{x:.1}%"),
-            None => format::UNKNOWN.to_string(),
-        }));
+        let signal = [
+            sep(),
+            Span::styled(format!("{name} "), t.dim()),
+            Span::raw(match value {
+                Some(x) => format!("{x:.1}%"),
+                None => format::UNKNOWN.to_string(),
+            }),
+        ];
+        let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
+        let more: usize = signal.iter().map(|s| format::width(&s.content)).sum();
+        if used + more > width {
+            spans.extend([sep(), Span::styled("…", t.dim())]);
+            break;
+        }
+        spans.extend(signal);
     }
     Line::from(spans)
 }
@@ -321,6 +337,28 @@ pub fn printable_span(span: Span<'static>) -> Span<'static> {
     }
 }
 
+/// A line cut on the right to `width` columns, an ellipsis where it was cut (in the
+/// style of the span cut); never on the left, which can change what a text says.
+pub fn fit(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut used = 0;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = format::width(&span.content);
+        if used + w < width {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        let rest = width.saturating_sub(used);
+        spans.push(Span::styled(format::cut(&span.content, rest), span.style));
+        break;
+    }
+    Line { spans, ..line }
+}
+
 /// Clamps a scroll offset so that the last page stays full.
 pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
@@ -354,7 +392,7 @@ pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize
         .into_iter()
         .skip(offset)
         .take(visible)
-        .map(printable)
+        .map(|l| fit(printable(l), body.width as usize))
         .collect();
     frame.render_widget(Paragraph::new(page), body);
 }

@@ -49,7 +49,33 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let visible = left.height.saturating_sub(2) as usize;
     let cursor = app.source.cursor.min(order.len().saturating_sub(1));
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
-    let header = Row::new(["offset", "stall", "%", "top reason", "instruction"]).style(t.title());
+    // Columns that fit their numbers; on a narrow terminal the top reason goes first,
+    // and the instruction's text is cut on the right to the room left.
+    let off_w: u16 = if app.source.sort == SourceSort::CudaLine {
+        10
+    } else {
+        7
+    };
+    let stall_w = format::width(&format::thousands(total as f64)).max(5) as u16;
+    let reason_w: u16 = if left.width >= 60 { 18 } else { 0 };
+    let columns = if reason_w > 0 { 4 } else { 3 };
+    let text_w = left
+        .width
+        .saturating_sub(off_w + stall_w + 5 + reason_w + columns) as usize;
+    let row = |cells: Vec<Cell<'static>>| {
+        Row::new(
+            cells
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, _)| i != 3 || reason_w > 0)
+                .map(|(_, c)| c),
+        )
+    };
+    let header = row(["offset", "stall", "%", "top reason", "instruction"]
+        .into_iter()
+        .map(Cell::from)
+        .collect())
+    .style(t.title());
     let rows: Vec<Row> = order
         .iter()
         .enumerate()
@@ -70,12 +96,12 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                         ),
                     };
                     let share = n as f64 / total as f64;
-                    let row = Row::new(vec![
+                    let row = row(vec![
                         Cell::from(line),
                         Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
                         Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                         Cell::from(""),
-                        Cell::from(format::printable(&text).into_owned()),
+                        Cell::from(format::cut(&format::printable(&text), text_w)),
                     ])
                     .style(t.title());
                     return if pos == cursor {
@@ -94,12 +120,15 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 ""
             };
-            let row = Row::new(vec![
+            let row = row(vec![
                 Cell::from(format!("{indent}{:#06x}", l.address - base)),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
-                Cell::from(reason),
-                Cell::from(format::printable(&with_offsets(&l.text, base, end)).into_owned()),
+                Cell::from(format::cut(reason, reason_w as usize)),
+                Cell::from(format::cut(
+                    &format::printable(&with_offsets(&l.text, base, end)),
+                    text_w,
+                )),
             ])
             .style(t.hot(share));
             if pos == cursor {
@@ -118,20 +147,28 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Table::new(
             rows,
             [
-                Constraint::Length(7),
-                Constraint::Length(9),
+                Constraint::Length(off_w),
+                Constraint::Length(stall_w),
                 Constraint::Length(5),
-                Constraint::Length(18),
-                Constraint::Min(10),
-            ],
+                Constraint::Length(reason_w),
+                Constraint::Fill(1),
+            ]
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| i != 3 || reason_w > 0)
+            .map(|(_, c)| c),
         )
         .header(header)
-        .block(Block::default().borders(Borders::TOP).title(format!(
-            " SASS {sort} · {} instructions · {} stall samples · line {}/{} ",
-            s.lines.len(),
-            format::thousands(total as f64),
-            cursor + 1,
-            order.len()
+        .block(Block::default().borders(Borders::TOP).title(format::cut(
+            // The position first: the title is cut on the right to the table's width.
+            &format!(
+                " line {}/{} · SASS {sort} · {} instructions · {} stall samples ",
+                cursor + 1,
+                order.len(),
+                s.lines.len(),
+                format::thousands(total as f64)
+            ),
+            left.width as usize,
         ))),
         left,
     );
@@ -149,7 +186,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
             ),
         };
-        frame.render_widget(Paragraph::new(Line::styled(meaning, t.dim())), meaning_area);
+        frame.render_widget(
+            Paragraph::new(super::fit(
+                printable(Line::styled(meaning, t.dim())),
+                meaning_area.width as usize,
+            )),
+            meaning_area,
+        );
     }
 
     if wide {
@@ -162,7 +205,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 let share = o.stall_samples as f64 / op_total as f64;
                 let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
                 printable(Line::from(vec![
-                    Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
+                    Span::styled(format::left(&o.opcode, 11), t.hot(share)),
                     Span::raw(format!("{:>5.1}%  ", share * 100.0)),
                     Span::styled(reason.to_string(), t.dim()),
                 ]))

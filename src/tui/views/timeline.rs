@@ -49,7 +49,7 @@ pub fn columns(app: &App, width: u16) -> Columns {
 pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
     let trail_len: usize = trail_line(app)
         .iter()
-        .map(|s| crate::report::format::width(&s.content))
+        .map(|s| format::width(&s.content))
         .sum();
     let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
     Layout::vertical([
@@ -129,7 +129,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Paragraph::new(Line::from(trail_line(app))).wrap(Wrap { trim: false }),
         trail_area,
     );
-    frame.render_widget(Paragraph::new(meaning_line(app)), meaning_area);
+    frame.render_widget(
+        Paragraph::new(super::fit(meaning_line(app), meaning_area.width as usize)),
+        meaning_area,
+    );
 
     let t = &app.theme;
     let ls = app.ladder();
@@ -158,12 +161,16 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 t.title()
             };
-            Cell::from(Line::from(printable_span(Span::styled(label, style))).right_aligned())
+            let label = format::cut(&format::printable(&label), cw);
+            Cell::from(Line::from(Span::styled(label, style)).right_aligned())
         })),
     );
 
+    // A cell wider than its column would be cut on the left, changing what it says: it
+    // is cut on the right, with an ellipsis (the values themselves fit the columns).
     let value_cell = |text: String, style: Style| {
-        Cell::from(Line::from(printable_span(Span::styled(text, style))).right_aligned())
+        let text = format::cut(&format::printable(&text), cw);
+        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
     };
     let mut rows: Vec<Row> = Vec::new();
     rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
@@ -175,11 +182,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 .trail
                 .iter()
                 .any(|s| s.index == ls.order[pos] && s.changed);
-            let label = if crate::report::format::width(&label) > cw {
+            let label = if format::width(&label) > cw {
                 // "short_scoreboard @ LDS" → "short_sc…@LDS": keep the opcode readable.
                 match label.split_once(" @ ") {
                     Some((r, op)) => {
-                        let keep = cw.saturating_sub(crate::report::format::width(op) + 2);
+                        let keep = cw.saturating_sub(format::width(op) + 2);
                         format!("{}…@{op}", r.chars().take(keep).collect::<String>())
                     }
                     None => label.chars().take(cw).collect(),
@@ -228,6 +235,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         let speed = matches!(d.kind, Kind::Time | Kind::Tflops);
+        let name = format::cut(&name, cols.name_w as usize);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
@@ -244,7 +252,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 let text = format!("{mark}{}", format::value(d.kind, x));
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
-                        let room = cw.saturating_sub(crate::report::format::width(&text) + 1);
+                        let room = cw.saturating_sub(format::width(&text) + 1);
                         let n = ((v / hi) * room as f64).round() as usize;
                         format!("{} {text}", "▆".repeat(n.min(room)))
                     }
@@ -256,18 +264,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     }
     if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
         rows.push(Row::new(
-            std::iter::once(Cell::from("occupancy limit (blocks/SM)")).chain(shown.iter().map(
-                |&pos| {
-                    let a = &ls.analysis.versions[ls.order[pos]];
-                    value_cell(
-                        a.occupancy
-                            .as_ref()
-                            .map(|o| o.compact())
-                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
-                        t.dim(),
-                    )
-                },
-            )),
+            std::iter::once(Cell::from(format::cut(
+                "occupancy limit (blocks/SM)",
+                cols.name_w as usize,
+            )))
+            .chain(shown.iter().map(|&pos| {
+                let a = &ls.analysis.versions[ls.order[pos]];
+                value_cell(
+                    a.occupancy
+                        .as_ref()
+                        .map(|o| o.compact())
+                        .unwrap_or_else(|| format::UNKNOWN.to_string()),
+                    t.dim(),
+                )
+            })),
         ));
     }
     let reasons = stall_rows(&ls.analysis.versions);
@@ -275,7 +285,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         rows.push(Row::new(
             std::iter::once(Cell::from(Line::from(vec![
                 Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
-                Span::raw(format!(" {} %", r.metric_name())),
+                Span::raw(format::cut(
+                    &format!(" {} %", r.metric_name()),
+                    (cols.name_w as usize).saturating_sub(1),
+                )),
             ])))
             .chain(shown.iter().map(|&pos| {
                 let a = &ls.analysis.versions[ls.order[pos]];
@@ -295,11 +308,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     value_cell(
                         match ops.get(rank) {
                             Some(o) if total > 0 => {
-                                format!(
-                                    "{} {:.0}%",
-                                    o.opcode,
+                                // The share whole, the opcode cut to the room left.
+                                let pct = format!(
+                                    " {:.0}%",
                                     100.0 * o.stall_samples as f64 / total as f64
-                                )
+                                );
+                                let room = cw.saturating_sub(format::width(&pct));
+                                format!("{}{pct}", format::cut(&o.opcode, room))
                             }
                             _ => format::UNKNOWN.into(),
                         },
@@ -327,7 +342,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .map(|v| v.stalls.as_ref().map(|s| s.source)),
     );
     frame.render_widget(
-        Paragraph::new(stall_legend(app, &heading, &legend)),
+        Paragraph::new(super::fit(
+            stall_legend(app, &heading, &legend),
+            legend_area.width as usize,
+        )),
         legend_area,
     );
 }
