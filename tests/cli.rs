@@ -228,6 +228,27 @@ fn compare_two_files() {
         .stderr(predicate::str::contains("no ladder holds both"));
 }
 
+/// Without --title a version is titled by its kernel's short name, cut to 40
+/// characters: cuDNN's generated kernel name (110 characters, nothing to drop) no longer
+/// fills every headline.
+#[test]
+fn import_titles_a_version_by_a_short_kernel_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    stallscope()
+        .arg("import")
+        .arg(fixture("h200/sdpa_cudnn_details.csv"))
+        .args(["--version", "cudnn", "--ladder", "l", "--profiles"])
+        .arg(&profiles)
+        .assert()
+        .success();
+    let manifest = std::fs::read_to_string(profiles.join("l/ladder.toml")).unwrap();
+    assert!(
+        manifest.contains("title = \"cudnn_generated_fort_native_sdpa_sm90_f…\"\n"),
+        "{manifest}"
+    );
+}
+
 #[test]
 fn import_writes_a_ladder_and_refuses_to_overwrite() {
     let dir = tempfile::tempdir().unwrap();

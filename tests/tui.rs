@@ -501,12 +501,14 @@ fn the_footer_names_each_binding_by_its_first_key() {
 
 #[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
-    // A key bound in a view must not also be bound globally, and never twice anywhere.
+    // A key bound in a view must not also be bound globally, and never twice anywhere;
+    // only a kept search (a mode that says so in the help, and that Esc ends) comes
+    // before the other keys.
     for (i, a) in KEYMAP.iter().enumerate() {
         for b in &KEYMAP[i + 1..] {
+            let mode = a.context == Context::Search || b.context == Context::Search;
             let overlap = a.context == b.context
-                || a.context == Context::Global
-                || b.context == Context::Global;
+                || (!mode && (a.context == Context::Global || b.context == Context::Global));
             if !overlap {
                 continue;
             }
@@ -554,6 +556,10 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Profile { all: true },
         Action::StopJob,
         Action::Suspend,
+        Action::SearchStart,
+        Action::NextMatch,
+        Action::PrevMatch,
+        Action::ToggleKernel,
     ];
     for action in user_actions {
         assert!(
@@ -813,5 +819,119 @@ fn compare_at_80_columns_keeps_its_columns_apart() {
         row_of(&screen, "Time (run)").contains("67.11 µs  ")
             && !screen.lines().any(|l| joined.eval(l)),
         "{screen}"
+    );
+}
+
+/// Sends a key through the keymap, as the terminal would.
+fn press(a: &mut App, code: KeyCode) {
+    let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    for action in tui::actions(a, &ev, Rect::new(0, 0, 120, 40)) {
+        a.update(action);
+    }
+}
+
+fn type_text(a: &mut App, text: &str) {
+    for c in text.chars() {
+        press(a, KeyCode::Char(c));
+    }
+}
+
+/// The instruction under the source view's cursor.
+fn at_cursor(a: &App) -> String {
+    let s = a.listing().unwrap().unwrap();
+    let rows = stallscope::tui::listing::rows(s, a.source.sort);
+    match rows[a.source.cursor] {
+        stallscope::tui::listing::ListRow::Sass(i) => s.lines[i].text.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// `/` then an opcode, Enter: the cursor is on the hottest instruction of that class;
+/// n goes to the next one, N back.
+#[test]
+fn slash_searches_the_listing_and_n_goes_to_the_next_match() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "hgmma");
+    press(&mut a, KeyCode::Enter);
+    let first = (a.source.cursor, at_cursor(&a));
+    press(&mut a, KeyCode::Char('n'));
+    let second = (a.source.cursor, at_cursor(&a));
+    press(&mut a, KeyCode::Char('N'));
+    assert!(
+        first.1.starts_with("HGMMA")
+            && second.1.starts_with("HGMMA")
+            && second.0 > first.0
+            && a.source.cursor == first.0
+            && a.view == View::Source,
+        "{first:?} {second:?} {}",
+        a.source.cursor
+    );
+}
+
+/// A register and an offset (as the offset column shows it) are found too.
+#[test]
+fn the_search_finds_registers_and_offsets() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "0x4330");
+    press(&mut a, KeyCode::Enter);
+    let by_offset = at_cursor(&a);
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "R247");
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        by_offset.starts_with("HADD2.F32 R247") && at_cursor(&a).contains("R247"),
+        "{by_offset} / {}",
+        at_cursor(&a)
+    );
+}
+
+/// Without a kept search n is the notes view, as everywhere; Esc clears the search
+/// and gives n back.
+#[test]
+fn n_is_the_notes_again_once_the_search_is_cleared() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "BRA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Char('n'));
+    assert_eq!(a.view, View::Notes);
+}
+
+/// The search heads the listing with its matches, and the footer names n/N.
+#[test]
+fn a_kept_search_is_shown_with_its_matches() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("source_search_80x24", render(&a, 80, 24));
+}
+
+/// K shows the full kernel name where the views show the short one (FlashAttention-2's
+/// `flash_fwd_kernel` is a template of several hundred characters); K closes it.
+#[test]
+fn k_shows_the_full_kernel_name() {
+    let mut a = app();
+    select(&mut a, "fa2");
+    press(&mut a, KeyCode::Char('K'));
+    let shown = render(&a, 120, 40);
+    press(&mut a, KeyCode::Char('K'));
+    assert!(
+        shown.contains("kernel names (K or Esc closes)")
+            && shown.contains("void flash_fwd_kernel<Flash_fwd_kernel_traits")
+            && !a.kernel_popup,
+        "{shown}"
     );
 }

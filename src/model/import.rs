@@ -199,7 +199,7 @@ pub fn import(req: &Request) -> Result<Imported> {
             .title
             .map(str::to_string)
             .or_else(|| existing.map(|v| v.title.clone()))
-            .unwrap_or_else(|| kernel.clone()),
+            .unwrap_or_else(|| model::default_title(&profile.kernel)),
         files,
         kernel: req
             .kernel

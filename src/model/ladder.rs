@@ -611,7 +611,7 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         .enumerate()
         .map(|(i, p)| Version {
             id: format!("{}", i + 1),
-            title: short_kernel_name(&p.kernel),
+            title: super::default_title(&p.kernel),
             profile: Some(p),
             ..Version::default()
         })

@@ -89,6 +89,23 @@ pub fn short_kernel_name(full: &str) -> String {
     }
 }
 
+/// The title a version gets when none is given: the kernel's short name, cut to
+/// [`TITLE_MAX`] characters with an ellipsis (a generated name such as cuDNN's, 110
+/// characters with no template or parameters to drop, would fill every headline; the
+/// full name stays one key away in the explorer).
+pub fn default_title(kernel: &str) -> String {
+    let short = short_kernel_name(kernel);
+    if short.chars().count() <= TITLE_MAX {
+        return short;
+    }
+    let mut t: String = short.chars().take(TITLE_MAX - 1).collect();
+    t.push('…');
+    t
+}
+
+/// The longest title [`default_title`] gives, in characters.
+pub const TITLE_MAX: usize = 40;
+
 /// Removes the anonymous namespace qualifiers ncu writes: `<unnamed>::`, its
 /// unbalanced form `unnamed>::`, and `(anonymous namespace)::`.
 pub(crate) fn without_anonymous_namespaces(name: &str) -> String {
@@ -251,5 +268,14 @@ mod tests {
             "distribution_elementwise_grid_stride_kernel"
         );
         assert_eq!(short_kernel_name("softmax_kernel"), "softmax_kernel");
+    }
+
+    #[test]
+    fn a_default_title_is_short() {
+        let cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0";
+        assert_eq!(
+            super::default_title(cudnn),
+            "cudnn_generated_fort_native_sdpa_sm90_f…"
+        );
     }
 }

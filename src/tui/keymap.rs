@@ -9,6 +9,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Context {
     Global,
     View(View),
+    /// The source view while a search is kept: its keys come before the others (Esc
+    /// clears the search and gives them back).
+    Search,
 }
 
 impl Context {
@@ -16,6 +19,7 @@ impl Context {
         match self {
             Context::Global => "everywhere",
             Context::View(v) => v.title(),
+            Context::Search => "source, with a search kept (Esc clears it)",
         }
     }
 }
@@ -290,6 +294,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('K')],
+        action: ToggleKernel,
+        help: "the full kernel name of the version shown (in compare: of both)",
+        footer: shown(13, "K", "kernel name"),
+    },
+    Binding {
+        context: Global,
         keys: &[k('x')],
         action: StopJob,
         help: "stop the run or profile in progress",
@@ -323,25 +334,55 @@ pub const KEYMAP: &[Binding] = &[
         help: "previous hot spot",
         footer: None,
     },
+    Binding {
+        context: In(View::Source),
+        keys: &[k('/')],
+        action: SearchStart,
+        help: "search: an opcode, a register or an offset (Enter keeps it)",
+        footer: shown(5, "/", "search"),
+    },
+    Binding {
+        context: Context::Search,
+        keys: &[k('n')],
+        action: NextMatch,
+        help: "the next instruction that matches",
+        footer: shown(4, "n/N", "next/previous match"),
+    },
+    Binding {
+        context: Context::Search,
+        keys: &[k('N')],
+        action: PrevMatch,
+        help: "the previous instruction that matches",
+        footer: None,
+    },
 ];
 
-/// The action a key means in a view: the view's own binding first, then the global one.
-pub fn lookup(view: View, e: &KeyEvent) -> Option<Action> {
-    let find = |ctx: Context| {
+/// The contexts whose keys apply, first first: a kept search (in the source view), the
+/// view's own, the global ones.
+pub fn contexts(view: View, search_kept: bool) -> Vec<Context> {
+    let search = (view == View::Source && search_kept).then_some(Context::Search);
+    search
+        .into_iter()
+        .chain([Context::View(view), Context::Global])
+        .collect()
+}
+
+/// The action a key means: the binding of the first of `contexts` that binds it.
+pub fn lookup(contexts: &[Context], e: &KeyEvent) -> Option<Action> {
+    contexts.iter().find_map(|&ctx| {
         KEYMAP
             .iter()
             .filter(|b| b.context == ctx)
             .find(|b| b.keys.iter().any(|k| k.matches(e)))
             .map(|b| b.action)
-    };
-    find(Context::View(view)).or_else(|| find(Context::Global))
+    })
 }
 
-/// The footer's bindings for a view, its own and the global ones, in footer order.
-pub fn footer(view: View) -> Vec<Footer> {
+/// The footer's bindings in these contexts, in footer order.
+pub fn footer(contexts: &[Context]) -> Vec<Footer> {
     let mut shown: Vec<Footer> = KEYMAP
         .iter()
-        .filter(|b| b.context == Context::View(view) || b.context == Context::Global)
+        .filter(|b| contexts.contains(&b.context))
         .filter_map(|b| b.footer)
         .collect();
     shown.sort_by_key(|f| f.rank);

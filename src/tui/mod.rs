@@ -239,7 +239,7 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
     // Ctrl-C quits and Ctrl-Z suspends whatever is open.
     let ctrl_c =
         matches!(k.code, KeyCode::Char('c' | 'z')) && k.modifiers.contains(KeyModifiers::CONTROL);
-    if app.inspect.editing && !ctrl_c {
+    if (app.inspect.editing || app.source.searching) && !ctrl_c {
         return match k.code {
             KeyCode::Enter => Some(Action::FilterEnd),
             KeyCode::Esc => Some(Action::FilterCancel),
@@ -247,6 +247,12 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
                 Some(Action::FilterInput(c))
             }
+            _ => None,
+        };
+    }
+    if app.kernel_popup && !ctrl_c {
+        return match k.code {
+            KeyCode::Esc | KeyCode::Char('K') | KeyCode::Char('q') => Some(Action::ToggleKernel),
             _ => None,
         };
     }
@@ -260,5 +266,5 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
             _ => None,
         };
     }
-    keymap::lookup(app.view, k)
+    keymap::lookup(&app.key_contexts(), k)
 }

@@ -62,15 +62,24 @@ pub enum Action {
     NextShape,
     Mark,
     FilterStart,
+    /// Typing into the inspect filter or the source view's search, whichever is typed.
     FilterInput(char),
     FilterBackspace,
-    /// Enter: keep the filter, stop typing.
+    /// Enter: keep the filter (search), stop typing.
     FilterEnd,
-    /// Esc while typing: clear the filter.
+    /// Esc while typing: clear the filter (search).
     FilterCancel,
     ToggleSort,
     NextHot,
     PrevHot,
+    /// `/` in the source view: type a search of the listing (the typing actions above
+    /// then edit it).
+    SearchStart,
+    /// The next (previous) instruction that matches the kept search.
+    NextMatch,
+    PrevMatch,
+    /// Show (or close) the full kernel names of the version shown.
+    ToggleKernel,
     Run {
         all: bool,
     },
@@ -218,6 +227,10 @@ pub struct InspectState {
 pub struct SourceState {
     pub cursor: usize,
     pub sort: SourceSort,
+    /// The search of the listing (`/`), kept after Enter until Esc clears it.
+    pub search: String,
+    /// Whether the search is being typed.
+    pub searching: bool,
 }
 
 pub struct App {
@@ -241,6 +254,8 @@ pub struct App {
     pub compare: Option<CompareCache>,
     pub help: bool,
     pub help_scroll: usize,
+    /// The full kernel names of the version shown (K), in a popup.
+    pub kernel_popup: bool,
     pub status: Option<Status>,
     pub job: Option<JobStatus>,
     pub quit: bool,
@@ -269,7 +284,10 @@ impl App {
             source: SourceState {
                 cursor: 0,
                 sort: SourceSort::Samples,
+                search: String::new(),
+                searching: false,
             },
+            kernel_popup: false,
             bottleneck_row: 0,
             compare: None,
             help: false,
@@ -360,6 +378,11 @@ impl App {
         *s = s.saturating_add_signed(delta);
     }
 
+    /// The keymap's contexts that apply now, first first.
+    pub fn key_contexts(&self) -> Vec<crate::tui::keymap::Context> {
+        crate::tui::keymap::contexts(self.view, !self.source.search.is_empty())
+    }
+
     /// The selected version's SASS listing, when its profile has a source page (read
     /// from its file the first time a view asks; an error says why it cannot be).
     pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
@@ -390,8 +413,12 @@ impl App {
             Quit => {
                 if self.help {
                     self.help = false;
+                } else if self.kernel_popup {
+                    self.kernel_popup = false;
                 } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
                     self.inspect = InspectState::default();
+                } else if self.view == View::Source && !self.source.search.is_empty() {
+                    self.source.search.clear();
                 } else {
                     self.quit = true;
                 }
@@ -464,6 +491,20 @@ impl App {
                 self.inspect.editing = true;
                 self.status = None;
             }
+            FilterInput(c) if self.source.searching => {
+                self.source.search.push(c);
+                self.find_match(true, true);
+            }
+            FilterBackspace if self.source.searching => {
+                self.source.search.pop();
+            }
+            FilterEnd if self.source.searching => {
+                self.source.searching = false;
+            }
+            FilterCancel if self.source.searching => {
+                self.source.search.clear();
+                self.source.searching = false;
+            }
             FilterInput(c) => {
                 self.inspect.filter.push(c);
                 self.inspect.scroll = 0;
@@ -476,6 +517,15 @@ impl App {
             FilterCancel => {
                 self.inspect = InspectState::default();
             }
+            SearchStart => {
+                self.show(View::Source);
+                self.source.searching = true;
+                self.source.search.clear();
+                self.status = None;
+            }
+            NextMatch => self.find_match(true, false),
+            PrevMatch => self.find_match(false, false),
+            ToggleKernel => self.kernel_popup = !self.kernel_popup,
             ToggleSort => {
                 let sorts = self
                     .listing()
@@ -583,6 +633,9 @@ impl App {
         if v != View::Inspect {
             self.inspect.editing = false;
         }
+        if v != View::Source {
+            self.source.searching = false;
+        }
     }
 
     /// The comparison of the compare view's pair, from the cache when it holds that pair.
@@ -627,6 +680,45 @@ impl App {
             Some(m.reasons().len())
         });
         self.bottleneck_row = self.bottleneck_row.min(rows.unwrap_or(1).saturating_sub(1));
+    }
+
+    /// Moves the source cursor to the next (or previous) instruction matching the
+    /// search, from the top again past the end; `here`: the cursor's own line counts (a
+    /// search being typed stays on a line that still matches).
+    fn find_match(&mut self, forward: bool, here: bool) {
+        let found = self.listing().and_then(Result::ok).map(|s| {
+            let rows = listing::rows(s, self.source.sort);
+            listing::matches(s, &rows, &self.source.search)
+        });
+        let Some(hits) = found.filter(|h| !h.is_empty()) else {
+            self.status = Some(Status::Info(format!(
+                "no instruction matches {:?}",
+                self.source.search
+            )));
+            return;
+        };
+        let cur = self.source.cursor;
+        let next = if forward {
+            hits.iter()
+                .copied()
+                .find(|&p| p > cur || (here && p == cur))
+                .or_else(|| hits.first().copied())
+        } else {
+            hits.iter()
+                .rev()
+                .copied()
+                .find(|&p| p < cur)
+                .or_else(|| hits.last().copied())
+        };
+        if let Some(p) = next {
+            let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
+            self.source.cursor = p;
+            self.status = Some(Status::Info(format!(
+                "{:?}: match {n} of {}",
+                self.source.search,
+                hits.len()
+            )));
+        }
     }
 
     fn select(&mut self, i: usize) {

@@ -80,9 +80,63 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     frame.render_widget(Paragraph::new(status), a.status);
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+    if app.kernel_popup {
+        draw_kernel_names(frame, app, area);
+    }
     if app.help {
         draw_help(frame, app, area);
     }
+}
+
+/// The full kernel names of the version shown (in compare, of both), wrapped, with
+/// their short forms: the names the views shorten are one key (K) away.
+fn draw_kernel_names(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let ls = app.ladder();
+    let shown: Vec<usize> = match (app.view, app.compare_pair()) {
+        (View::Compare, Some((a, b))) => vec![a, b],
+        _ => app.version_index().into_iter().collect(),
+    };
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(4);
+    let mut lines: Vec<Line> = Vec::new();
+    for i in shown {
+        let v = &ls.ladder.versions[i];
+        lines.push(Line::styled(format!("{} {}", v.id, v.title), t.title()));
+        match &v.profile {
+            Some(p) => {
+                lines.push(Line::from(vec![
+                    Span::styled("short ", t.dim()),
+                    Span::raw(p.short_name()),
+                ]));
+                lines.push(Line::styled("full", t.dim()));
+                // A C++ signature has no spaces to break at everywhere: it is cut into
+                // pieces of the popup's width.
+                let chars: Vec<char> = p.kernel.chars().collect();
+                for piece in chars.chunks(text_w.max(1)) {
+                    lines.push(Line::raw(format!("  {}", piece.iter().collect::<String>())));
+                }
+            }
+            None => lines.push(Line::styled("no profile", t.dim())),
+        }
+    }
+    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let lines: Vec<Line> = lines.into_iter().map(printable).collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" kernel names (K or Esc closes) "),
+        ),
+        popup,
+    );
 }
 
 /// The tab titles with their x ranges, for drawing and for clicks.
@@ -244,8 +298,13 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
             ("Enter".into(), "keep filter"),
             ("Esc".into(), "clear filter"),
         ]
+    } else if app.source.searching {
+        vec![
+            ("Enter".into(), "keep search"),
+            ("Esc".into(), "clear search"),
+        ]
     } else {
-        keymap::footer(app.view)
+        keymap::footer(&app.key_contexts())
             .into_iter()
             .map(|f| (f.keys.to_string(), f.text))
             .collect()
@@ -267,6 +326,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
     let mut contexts: Vec<Context> = vec![Context::Global];
     contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
+    contexts.push(Context::Search);
     for ctx in contexts {
         let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == ctx).collect();
         if bindings.is_empty() {

@@ -6,7 +6,7 @@ use super::{App, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
-use crate::tui::listing::{ListRow, rows, stall_samples};
+use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
 use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -44,8 +44,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 
     let order = rows(s, app.source.sort);
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
-    let base = s.lines.first().map(|l| l.address).unwrap_or(0);
-    let end = s.lines.iter().map(|l| l.address).max().unwrap_or(0);
+    let (base, end) = listing::bounds(s);
     let visible = left.height.saturating_sub(2) as usize;
     let cursor = app.source.cursor.min(order.len().saturating_sub(1));
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
@@ -121,7 +120,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 ""
             };
             let row = row(vec![
-                Cell::from(format!("{indent}{:#06x}", l.address - base)),
+                Cell::from(format!("{indent}{}", listing::offset(l, base))),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                 Cell::from(format::cut(reason, reason_w as usize)),
@@ -138,6 +137,19 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             }
         })
         .collect();
+    // The search, while typed (a cursor after it) or kept (with its matches).
+    let search = if app.source.searching {
+        format!(" · /{}▏", format::printable(&app.source.search))
+    } else if !app.source.search.is_empty() {
+        let n = listing::matches(s, &order, &app.source.search).len();
+        format!(
+            " · /{}: {n} match{} (n/N)",
+            format::printable(&app.source.search),
+            if n == 1 { "" } else { "es" }
+        )
+    } else {
+        String::new()
+    };
     let sort = match app.source.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
@@ -162,7 +174,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         .block(Block::default().borders(Borders::TOP).title(format::cut(
             // The position first: the title is cut on the right to the table's width.
             &format!(
-                " line {}/{} · SASS {sort} · {} instructions · {} stall samples ",
+                " line {}/{}{search} · SASS {sort} · {} instructions · {} stall samples ",
                 cursor + 1,
                 order.len(),
                 s.lines.len(),
@@ -230,45 +242,4 @@ fn top_reason(l: &SassLine) -> Option<StallReason> {
         .filter(|r| r.is_stall())
         .max_by_key(|r| l.stall(*r))
         .filter(|r| l.stall(*r) > 0)
-}
-
-/// An instruction with the addresses it names inside the listing (branch targets) as
-/// offsets from its start, as the address column shows them. A listing whose addresses
-/// start at 0 names offsets already, and constants are never inside it.
-fn with_offsets(text: &str, base: u64, end: u64) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("0x").filter(|_| base > 0) {
-        let hex = &rest[i + 2..];
-        let len = hex
-            .find(|c: char| !c.is_ascii_hexdigit())
-            .unwrap_or(hex.len());
-        out.push_str(&rest[..i]);
-        match u64::from_str_radix(&hex[..len], 16) {
-            Ok(a) if (base..=end).contains(&a) => out.push_str(&format!("{:#06x}", a - base)),
-            _ => out.push_str(&rest[i..i + 2 + len]),
-        }
-        rest = &hex[len..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_offsets;
-
-    #[test]
-    fn branch_targets_read_as_offsets() {
-        let base = 0x7f36_2b7a_0000;
-        assert_eq!(
-            with_offsets("@!P0 BRA 0x7f362b7a0c40", base, base + 0x1000),
-            "@!P0 BRA 0x0c40"
-        );
-        assert_eq!(
-            with_offsets("LDC R1, c[0x0][0x28]", base, base + 0x1000),
-            "LDC R1, c[0x0][0x28]"
-        );
-        assert_eq!(with_offsets("BRA 0x40", 0, 0x1000), "BRA 0x40");
-    }
 }
