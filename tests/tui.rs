@@ -935,3 +935,23 @@ fn k_shows_the_full_kernel_name() {
         "{shown}"
     );
 }
+
+/// Loose export files are no ladder: none was built on the file before it, so no time
+/// is marked worse than its parent's.
+#[test]
+fn loose_files_carry_no_regression_marks() {
+    let l = model::load_files(
+        &[
+            common::fixture("h200/sdpa_cudnn_details.csv"),
+            common::fixture("h200/others_basic_raw.csv"),
+        ],
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let a = App::new(vec![LadderState::new(l)], Theme { color: false });
+    let screen = render(&a, 120, 30);
+    assert!(
+        row_of(&screen, "Duration (ncu)").contains("182.7") && !screen.contains('▼'),
+        "{screen}"
+    );
+}

@@ -189,7 +189,8 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                         let keep = cw.saturating_sub(format::width(op) + 2);
                         format!("{}…@{op}", r.chars().take(keep).collect::<String>())
                     }
-                    None => label.chars().take(cw).collect(),
+                    // Cut on the right by the cell, with an ellipsis.
+                    None => label,
                 }
             } else {
                 label
@@ -244,7 +245,9 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     .ladder
                     .parent_of(i)
                     .and_then(|p| ls.analysis.versions[p].get(d.id));
-                let mark = if speed && regressed(d.better, parent, x) {
+                // Loose files are no ladder: none was built on the one before it.
+                let ladder = ls.ladder.dir.is_some();
+                let mark = if speed && ladder && regressed(d.better, parent, x) {
                     REGRESSION_MARK
                 } else {
                     ""
