@@ -213,7 +213,7 @@ pub struct ImportArgs {
     /// The ladder folder to add to [default: the only ladder, or `imported`].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// The version's title [default: the kernel's short name, cut to 40 characters].
+    /// The version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long)]
     pub title: Option<String>,
     /// Which kernel of the exports, where they hold several (part of its name).
@@ -318,7 +318,7 @@ pub struct ProfileArgs {
     /// With a command: launches (of the filtered kernels) ncu lets pass first.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub launch_skip: u32,
-    /// With a command: the version's title [default: the kernel's short name, cut to 40 characters].
+    /// With a command: the version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long, requires = "command")]
     pub title: Option<String>,
     /// With a command: replace the version's existing exports.

@@ -228,7 +228,7 @@ fn compare_two_files() {
         .stderr(predicate::str::contains("no ladder holds both"));
 }
 
-/// Without --title a version is titled by its kernel's short name, cut to 40
+/// Without --title a version is titled by its kernel's short name, cut to 48
 /// characters: cuDNN's generated kernel name (110 characters, nothing to drop) no longer
 /// fills every headline.
 #[test]
@@ -244,7 +244,7 @@ fn import_titles_a_version_by_a_short_kernel_name() {
         .success();
     let manifest = std::fs::read_to_string(profiles.join("l/ladder.toml")).unwrap();
     assert!(
-        manifest.contains("title = \"cudnn_generated_fort_native_sdpa_sm90_f…\"\n"),
+        manifest.contains("title = \"cudnn_generated_fort_native_sdpa_sm90_flash_fpr…\"\n"),
         "{manifest}"
     );
 }

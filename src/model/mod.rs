@@ -104,7 +104,7 @@ pub fn default_title(kernel: &str) -> String {
 }
 
 /// The longest title [`default_title`] gives, in characters.
-pub const TITLE_MAX: usize = 40;
+pub const TITLE_MAX: usize = 48;
 
 /// Removes the anonymous namespace qualifiers ncu writes: `<unnamed>::`, its
 /// unbalanced form `unnamed>::`, and `(anonymous namespace)::`.
@@ -275,7 +275,7 @@ mod tests {
         let cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0";
         assert_eq!(
             super::default_title(cudnn),
-            "cudnn_generated_fort_native_sdpa_sm90_f…"
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fpr…"
         );
     }
 }
