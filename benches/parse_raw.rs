@@ -3,7 +3,10 @@
 //!
 //! Run: `taskset -c 0 cargo bench --bench parse_raw` (one core). Prints throughput in
 //! MB/s (median of 7 runs) and the peak memory the first run added, against the file's
-//! size. The file is left at target/bench/raw_1000.csv for other tools to read.
+//! size; then the same as a whole process, `stallscope report FILE --format json`
+//! (start-up, reading, analysis and the JSON written to a pipe), median of 7 after one
+//! warm-up, its processor time as the operating system counts it. The file is left at
+//! target/bench/raw_1000.csv for other tools to read.
 
 use stallscope::analysis;
 use stallscope::model::{self, LoadReport};
@@ -51,6 +54,58 @@ fn main() {
         peak_added / 1e6,
         peak_added / size
     );
+
+    let (wall, cpu) = whole_process(&path);
+    println!(
+        "whole process, report --format json: {:.1} ms wall ({:.0} MB/s), {:.1} ms processor time ({:.0} MB/s), median of 7",
+        wall * 1e3,
+        size / 1e6 / wall,
+        cpu * 1e3,
+        size / 1e6 / cpu
+    );
+}
+
+/// The median wall time and processor time (user + system) of
+/// `stallscope report FILE --format json`, its output read through a pipe.
+fn whole_process(path: &Path) -> (f64, f64) {
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    for run in 0..8 {
+        let before = children_cpu();
+        let t = Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stallscope"))
+            .args(["report", "--format", "json"])
+            .arg(path)
+            .output()
+            .expect("stallscope starts");
+        let wall = t.elapsed().as_secs_f64();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if run > 0 {
+            walls.push(wall);
+            cpus.push(children_cpu() - before);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(&mut walls), median(&mut cpus))
+}
+
+/// Seconds of processor time (user + system) of this process's finished children.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Writes the header rows of a real raw page, then its launch rows over and over with

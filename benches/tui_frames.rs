@@ -1,7 +1,8 @@
 //! Benchmark of the explorer's frames (release build, no terminal: a test backend).
 //!
 //! * First frame: from loading the built-in profiles (parse, merge, analyse) to the
-//!   first rendered frame, as `stallscope` does at start.
+//!   first rendered frame, as `stallscope` does at start. The source pages are known
+//!   by their summaries there (their listings are read when a view shows them).
 //! * Slowest frame: a ladder of 20 versions with source pages (the bundled
 //!   flash-attention versions repeated), every view for every version at 120×40 and
 //!   200×60, and the compare view of every adjacent pair.
@@ -31,6 +32,21 @@ fn main() {
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
     term.draw(|f| views::draw(f, &app)).unwrap();
     let first = start.elapsed();
+    // The trail on that frame is complete: every version with a source page has its
+    // hottest instruction class (from the page's summary; no listing was read).
+    for ls in &app.ladders {
+        for (v, a) in ls.ladder.versions.iter().zip(&ls.analysis.versions) {
+            let page = v.profile.as_ref().and_then(|p| p.source.as_ref());
+            if let Some(page) = page {
+                assert!(!page.rows_read(), "{} read its listing", v.id);
+                assert!(
+                    !a.hot_ops.is_empty(),
+                    "{} has no hot instruction class",
+                    v.id
+                );
+            }
+        }
+    }
     println!(
         "first frame on the built-in profiles: {:.1} ms (load, analyse, draw)",
         first.as_secs_f64() * 1e3

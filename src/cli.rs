@@ -36,8 +36,9 @@ pub struct Common {
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
-    /// Kernel recipes: a recipe folder (holding recipe.toml) or a folder of them
-    /// [default: ./kernels if present, else the built-in copy].
+    /// Where the kernel recipes are, for run, profile, build and the explorer's r and p:
+    /// a recipe folder (holding recipe.toml) or a folder of them [default: ./kernels if
+    /// present, else the built-in copy]. (Which kernels ncu profiles is profile -k.)
     #[arg(long, global = true, env = "STALLSCOPE_KERNELS", value_name = "DIR")]
     pub kernels: Option<PathBuf>,
 
@@ -165,6 +166,10 @@ pub struct ReportArgs {
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
+    /// One line per metric however wide, as when the output is not a terminal (on a
+    /// terminal, the table's versions come in blocks that fit its width).
+    #[arg(long)]
+    pub wide: bool,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -208,7 +213,7 @@ pub struct ImportArgs {
     /// The ladder folder to add to [default: the only ladder, or `imported`].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// The version's title [default: the kernel's short name].
+    /// The version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long)]
     pub title: Option<String>,
     /// Which kernel of the exports, where they hold several (part of its name).
@@ -313,7 +318,7 @@ pub struct ProfileArgs {
     /// With a command: launches (of the filtered kernels) ncu lets pass first.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub launch_skip: u32,
-    /// With a command: the version's title [default: the kernel's short name].
+    /// With a command: the version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long, requires = "command")]
     pub title: Option<String>,
     /// With a command: replace the version's existing exports.
@@ -323,16 +328,17 @@ pub struct ProfileArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D of the recipe's versions [default: the recipe's reference
-    /// shape].
+    /// Recipe versions: the problem shape B,H,S,D (batch, heads, sequence length, head
+    /// dimension) they are launched at under ncu [default: the recipe's reference
+    /// shape]. A command (after --) runs at the shape it sets itself.
     #[arg(long, value_name = "B,H,S,D")]
     pub shape: Option<Shape>,
-    /// Causal masking.
+    /// Recipe versions: launched with causal masking.
     #[arg(long)]
     pub causal: bool,
     #[command(flatten)]
     pub slots: SlotArgs,
-    /// ncu section set.
+    /// ncu section set (`ncu --set`): `full` gives every page stallscope shows.
     #[arg(long, default_value = profile::DEFAULT_SET)]
     pub set: String,
     /// Seconds one version's profile may take.

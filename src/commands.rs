@@ -132,10 +132,15 @@ pub fn run(cli: Cli) -> Result<bool> {
 
 fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let mut report = load_report(common);
-    let mut ladders = if a.paths.is_empty() {
-        default_ladders(common, &mut report)?
-    } else {
-        resolve_paths(&a.paths, &mut report)?
+    let mut ladders = match (&a.ladder, a.paths.is_empty()) {
+        // One ladder of the profiles folder: only it is read.
+        (Some(name), true) => {
+            let (store, dir) = default_profiles(common);
+            let dirs = model::ladder_folders(&store, &dir)?;
+            vec![load_one(&store, named(&dirs, name)?, &mut report)?]
+        }
+        (_, true) => default_ladders(common, &mut report)?,
+        (_, false) => resolve_paths(&a.paths, &mut report)?,
     };
     if let Some(name) = &a.ladder {
         // What was said of the ladders left out is not this report's.
@@ -158,7 +163,10 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         }
     }
     show_shape(&mut ladders, a.shape)?;
-    let exporter = report::exporter_with_chart(a.format, a.chart)?;
+    let exporter = match terminal_width(a) {
+        Some(w) => report::table_exporter(Some(w)),
+        None => report::exporter_with_chart(a.format, a.chart)?,
+    };
     if a.format == Format::Svg && ladders.len() > 1 {
         let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
         bail!(
@@ -169,6 +177,33 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// The width the table fits: the terminal's, when it is printed on one (not with
+/// `--wide`, `-o FILE` or another format).
+fn terminal_width(a: &ReportArgs) -> Option<usize> {
+    use std::io::IsTerminal;
+    let on_terminal = a.format == Format::Table && a.output.is_none() && !a.wide;
+    if !(on_terminal && std::io::stdout().is_terminal()) {
+        return None;
+    }
+    crossterm::terminal::size()
+        .ok()
+        .map(|(cols, _)| usize::from(cols))
+        .filter(|&c| c > 0)
+}
+
+/// The folder of the ladder named `name` among `dirs`; an error naming the others.
+fn named<'d>(dirs: &'d [PathBuf], name: &str) -> Result<&'d PathBuf> {
+    dirs.iter()
+        .find(|d| d.file_name().is_some_and(|n| n == name))
+        .ok_or_else(|| {
+            let names: Vec<String> = dirs
+                .iter()
+                .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            anyhow!("no ladder named {name:?} (there are: {})", names.join(", "))
+        })
 }
 
 /// Makes the ladders show the run results of `shape`; an error when none of them was
@@ -720,17 +755,21 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
             (la, ia, lb, ib)
         }
         Some(b) => {
-            let ladders = default_ladders(common, &mut report)?;
-            let (l, ia, ib) = find_pair(&ladders, a, b, ladder)?;
-            (l.clone(), ia, l.clone(), ib)
+            let (l, ia, ib) = ladder_of_pair(common, &mut report, a, b, ladder)?;
+            if ia == ib {
+                bail!(
+                    "{a} and {b} are one version of {}: name two different versions, or one alone to compare it with its parent",
+                    l.name
+                );
+            }
+            (l.clone(), ia, l, ib)
         }
         None => {
-            let ladders = default_ladders(common, &mut report)?;
-            let (l, ib, _) = find_pair(&ladders, a, a, ladder)?;
+            let (l, ib, _) = ladder_of_pair(common, &mut report, a, a, ladder)?;
             let ia = l.parent_of(ib).ok_or_else(|| {
                 anyhow!(
-                    "{a} has no parent to compare with (the first version, or a baseline): \
-                     name two versions, `stallscope compare A B`"
+                    "{}; name two versions, `stallscope compare A B`",
+                    l.no_parent(ib)
                 )
             })?;
             (l.clone(), ia, l.clone(), ib)
@@ -743,7 +782,11 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
     let an_a = analysis::analyse(&ladder_a, va);
     let an_b = analysis::analyse(&ladder_b, vb);
-    let comparison = compare(&an_a, &an_b, va.listing().zip(vb.listing()));
+    let comparison = compare(
+        &an_a,
+        &an_b,
+        va.readable_listing().zip(vb.readable_listing()),
+    );
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
         if l.name == "files" {
@@ -778,14 +821,62 @@ fn one_launch(l: &Ladder, launch: Option<u64>, how: &str) -> Result<usize> {
         .expect("picked from these"))
 }
 
-/// Finds two versions in one ladder: `--ladder`, a `LADDER:ID` prefix, or the first
-/// ladder holding both.
-fn find_pair<'a>(
-    ladders: &'a [Ladder],
+/// The ladder holding versions `a` and `b` ([`find_pair`]) and their positions in it:
+/// the manifests say which ladder that is, and only it is read. A ladder whose manifest
+/// cannot be read is left out, reported as broken.
+fn ladder_of_pair(
+    common: &Common,
+    report: &mut LoadReport,
     a: &str,
     b: &str,
     ladder: Option<&str>,
-) -> Result<(&'a Ladder, usize, usize)> {
+) -> Result<(Ladder, usize, usize)> {
+    let (store, dir) = default_profiles(common);
+    let mut dirs = Vec::new();
+    let mut index = Vec::new();
+    for d in model::ladder_folders(&store, &dir)? {
+        match model::ladder_ids(&store, &d) {
+            Ok(ids) => {
+                index.push(ids);
+                dirs.push(d);
+            }
+            Err(e) => report.broken.push(broken(&d, &e)),
+        }
+    }
+    let (at, va, vb) = find_pair(&index, a, b, ladder)?;
+    let l = load_one(&store, &dirs[at], report)?;
+    let position = |id: &str| {
+        l.version_index(id)
+            .with_context(|| format!("{} has no version {id}", l.name))
+    };
+    let (ia, ib) = (position(va)?, position(vb)?);
+    Ok((l, ia, ib))
+}
+
+/// Loads the ladder folder `dir` alone; its error says which ladder cannot be read.
+fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
+    model::load_ladder(store, dir, report).map_err(|e| anyhow!("{}", broken(dir, &e)))
+}
+
+fn broken(dir: &Path, e: &anyhow::Error) -> model::BrokenLadder {
+    model::BrokenLadder {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        error: format!("{e:#}"),
+    }
+}
+
+/// Finds two versions in one ladder, given each ladder's name and version ids:
+/// `--ladder`, a `LADDER:ID` prefix, or the first ladder holding both. The ladder's
+/// position and the two ids.
+fn find_pair<'a>(
+    ladders: &[(String, Vec<String>)],
+    a: &'a str,
+    b: &'a str,
+    ladder: Option<&str>,
+) -> Result<(usize, &'a str, &'a str)> {
     fn split(s: &str) -> (Option<&str>, &str) {
         match s.split_once(':') {
             Some((l, v)) => (Some(l), v),
@@ -795,32 +886,23 @@ fn find_pair<'a>(
     let ((la, va), (lb, vb)) = (split(a), split(b));
     let wanted = ladder.or(la).or(lb);
     if let Some(w) = wanted
-        && !ladders.iter().any(|l| l.name == w)
+        && !ladders.iter().any(|(name, _)| name == w)
     {
-        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        let names: Vec<&str> = ladders.iter().map(|(name, _)| name.as_str()).collect();
         bail!("no ladder named {w:?} (there are: {})", names.join(", "));
     }
-    for l in ladders {
-        if wanted.is_some_and(|w| w != l.name) {
+    let holds = |ids: &[String], v: &str| ids.iter().any(|id| id == v);
+    for (i, (name, ids)) in ladders.iter().enumerate() {
+        if wanted.is_some_and(|w| w != name) {
             continue;
         }
-        if let (Some(ia), Some(ib)) = (l.version_index(va), l.version_index(vb)) {
-            return Ok((l, ia, ib));
+        if holds(ids, va) && holds(ids, vb) {
+            return Ok((i, va, vb));
         }
     }
     let known: Vec<String> = ladders
         .iter()
-        .map(|l| {
-            format!(
-                "{}: {}",
-                l.name,
-                l.versions
-                    .iter()
-                    .map(|v| v.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        })
+        .map(|(name, ids)| format!("{name}: {}", ids.join(" ")))
         .collect();
     Err(anyhow!(
         "no ladder holds both {a:?} and {b:?} (and neither is a file); versions: {}",

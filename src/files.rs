@@ -587,6 +587,43 @@ pub fn relative_path(target: &Path, base: &Path) -> PathBuf {
     out
 }
 
+/// Reads a whole file. A large one (a raw page of a thousand launches is tens of MB) is
+/// read into memory the kernel is asked to back with huge pages (see
+/// [`advise_huge_pages`]).
+pub fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    advise_huge_pages(&mut buf);
+    file.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// Asks the kernel to back the capacity of a large buffer with 2 MiB pages (Linux's
+/// transparent huge pages, where they are left to the program's choice): the tens of MB
+/// a large export takes then cost some pages faults instead of thousands. Advice only:
+/// the memory and its content are the same either way, and a refusal changes nothing.
+pub fn advise_huge_pages<T>(buf: &mut Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = buf.capacity().saturating_mul(std::mem::size_of::<T>());
+        if bytes < 2 * HUGE {
+            return;
+        }
+        let start = buf.as_mut_ptr() as usize;
+        let (first, end) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
+        if end > first {
+            // SAFETY: the range lies inside the buffer's own allocation, and
+            // MADV_HUGEPAGE changes how it is backed, never what it holds.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

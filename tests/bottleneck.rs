@@ -56,7 +56,7 @@ fn every_label_is_the_hottest_cell_of_its_own_table() {
         )
         .unwrap();
         for v in &ladder.versions {
-            let Some(listing) = v.listing() else {
+            let Some(listing) = v.readable_listing() else {
                 continue;
             };
             let a = analysis::analyse(&ladder, v);
@@ -165,7 +165,7 @@ fn too_few_samples_give_no_label() {
     };
     let mut tail = listing.clone();
     tail.lines.drain(..tail.lines.len() - 14);
-    let m = StallMatrix::from_ops(&hot_ops(&tail));
+    let m = StallMatrix::from_ops(&hot_ops(&tail.summary()));
     assert!(m.samples < noise::MIN_SAMPLES, "{} samples", m.samples);
     assert_eq!(
         m.bottleneck().err(),
@@ -229,7 +229,11 @@ fn every_reason_and_opcode_class_of_the_real_profiles_has_a_meaning() {
     let ladders =
         model::load_ladders(&Store::Disk, &profiles(), &mut LoadReport::default()).unwrap();
     for l in &ladders {
-        listings.extend(l.versions.iter().filter_map(|v| v.listing().cloned()));
+        listings.extend(
+            l.versions
+                .iter()
+                .filter_map(|v| v.readable_listing().cloned()),
+        );
     }
     // The source pages of the shared ncu samples (copied into tests/fixtures).
     for rel in [

@@ -178,6 +178,34 @@ fn compare_one_version_with_its_parent() {
         ));
 }
 
+/// The first version has nothing before it: compare says so instead of comparing it
+/// with itself.
+#[test]
+fn compare_of_the_first_version_says_there_is_no_earlier_one() {
+    stallscope()
+        .args(["compare", "v01", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "v01 is the first version of flash-attention: there is no earlier version to compare it with",
+        ));
+}
+
+#[test]
+fn compare_of_a_version_with_itself_is_refused() {
+    stallscope()
+        .args(["compare", "v01", "v01", "--profiles"])
+        .arg(profiles())
+        .assert()
+        .failure()
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "v01 and v01 are one version of flash-attention: name two different versions",
+        ));
+}
+
 #[test]
 fn compare_two_files() {
     stallscope()
@@ -198,6 +226,27 @@ fn compare_two_files() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("no ladder holds both"));
+}
+
+/// Without --title a version is titled by its kernel's short name, cut to 48
+/// characters: cuDNN's generated kernel name (110 characters, nothing to drop) no longer
+/// fills every headline.
+#[test]
+fn import_titles_a_version_by_a_short_kernel_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    stallscope()
+        .arg("import")
+        .arg(fixture("h200/sdpa_cudnn_details.csv"))
+        .args(["--version", "cudnn", "--ladder", "l", "--profiles"])
+        .arg(&profiles)
+        .assert()
+        .success();
+    let manifest = std::fs::read_to_string(profiles.join("l/ladder.toml")).unwrap();
+    assert!(
+        manifest.contains("title = \"cudnn_generated_fort_native_sdpa_sm90_flash_fpr…\"\n"),
+        "{manifest}"
+    );
 }
 
 #[test]
@@ -513,6 +562,81 @@ fn several_launches_are_listed_and_one_is_picked_by_id() {
         .assert()
         .success()
         .stdout(predicate::str::contains("nvjet_sm90"));
+}
+
+/// A profiles folder holding the SGEMM ladder and, before it by name, a ladder whose
+/// export cannot be read: a command that reads it fails.
+fn profiles_with_a_broken_ladder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let sgemm = dir.path().join("sgemm-toy");
+    std::fs::create_dir_all(&sgemm).unwrap();
+    for e in std::fs::read_dir(profiles().join("sgemm-toy")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), sgemm.join(e.file_name())).unwrap();
+    }
+    let broken = dir.path().join("aaa-broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::copy(
+        fixture("broken/damaged.csv.gz"),
+        broken.join("damaged.csv.gz"),
+    )
+    .unwrap();
+    std::fs::write(
+        broken.join("ladder.toml"),
+        "title = 'broken'\n[[version]]\nid = 'x1'\ntitle = 'x'\nfiles = ['damaged.csv.gz']\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn report_of_one_ladder_reads_only_that_ladder() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["report", "--ladder", "sgemm-toy", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v2    mio_throttle @ LDS"));
+}
+
+#[test]
+fn compare_with_a_ladder_prefix_reads_only_that_ladder() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["compare", "sgemm-toy:v1", "sgemm-toy:v2", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}
+
+#[test]
+fn compare_reads_only_the_ladder_that_holds_both_versions() {
+    let dir = profiles_with_a_broken_ladder();
+    stallscope()
+        .args(["compare", "v1", "v2", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+}
+
+#[test]
+fn profile_help_says_what_shape_and_kernels_are_for() {
+    let out = stallscope().args(["profile", "-h"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let line = |opt: &str| {
+        help.lines()
+            .find(|l| l.trim_start().starts_with(opt))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("--shape").contains("Recipe versions: the problem shape B,H,S,D (batch, heads")
+            && line("--kernels").contains("Where the kernel recipes are, for run, profile"),
+        "{help}"
+    );
 }
 
 /// What limits occupancy, read from the launch and occupancy sections: the smallest of

@@ -398,6 +398,8 @@ fn sass_and_cuda_sass_source_pages_of_one_report_merge() {
                 .source
                 .as_ref()
                 .unwrap()
+                .listing()
+                .unwrap()
                 .cuda_lines
                 .is_empty()
         })

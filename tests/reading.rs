@@ -605,3 +605,78 @@ fn a_listing_s_sample_total_does_not_overflow() {
     };
     assert_eq!(listing.total_samples(), 2 * u128::from(u64::MAX));
 }
+
+// The raw page's fast reading.
+
+/// Every launch of a raw page as read: kernel, ids, line, and each cell's value.
+fn raw_launches(path: &str, text: &str) -> Vec<String> {
+    let e = ncu::parse_bytes(Path::new(path), text.as_bytes()).unwrap();
+    e.records
+        .iter()
+        .map(|r| {
+            let ncu::Page::Raw(raw) = &r.page else {
+                panic!("{path} holds a raw page")
+            };
+            let cells: Vec<String> = raw
+                .iter()
+                .map(|(c, v)| match v {
+                    ncu::Value::Num(x) => format!("{}={:x}", c.name, x.to_bits()),
+                    other => format!("{}={other:?}", c.name),
+                })
+                .collect();
+            format!(
+                "{} {:?} {:?} line {} {:?} {}",
+                r.kernel,
+                r.launch_id,
+                r.process_id,
+                r.line,
+                r.launch,
+                cells.join(",")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_raw_page_reads_the_same_through_the_fast_path_and_the_csv_reader() {
+    // ncu quotes every cell: such a page is read without the CSV reader. One unquoted
+    // cell (still valid CSV) sends the same page through the CSV reader.
+    let text = std::fs::read_to_string(fixture("h200/others_basic_raw.csv")).unwrap();
+    let units_end = text.match_indices('\n').nth(1).unwrap().0 + 1;
+    let (head, rows) = text.split_at(units_end);
+    let unquoted = format!("{head}{}", rows.replacen("\"1\",", "1,", 1));
+    assert_ne!(unquoted, text);
+    assert_eq!(
+        raw_launches("quoted.csv", &text),
+        raw_launches("unquoted.csv", &unquoted)
+    );
+}
+
+#[test]
+fn changing_one_launch_of_a_page_leaves_the_others_as_read() {
+    // The launches of a page share one block of cells: a change to one is its own.
+    let e = ncu::parse_bytes(
+        Path::new("raw.csv"),
+        &std::fs::read(fixture("sgemm/raw.csv")).unwrap(),
+    )
+    .unwrap();
+    let raws: Vec<&ncu::RawMetrics> = e
+        .records
+        .iter()
+        .map(|r| match &r.page {
+            ncu::Page::Raw(raw) => raw,
+            _ => panic!("a raw page"),
+        })
+        .collect();
+    let col = raws[1].iter().position(|(_, v)| v.num().is_some()).unwrap();
+    let mut first = raws[0].clone();
+    first.clear(col);
+    assert_eq!(
+        (
+            first.value(col),
+            raws[1].value(col).is_empty(),
+            raws[0].value(col).is_empty()
+        ),
+        (ncu::Value::Empty, false, false)
+    );
+}

@@ -35,11 +35,63 @@ fn sgemm_comparison_table() {
     let a = analysis::analyse(&ladder, &ladder.versions[0]);
     let b = analysis::analyse(&ladder, &ladder.versions[1]);
     let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
-    let c = analysis::compare(&a, &b, va.listing().zip(vb.listing()));
+    let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
     let text = report::exporter(Format::Table).compare(&CompareInput {
         a_name: "v1 naive".into(),
         b_name: "v2 tiled".into(),
         comparison: &c,
     });
+    insta::assert_snapshot!(text);
+}
+
+fn flash_attention() -> model::Ladder {
+    model::load_ladder(
+        &Store::Embedded,
+        std::path::Path::new("profiles/flash-attention"),
+        &mut LoadReport::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn on_an_80_column_terminal_every_line_of_the_timeline_fits() {
+    let ladder = flash_attention();
+    let text = report::table_exporter(Some(80)).timeline(&[Analysed::new(&ladder)]);
+    let long: Vec<&str> = text
+        .lines()
+        .filter(|l| report::format::width(l) > 80)
+        .collect();
+    assert!(long.is_empty(), "{long:#?}");
+}
+
+#[test]
+fn on_an_80_column_terminal_every_version_has_its_column() {
+    // The versions in blocks of columns, each block with its header line: every
+    // version's id heads one column, in the ladder's order.
+    let ladder = flash_attention();
+    let text = report::table_exporter(Some(80)).timeline(&[Analysed::new(&ladder)]);
+    let headed: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("metric "))
+        .flat_map(|l| l.split_whitespace().skip(1).map(str::to_string))
+        .collect();
+    let ids: Vec<String> = report::display_order(&ladder)
+        .into_iter()
+        .map(|i| {
+            let v = &ladder.versions[i];
+            if v.baseline {
+                format!("[{}]", v.id)
+            } else {
+                v.id.clone()
+            }
+        })
+        .collect();
+    assert_eq!(headed, ids);
+}
+
+#[test]
+fn sgemm_timeline_table_at_40_columns() {
+    let ladder = sgemm();
+    let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
     insta::assert_snapshot!(text);
 }

@@ -91,7 +91,9 @@ fn replace_aborted_at(profiles: &Path, step: u32) -> bool {
 #[test]
 fn an_import_killed_at_any_step_leaves_the_version_all_old_or_all_new() {
     let old = whole("mm_naive", PageKind::Raw, "raw.csv.gz");
-    let new = whole("mm_tiled", PageKind::Source, "src_sass.csv.gz");
+    let mut new = whole("mm_tiled", PageKind::Source, "src_sass.csv.gz");
+    // The source page's summary is written beside it.
+    new.files.push("src_sass.csv.gz.summary.json".into());
     let mut outcomes = Vec::new();
     for step in 1..40 {
         let (_dir, profiles) = with_old_version();
@@ -116,8 +118,10 @@ fn an_import_killed_at_any_step_leaves_the_version_all_old_or_all_new() {
 #[test]
 fn check_lists_what_a_killed_import_left_and_the_next_import_removes_it() {
     let (_dir, profiles) = with_old_version();
-    // Step 5: after the swap, before the manifest is put in place.
-    assert!(!replace_aborted_at(&profiles, 5));
+    // Step 6: after the swap, before the manifest is put in place (the manifest read,
+    // three files staged: two exports and the source page's summary, the version staged,
+    // the swap).
+    assert!(!replace_aborted_at(&profiles, 6));
     let before = stallscope()
         .arg("check")
         .arg("--profiles")

@@ -99,6 +99,17 @@ fn compare_pairs_the_marked_or_previous_version() {
     assert_eq!(a.marked, None, "m again unmarks");
 }
 
+/// The first version with nothing marked: no pair, and the view says why (it used to
+/// compare the version with itself, every row "same").
+#[test]
+fn compare_of_the_first_version_says_there_is_no_earlier_one() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Compare));
+    assert_eq!(a.compare_pair(), None);
+    insta::assert_snapshot!("compare_first_version_80x24", render(&a, 80, 24));
+}
+
 #[test]
 fn compare_pairs_a_version_with_the_one_it_was_built_on() {
     let mut a = app();
@@ -184,6 +195,67 @@ fn filter_typing_and_cancel() {
     a.update(Action::FilterStart);
     a.update(Action::FilterCancel);
     assert!(a.inspect.filter.is_empty());
+}
+
+/// The inspect view of v09 with the filter "dram" kept (typed, then Enter).
+fn filtered_on_dram() -> App {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::FilterStart);
+    for c in "dram".chars() {
+        a.update(Action::FilterInput(c));
+    }
+    a.update(Action::FilterEnd);
+    a
+}
+
+#[test]
+fn a_kept_filter_is_shown_with_how_to_clear_it_beside_a_status_message() {
+    let mut a = filtered_on_dram();
+    a.update(Action::Mark);
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("v09 marked")
+            && shown.contains("filter: dram  / changes it · Esc clears it"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_filter_that_follows_to_another_version_is_shown_there() {
+    let mut a = filtered_on_dram();
+    a.update(Action::NextVersion);
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("v10 ") && shown.contains("filter: dram"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_filter_being_typed_is_shown_though_a_status_message_was() {
+    let mut a = app();
+    a.update(Action::Mark);
+    a.update(Action::FilterStart);
+    a.update(Action::FilterInput('d'));
+    let shown = render(&a, 80, 24);
+    assert!(
+        shown.contains("filter: d▏  Enter keeps it · Esc clears it"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn esc_clears_a_kept_filter_before_it_quits() {
+    let mut a = filtered_on_dram();
+    a.update(Action::Quit);
+    assert_eq!((a.inspect.filter.as_str(), a.quit), ("", false));
+}
+
+#[test]
+fn inspect_filtered_80x24() {
+    let a = filtered_on_dram();
+    insta::assert_snapshot!(render(&a, 80, 24));
 }
 
 #[test]
@@ -387,13 +459,56 @@ fn snapshots_of_every_view() {
 }
 
 #[test]
+fn at_80_columns_the_footer_starts_with_the_keys_a_newcomer_needs() {
+    let mut a = app();
+    for view in View::ALL {
+        a.update(Action::Show(view));
+        let shown = render(&a, 80, 24);
+        let footer = shown.lines().last().unwrap();
+        assert!(
+            footer.starts_with("←→ version  ↑↓ scroll  m mark  L ladder"),
+            "{view:?}: {footer}"
+        );
+    }
+}
+
+#[test]
+fn the_source_view_shows_branch_targets_as_offsets() {
+    // v13 waits on a BRA (an mbarrier try-wait loop): its hottest lines are branches.
+    let mut a = app();
+    select(&mut a, "v13");
+    a.update(Action::Show(View::Source));
+    let shown = render(&a, 120, 40);
+    assert!(
+        shown.contains("BRA 0x") && !shown.contains("0x7f"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_footer_names_each_binding_by_its_first_key() {
+    for b in KEYMAP {
+        if let Some(f) = b.footer {
+            assert!(
+                f.keys.starts_with(&b.keys[0].label()),
+                "{} for {:?}",
+                f.keys,
+                b.action
+            );
+        }
+    }
+}
+
+#[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
-    // A key bound in a view must not also be bound globally, and never twice anywhere.
+    // A key bound in a view must not also be bound globally, and never twice anywhere;
+    // only a kept search (a mode that says so in the help, and that Esc ends) comes
+    // before the other keys.
     for (i, a) in KEYMAP.iter().enumerate() {
         for b in &KEYMAP[i + 1..] {
+            let mode = a.context == Context::Search || b.context == Context::Search;
             let overlap = a.context == b.context
-                || a.context == Context::Global
-                || b.context == Context::Global;
+                || (!mode && (a.context == Context::Global || b.context == Context::Global));
             if !overlap {
                 continue;
             }
@@ -440,6 +555,11 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::Profile { all: false },
         Action::Profile { all: true },
         Action::StopJob,
+        Action::Suspend,
+        Action::SearchStart,
+        Action::NextMatch,
+        Action::PrevMatch,
+        Action::ToggleKernel,
     ];
     for action in user_actions {
         assert!(
@@ -552,5 +672,286 @@ fn cuda_lines_show_with_their_sass() {
         sass_only.source.sort,
         SourceSort::Samples,
         "no CUDA lines to sort under"
+    );
+}
+
+/// The row of `render` output that starts with `name`.
+fn row_of(screen: &str, name: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no row {name} in\n{screen}"))
+        .to_string()
+}
+
+/// v21 is slower than v20, which it was built on: its time and TFLOPS carry the mark,
+/// v20's (faster than its parent v19) do not.
+#[test]
+fn the_timeline_marks_a_time_worse_than_the_parents() {
+    let mut a = app();
+    select(&mut a, "v21");
+    let screen = render(&a, 120, 40);
+    let time = row_of(&screen, "Time (run)");
+    assert!(time.contains("▼67.1") && !time.contains("▼64.3"), "{time}");
+    assert!(
+        row_of(&screen, "TFLOPS (run)").contains("▼512.0"),
+        "{screen}"
+    );
+}
+
+/// With v01's 9439 µs in the row, v02's 1750 µs was green on a linear scale, as green
+/// as the 60 µs of the last versions; by ratio it is red.
+#[test]
+fn times_are_coloured_by_ratio() {
+    let mut a = app();
+    a.theme = Theme { color: true };
+    select(&mut a, "v02");
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| views::draw(f, &a)).unwrap();
+    let buf = term.backend().buffer();
+    let text = |y: u16| -> String { (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect() };
+    let y = (0..40)
+        .find(|&y| text(y).starts_with("Time (run)"))
+        .expect("a time row");
+    let line: Vec<String> = (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect();
+    let x = line
+        .windows(4)
+        .position(|w| w.concat() == "1750")
+        .expect("v02's time") as u16;
+    assert_eq!(buf[(x, y)].fg, ratatui::style::Color::Red);
+}
+
+#[test]
+fn the_help_explains_the_timeline_colours_and_marks() {
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    for _ in 0..200 {
+        a.update(Action::HelpScroll(1));
+    }
+    let screen = render(&a, 200, 60);
+    assert!(
+        screen.contains("▆ bars: TFLOPS as a share of the row's best")
+            && screen.contains("▼ a time or TFLOPS worse than the version it was built on")
+            && screen.contains("times and TFLOPS by ratio"),
+        "{screen}"
+    );
+}
+
+/// Narrow terminals: every view that holds a table, at 40×10 and 80×24, on v21 (a
+/// version whose hot instruction classes include WARPGROUP), the timeline scrolled to
+/// its hot instructions.
+#[test]
+fn snapshots_of_narrow_terminals() {
+    for (w, h) in [(40u16, 10u16), (80, 24)] {
+        let mut a = app();
+        select(&mut a, "v21");
+        for view in [View::Timeline, View::Compare, View::Source, View::Inspect] {
+            a.update(Action::Show(view));
+            if view == View::Timeline {
+                a.update(Action::Bottom);
+            }
+            insta::assert_snapshot!(format!("narrow_{}_{w}x{h}", view.title()), render(&a, w, h));
+        }
+    }
+}
+
+/// At 40 columns the source view showed `2,090` for v01's hottest line (82,090 stall
+/// samples): a number cut on the left. Numbers stay whole.
+#[test]
+fn the_source_view_at_40_columns_keeps_numbers_whole() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    let screen = render(&a, 40, 10);
+    assert!(row_of(&screen, "0x4330").contains(" 82,090 "), "{screen}");
+}
+
+/// The source view's title is cut on the right, its position first, so that a narrow
+/// terminal still says where the cursor is (it read `line 1/12┌` for 1/1272).
+#[test]
+fn the_source_title_keeps_the_position_when_cut() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    let screen = render(&a, 40, 10);
+    let title = screen.lines().nth(2).unwrap();
+    assert!(
+        title.starts_with(" line 1/2088 · ") && title.ends_with('…'),
+        "{screen}"
+    );
+}
+
+/// A hot instruction class longer than its column is cut on the right, its share kept
+/// (it read `hot #2 PGROUP` for WARPGROUP).
+#[test]
+fn the_timeline_cuts_hot_opcodes_on_the_right() {
+    let mut a = app();
+    select(&mut a, "v29");
+    a.update(Action::Bottom);
+    let screen = render(&a, 80, 24);
+    assert!(
+        row_of(&screen, "hot #2").contains(" WARPG… 18%"),
+        "{screen}"
+    );
+}
+
+/// A baseline's column heading is cut on the right (it read `efficient]` for
+/// `[mem-efficient]`).
+#[test]
+fn a_long_column_heading_is_cut_on_the_right() {
+    let mut a = app();
+    select(&mut a, "mem-efficient");
+    let screen = render(&a, 80, 24);
+    assert!(screen.contains(" [mem-effi…"), "{screen}");
+}
+
+/// At 80 columns compare's values and deltas stay apart (they ran together:
+/// `100.4 µs+16.85 µs`).
+#[test]
+fn compare_at_80_columns_keeps_its_columns_apart() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 80, 24);
+    use predicates::Predicate;
+    let joined = predicates::str::is_match(r"(µs|TFLOPS|MHz|%|\d)[+-]\d").unwrap();
+    assert!(
+        row_of(&screen, "Time (run)").contains("67.11 µs  ")
+            && !screen.lines().any(|l| joined.eval(l)),
+        "{screen}"
+    );
+}
+
+/// Sends a key through the keymap, as the terminal would.
+fn press(a: &mut App, code: KeyCode) {
+    let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    for action in tui::actions(a, &ev, Rect::new(0, 0, 120, 40)) {
+        a.update(action);
+    }
+}
+
+fn type_text(a: &mut App, text: &str) {
+    for c in text.chars() {
+        press(a, KeyCode::Char(c));
+    }
+}
+
+/// The instruction under the source view's cursor.
+fn at_cursor(a: &App) -> String {
+    let s = a.listing().unwrap().unwrap();
+    let rows = stallscope::tui::listing::rows(s, a.source.sort);
+    match rows[a.source.cursor] {
+        stallscope::tui::listing::ListRow::Sass(i) => s.lines[i].text.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// `/` then an opcode, Enter: the cursor is on the hottest instruction of that class;
+/// n goes to the next one, N back.
+#[test]
+fn slash_searches_the_listing_and_n_goes_to_the_next_match() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "hgmma");
+    press(&mut a, KeyCode::Enter);
+    let first = (a.source.cursor, at_cursor(&a));
+    press(&mut a, KeyCode::Char('n'));
+    let second = (a.source.cursor, at_cursor(&a));
+    press(&mut a, KeyCode::Char('N'));
+    assert!(
+        first.1.starts_with("HGMMA")
+            && second.1.starts_with("HGMMA")
+            && second.0 > first.0
+            && a.source.cursor == first.0
+            && a.view == View::Source,
+        "{first:?} {second:?} {}",
+        a.source.cursor
+    );
+}
+
+/// A register and an offset (as the offset column shows it) are found too.
+#[test]
+fn the_search_finds_registers_and_offsets() {
+    let mut a = app();
+    select(&mut a, "v01");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "0x4330");
+    press(&mut a, KeyCode::Enter);
+    let by_offset = at_cursor(&a);
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "R247");
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        by_offset.starts_with("HADD2.F32 R247") && at_cursor(&a).contains("R247"),
+        "{by_offset} / {}",
+        at_cursor(&a)
+    );
+}
+
+/// Without a kept search n is the notes view, as everywhere; Esc clears the search
+/// and gives n back.
+#[test]
+fn n_is_the_notes_again_once_the_search_is_cleared() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "BRA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Char('n'));
+    assert_eq!(a.view, View::Notes);
+}
+
+/// The search heads the listing with its matches, and the footer names n/N.
+#[test]
+fn a_kept_search_is_shown_with_its_matches() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("source_search_80x24", render(&a, 80, 24));
+}
+
+/// K shows the full kernel name where the views show the short one (FlashAttention-2's
+/// `flash_fwd_kernel` is a template of several hundred characters); K closes it.
+#[test]
+fn k_shows_the_full_kernel_name() {
+    let mut a = app();
+    select(&mut a, "fa2");
+    press(&mut a, KeyCode::Char('K'));
+    let shown = render(&a, 120, 40);
+    press(&mut a, KeyCode::Char('K'));
+    assert!(
+        shown.contains("kernel names (K or Esc closes)")
+            && shown.contains("void flash_fwd_kernel<Flash_fwd_kernel_traits")
+            && !a.kernel_popup,
+        "{shown}"
+    );
+}
+
+/// Loose export files are no ladder: none was built on the file before it, so no time
+/// is marked worse than its parent's.
+#[test]
+fn loose_files_carry_no_regression_marks() {
+    let l = model::load_files(
+        &[
+            common::fixture("h200/sdpa_cudnn_details.csv"),
+            common::fixture("h200/others_basic_raw.csv"),
+        ],
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let a = App::new(vec![LadderState::new(l)], Theme { color: false });
+    let screen = render(&a, 120, 30);
+    assert!(
+        row_of(&screen, "Duration (ncu)").contains("182.7") && !screen.contains('▼'),
+        "{screen}"
     );
 }

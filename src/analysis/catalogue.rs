@@ -225,7 +225,7 @@ catalogue! {
 
 impl MetricDef {
     /// The row label: the name with its unit, unless the unit is in the name already or
-    /// the values carry their own (bytes as KB, MB).
+    /// the values carry their own (bytes as KiB, MiB).
     pub fn label(&self) -> String {
         let unit = self.kind.unit();
         if unit.is_empty() || self.kind == Kind::Bytes || self.name.contains(unit) {

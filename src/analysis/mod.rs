@@ -97,7 +97,9 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
 
     let stalls = v.profile.as_ref().and_then(StallBreakdown::from_profile);
     let source = v.profile.as_ref().and_then(|p| p.source.as_ref());
-    let hot_ops = source.map(stalls::hot_ops).unwrap_or_default();
+    let hot_ops = source
+        .map(|s| stalls::hot_ops(&s.summary))
+        .unwrap_or_default();
     let matrix = source.map(|_| StallMatrix::from_ops(&hot_ops));
     let label = match (&v.profile, &matrix) {
         (None, _) => Err(NoLabel::NoProfile),

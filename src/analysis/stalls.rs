@@ -2,9 +2,8 @@
 //! the hot instruction classes of a source page.
 
 use crate::model::Profile;
-use crate::ncu::{SourceListing, StallReason};
+use crate::ncu::{SourceSummary, StallReason};
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// Where a stall breakdown came from, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,7 +63,7 @@ pub struct StallBreakdown {
 impl StallBreakdown {
     pub fn from_profile(p: &Profile) -> Option<StallBreakdown> {
         from_sampling(p)
-            .or_else(|| p.source.as_ref().and_then(from_source))
+            .or_else(|| p.source.as_ref().and_then(|s| from_source(&s.summary)))
             .or_else(|| from_ratios(p))
     }
 
@@ -123,13 +122,8 @@ fn from_sampling(p: &Profile) -> Option<StallBreakdown> {
     StallBreakdown::from_counts(StallSource::Sampling, &counts, samples)
 }
 
-fn from_source(s: &SourceListing) -> Option<StallBreakdown> {
-    let mut counts = vec![0.0; StallReason::COUNT];
-    for line in &s.lines {
-        for (c, &n) in counts.iter_mut().zip(line.stalls.iter()) {
-            *c += n as f64;
-        }
-    }
+fn from_source(s: &SourceSummary) -> Option<StallBreakdown> {
+    let counts: Vec<f64> = s.stalls().into_iter().map(|n| n as f64).collect();
     let samples = u64::try_from(s.total_samples()).ok();
     StallBreakdown::from_counts(StallSource::SourcePage, &counts, samples)
 }
@@ -186,37 +180,25 @@ impl OpcodeStat {
     }
 }
 
-/// Aggregates a source page by instruction class, hottest (by stall samples) first.
-pub fn hot_ops(s: &SourceListing) -> Vec<OpcodeStat> {
-    // Totals in u128: no listing's samples overflow them. A parsed listing's total fits
-    // a u64 (the parser refuses others), so each class's does.
-    let mut by_op: HashMap<&str, (u128, usize, Vec<u128>)> = HashMap::new();
-    for line in &s.lines {
-        let e = by_op
-            .entry(&line.opcode)
-            .or_insert_with(|| (0, 0, vec![0; StallReason::COUNT]));
-        e.0 += u128::from(line.samples);
-        e.1 += 1;
-        for (c, &n) in e.2.iter_mut().zip(line.stalls.iter()) {
-            *c += u128::from(n);
-        }
-    }
-    let fit = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
-    let mut out: Vec<OpcodeStat> = by_op
-        .into_iter()
-        .map(|(op, (samples, instructions, counts))| {
-            let (samples, selected) = (fit(samples), fit(counts[StallReason::Selected.index()]));
+/// A source page's instruction classes, hottest (by stall samples) first, from its
+/// (stall reason × opcode class) table.
+pub fn hot_ops(s: &SourceSummary) -> Vec<OpcodeStat> {
+    let mut out: Vec<OpcodeStat> = s
+        .opcodes
+        .iter()
+        .map(|o| {
+            let selected = o.stalls[StallReason::Selected.index()];
             let mut reasons: Vec<(StallReason, u64)> = StallReason::ALL
                 .iter()
-                .map(|&r| (r, fit(counts[r.index()])))
+                .map(|&r| (r, o.stalls[r.index()]))
                 .filter(|(_, n)| *n > 0)
                 .collect();
             reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             OpcodeStat {
-                opcode: op.to_string(),
-                stall_samples: samples.saturating_sub(selected),
-                samples,
-                instructions,
+                opcode: o.opcode.to_string(),
+                stall_samples: o.samples.saturating_sub(selected),
+                samples: o.samples,
+                instructions: o.instructions,
                 reasons,
             }
         })

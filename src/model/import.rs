@@ -77,6 +77,7 @@ pub fn import(req: &Request) -> Result<Imported> {
         exports.push(ncu::parse_bytes(f, &bytes)?);
         contents.push(bytes);
     }
+    let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
     let profiles = model::merge_exports(exports);
     if profiles.is_empty() {
         bail!("the files hold no kernel launch");
@@ -155,7 +156,7 @@ pub fn import(req: &Request) -> Result<Imported> {
     }
 
     let mut new_files = Vec::new();
-    for (bytes, name) in contents.into_iter().zip(&names) {
+    for ((bytes, name), summaries) in contents.into_iter().zip(&names).zip(&summaries) {
         let data = if bytes.starts_with(&[0x1f, 0x8b]) {
             bytes
         } else {
@@ -163,6 +164,13 @@ pub fn import(req: &Request) -> Result<Imported> {
             gz.write_all(&bytes)?;
             gz.finish()?
         };
+        // The source page's summary beside it: the ladder then loads without reading it.
+        if !summaries.is_empty() {
+            new_files.push(NewFile {
+                name: model::source::summary_name(name),
+                data: model::source::summary_json(&data, summaries).into_bytes(),
+            });
+        }
         new_files.push(NewFile {
             name: name.clone(),
             data,
@@ -176,7 +184,7 @@ pub fn import(req: &Request) -> Result<Imported> {
                 .iter()
                 .filter_map(|f| f.strip_prefix(&prefix))
                 .filter(|f| !f.contains('/'))
-                .map(str::to_string)
+                .flat_map(|f| [f.to_string(), model::source::summary_name(f)])
                 .collect()
         })
         .unwrap_or_default();
@@ -191,7 +199,7 @@ pub fn import(req: &Request) -> Result<Imported> {
             .title
             .map(str::to_string)
             .or_else(|| existing.map(|v| v.title.clone()))
-            .unwrap_or_else(|| kernel.clone()),
+            .unwrap_or_else(|| model::default_title(&profile.kernel)),
         files,
         kernel: req
             .kernel

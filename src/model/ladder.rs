@@ -2,9 +2,10 @@
 //! loose export files given in order.
 
 use super::manifest::{self, Manifest};
+use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, RunShape, Shape};
 use super::store::Store;
-use super::{Profile, merge_exports, short_kernel_name, staging};
+use super::{Profile, merge_exports, short_kernel_name, source, staging};
 use crate::files::{self, FileError};
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
@@ -51,9 +52,16 @@ pub struct Version {
 }
 
 impl Version {
-    /// The SASS listing of the version's profile, where it has a source page.
-    pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
-        self.profile.as_ref()?.source.as_ref()
+    /// The SASS listing of the version's profile, where it has a source page: its rows
+    /// are read from the file the first time they are asked for; an error says why they
+    /// cannot be.
+    pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
+        Some(self.profile.as_ref()?.source.as_ref()?.listing())
+    }
+
+    /// The SASS listing where there is one and its rows can be read.
+    pub fn readable_listing(&self) -> Option<&crate::ncu::SourceListing> {
+        self.listing()?.ok()
     }
 }
 
@@ -76,6 +84,23 @@ impl Ladder {
         match &v.parent {
             Some(p) => self.version_index(p),
             None => (0..i).rev().find(|&j| !self.versions[j].baseline),
+        }
+    }
+
+    /// Why version `i` has no parent to be compared with, in a sentence: it is the
+    /// ladder's first version, or a baseline.
+    pub fn no_parent(&self, i: usize) -> String {
+        let v = &self.versions[i];
+        if v.baseline {
+            format!(
+                "{} is a baseline: it was built on no version of {}",
+                v.id, self.name
+            )
+        } else {
+            format!(
+                "{} is the first version of {}: there is no earlier version to compare it with",
+                v.id, self.name
+            )
         }
     }
 
@@ -225,15 +250,13 @@ pub fn load_ladders(
 ) -> Result<Vec<Ladder>> {
     let mut out = Vec::new();
     let before = report.broken.len();
-    for dir in store.subdirs(profiles)? {
-        if store.exists(&dir.join(manifest::FILE_NAME)) {
-            match load_ladder(store, &dir, report) {
-                Ok(l) => out.push(l),
-                Err(e) => report.broken.push(BrokenLadder {
-                    name: folder_name(&dir),
-                    error: format!("{e:#}"),
-                }),
-            }
+    for dir in ladder_folders(store, profiles)? {
+        match load_ladder(store, &dir, report) {
+            Ok(l) => out.push(l),
+            Err(e) => report.broken.push(BrokenLadder {
+                name: folder_name(&dir),
+                error: format!("{e:#}"),
+            }),
         }
     }
     if out.is_empty() {
@@ -241,20 +264,41 @@ pub fn load_ladders(
             .iter()
             .map(|b| b.to_string())
             .collect();
-        if !broken.is_empty() {
-            bail!(
-                "no ladder of {} could be read: {}",
-                store.describe(profiles),
-                broken.join("; ")
-            );
-        }
+        bail!(
+            "no ladder of {} could be read: {}",
+            store.describe(profiles),
+            broken.join("; ")
+        );
+    }
+    Ok(out)
+}
+
+/// The ladder folders under `profiles`, by name, none of them read; an error when
+/// there is none.
+pub fn ladder_folders(store: &Store, profiles: &Path) -> Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = store
+        .subdirs(profiles)?
+        .into_iter()
+        .filter(|dir| store.exists(&dir.join(manifest::FILE_NAME)))
+        .collect();
+    if dirs.is_empty() {
         bail!(
             "no ladders in {}: a ladder is a folder holding {}",
             store.describe(profiles),
             manifest::FILE_NAME
         );
     }
-    Ok(out)
+    Ok(dirs)
+}
+
+/// A ladder folder's name and its versions' ids, from its manifest alone (its exports
+/// unread): enough to find which ladder a command means.
+pub fn ladder_ids(store: &Store, dir: &Path) -> Result<(String, Vec<String>)> {
+    let (_, m) = read_manifest(store, dir)?;
+    Ok((
+        folder_name(dir),
+        m.versions.into_iter().map(|v| v.id).collect(),
+    ))
 }
 
 fn folder_name(dir: &Path) -> String {
@@ -341,18 +385,33 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             None
         } else {
             if !parsed.contains_key(&entry.files) {
-                let mut exports = Vec::new();
+                let mut pages = Vec::new();
                 for f in &entry.files {
-                    let read = store
+                    let (path, bytes) = match store
                         .read_confined(dir, f, &roots)
                         .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
-                        .and_then(|(path, bytes)| ncu::parse_bytes(&path, &bytes));
-                    match read {
-                        Ok(e) => exports.push(e),
+                    {
+                        Ok(read) => read,
+                        Err(e) => {
+                            report.record(e)?;
+                            continue;
+                        }
+                    };
+                    // A source page with its summary beside it is left unread.
+                    let summary = store.read_confined(dir, &source::summary_name(f), &roots);
+                    if let Some(unread) = summary
+                        .ok()
+                        .and_then(|(_, s)| source::unread_pages(store, &path, &bytes, &s))
+                    {
+                        pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
+                        continue;
+                    }
+                    match ncu::parse_bytes(&path, &bytes) {
+                        Ok(e) => pages.extend(pages_of(e)),
                         Err(e) => report.record(e)?,
                     }
                 }
-                parsed.insert(entry.files.clone(), merge_exports(exports));
+                parsed.insert(entry.files.clone(), merge_pages(pages));
             }
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
@@ -552,7 +611,7 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         .enumerate()
         .map(|(i, p)| Version {
             id: format!("{}", i + 1),
-            title: short_kernel_name(&p.kernel),
+            title: super::default_title(&p.kernel),
             profile: Some(p),
             ..Version::default()
         })

@@ -14,30 +14,137 @@
 //! same kernel, e.g. two versions, each launched once).
 
 use super::Profile;
-use crate::ncu::{Export, Page, PageKind, SourceListing};
+use super::SourcePage;
+use crate::ncu::{Export, Page, PageKind};
+use std::collections::HashMap;
 
 pub fn merge_exports(exports: Vec<Export>) -> Vec<Profile> {
-    // Pages of one launch, by identity.
-    let mut launches: Vec<Profile> = Vec::new();
-    for export in exports {
-        let kind = export.kind;
-        for record in export.records {
-            let page = page_profile(kind, &export.path, record);
-            match launches.iter_mut().find(|p| same_launch(p, &page)) {
-                Some(p) => absorb(p, page),
-                None => launches.push(page),
+    merge_pages(exports.into_iter().flat_map(pages_of))
+}
+
+/// The pages of an export, one profile each, for [`merge_pages`].
+pub fn pages_of(export: Export) -> impl Iterator<Item = Profile> {
+    let (kind, path) = (export.kind, export.path);
+    export
+        .records
+        .into_iter()
+        .map(move |record| page_profile(kind, &path, record))
+}
+
+/// A source page known by its summary alone (see [`super::source`]), as a page.
+pub fn source_page(kernel: String, path: &std::path::Path, page: SourcePage) -> Profile {
+    Profile {
+        kernel,
+        pages: vec![(PageKind::Source, path.to_path_buf())],
+        source: Some(page),
+        ..Profile::default()
+    }
+}
+
+/// A page (or launch) being merged, with what the comparisons need worked out once: a
+/// file of a thousand launches compares each with every launch before it.
+struct Part {
+    profile: Profile,
+    /// The kernel name as pages are matched by ([`canonical`]).
+    kernel: String,
+    /// The page classes it holds, one bit each (see [`class_bit`]).
+    classes: u8,
+}
+
+impl Part {
+    fn classes(p: &Profile) -> u8 {
+        p.pages.iter().fold(0, |m, (k, _)| m | class_bit(*k))
+    }
+
+    fn absorb(&mut self, from: Part) {
+        self.classes |= from.classes;
+        absorb(&mut self.profile, from.profile);
+    }
+}
+
+/// The launches found so far. Those of known process and launch IDs are found by them,
+/// so that a file of a thousand launches is not searched a thousand times: a page with
+/// both IDs can only be of a launch with the same IDs, or of one that lacks some.
+#[derive(Default)]
+struct Launches {
+    all: Vec<Part>,
+    /// Launches whose process and launch IDs are known, by them, in order.
+    by_id: HashMap<(u64, u64), Vec<usize>>,
+    /// The others, in order.
+    others: Vec<usize>,
+}
+
+impl Launches {
+    fn ids(p: &Profile) -> Option<(u64, u64)> {
+        Some((p.process_id?, p.launch_id?))
+    }
+
+    /// The first launch `page` is a page of.
+    fn find(&self, page: &Part) -> Option<usize> {
+        let of = |i: &&usize| same_launch(&self.all[**i], page);
+        match Self::ids(&page.profile) {
+            Some(id) => {
+                let same_ids = self.by_id.get(&id).and_then(|v| v.iter().find(of));
+                let others = self.others.iter().find(of);
+                same_ids.into_iter().chain(others).min().copied()
             }
+            None => (0..self.all.len()).find(|i| of(&i)),
+        }
+    }
+
+    fn add(&mut self, page: Part) {
+        let i = self.all.len();
+        match Self::ids(&page.profile) {
+            Some(id) => self.by_id.entry(id).or_default().push(i),
+            None => self.others.push(i),
+        }
+        self.all.push(page);
+    }
+
+    fn absorb(&mut self, i: usize, page: Part) {
+        let before = Self::ids(&self.all[i].profile);
+        self.all[i].absorb(page);
+        if before.is_none()
+            && let Some(id) = Self::ids(&self.all[i].profile)
+        {
+            // The page gave it the IDs it lacked.
+            self.others.retain(|&j| j != i);
+            let same = self.by_id.entry(id).or_default();
+            same.insert(same.partition_point(|&j| j < i), i);
+        }
+    }
+}
+
+/// Merges pages, one profile each, into one profile per launch (the rules above).
+pub fn merge_pages(pages: impl IntoIterator<Item = Profile>) -> Vec<Profile> {
+    // Pages of one launch, by identity.
+    let mut launches = Launches::default();
+    // A page's launches are of a few kernels: each name is worked out once.
+    let mut names: HashMap<String, String> = HashMap::new();
+    for page in pages {
+        let kernel = names
+            .entry(page.kernel.clone())
+            .or_insert_with(|| canonical(&page.kernel))
+            .clone();
+        let page = Part {
+            kernel,
+            classes: Part::classes(&page),
+            profile: page,
+        };
+        match launches.find(&page) {
+            Some(i) => launches.absorb(i, page),
+            None => launches.add(page),
         }
     }
     // Launches known only in part: completed by the pages they lack, in order.
-    let mut profiles: Vec<Profile> = Vec::new();
-    for launch in launches {
+    let mut profiles: Vec<Part> = Vec::new();
+    for launch in launches.all {
         match profiles.iter_mut().find(|p| completes(p, &launch)) {
-            Some(p) => absorb(p, launch),
+            Some(p) => p.absorb(launch),
             None => profiles.push(launch),
         }
     }
-    profiles
+    profiles.into_iter().map(|p| p.profile).collect()
 }
 
 fn page_profile(kind: PageKind, path: &std::path::Path, r: crate::ncu::KernelRecord) -> Profile {
@@ -55,59 +162,58 @@ fn page_profile(kind: PageKind, path: &std::path::Path, r: crate::ncu::KernelRec
             p.rules = rules;
         }
         Page::Raw(raw) => p.raw = Some(raw),
-        Page::Source(listing) => p.source = Some(listing),
+        Page::Source(listing) => p.source = Some(SourcePage::read(listing)),
     }
     p
 }
 
-/// Whether two profiles are pages of one launch.
-fn same_launch(a: &Profile, b: &Profile) -> bool {
+/// Whether two profiles are pages of one launch. The identities are compared before
+/// the kernel names, which cost more.
+fn same_launch(a: &Part, b: &Part) -> bool {
+    let (pa, pb) = (&a.profile, &b.profile);
+    if let (Some(x), Some(y)) = (&pa.source, &pb.source) {
+        return a.kernel == b.kernel && same_listing(x, y);
+    }
     let known = |x: Option<u64>, y: Option<u64>| x.is_some() && x == y;
-    if !same_kernel(&a.kernel, &b.kernel) {
+    if !known(pa.process_id, pb.process_id) {
         return false;
     }
-    if let (Some(x), Some(y)) = (&a.source, &b.source) {
-        return same_listing(x, y);
-    }
-    if !known(a.process_id, b.process_id) {
-        return false;
-    }
-    if known(a.launch_id, b.launch_id) {
-        return true;
+    if known(pa.launch_id, pb.launch_id) {
+        return a.kernel == b.kernel;
     }
     // A summary page (no launch ID) of a kernel launched once, in the same configuration.
     let once = |p: &Profile| p.launch_id.is_none() && p.launch.invocations == Some(1);
-    let config = |p: &Profile| (p.launch.block.clone(), p.launch.grid.clone());
-    (once(a) || once(b))
-        && a.launch.block.is_some()
-        && a.launch.grid.is_some()
-        && config(a) == config(b)
+    (once(pa) || once(pb))
+        && pa.launch.block.is_some()
+        && pa.launch.grid.is_some()
+        && (&pa.launch.block, &pa.launch.grid) == (&pb.launch.block, &pb.launch.grid)
+        && a.kernel == b.kernel
 }
 
 /// The same instructions with the same samples: one report's source page exported
 /// twice (`sass`, and `cuda,sass`).
-fn same_listing(a: &SourceListing, b: &SourceListing) -> bool {
-    a.lines.len() == b.lines.len()
-        && a.lines
-            .iter()
-            .zip(&b.lines)
-            .all(|(x, y)| x.address == y.address && x.samples == y.samples && x.stalls == y.stalls)
+fn same_listing(a: &SourcePage, b: &SourcePage) -> bool {
+    let (a, b) = (&a.summary, &b.summary);
+    a.instructions == b.instructions && a.fingerprint == b.fingerprint
 }
 
-/// Whether `part` can complete `p`: the same kernel, launch IDs that do not differ, and
-/// no page kind of `part` in `p` already (details, `--metrics` and summary pages all
-/// count as one kind: they fill the same rows).
-fn completes(p: &Profile, part: &Profile) -> bool {
+/// Whether `part` can complete `p`: no page kind of `part` in `p` already (details,
+/// `--metrics` and summary pages all count as one kind: they fill the same rows), launch
+/// IDs that do not differ, and the same kernel.
+fn completes(p: &Part, part: &Part) -> bool {
     let compatible = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
-    let class = |k: PageKind| match k {
-        PageKind::Details | PageKind::Metrics | PageKind::Summary => PageKind::Details,
-        other => other,
-    };
-    let free = part
-        .pages
-        .iter()
-        .all(|(k, _)| !p.pages.iter().any(|(held, _)| class(*held) == class(*k)));
-    free && same_kernel(&p.kernel, &part.kernel) && compatible(p.launch_id, part.launch_id)
+    p.classes & part.classes == 0
+        && compatible(p.profile.launch_id, part.profile.launch_id)
+        && p.kernel == part.kernel
+}
+
+/// The bit of a page's class: details, `--metrics` and summary pages are one class.
+fn class_bit(k: PageKind) -> u8 {
+    match k {
+        PageKind::Details | PageKind::Metrics | PageKind::Summary => 1,
+        PageKind::Raw => 2,
+        PageKind::Source => 4,
+    }
 }
 
 /// Adds the pages of `from` to `into`; where both hold a value, the first page's stays.
@@ -141,7 +247,7 @@ fn absorb(into: &mut Profile, from: Profile) {
     }
     match (&mut into.source, from.source) {
         // A `cuda,sass` listing holds what a `sass` one does, and the CUDA lines.
-        (Some(s), Some(other)) if s.cuda_lines.is_empty() && !other.cuda_lines.is_empty() => {
+        (Some(s), Some(other)) if s.summary.cuda_lines == 0 && other.summary.cuda_lines > 0 => {
             *s = other
         }
         (slot @ None, other) => *slot = other,
@@ -149,13 +255,10 @@ fn absorb(into: &mut Profile, from: Profile) {
     }
 }
 
-/// Whether two spellings name the same kernel. The source page demangles differently
-/// from the other pages (`ns::k<(int)128>` against `k<128>`), so names are compared
-/// without namespace qualifiers, literal casts and spaces.
-pub fn same_kernel(a: &str, b: &str) -> bool {
-    a == b || canonical(a) == canonical(b)
-}
-
+/// A kernel name as pages are matched by: two spellings name the same kernel when
+/// these are equal. The source page demangles differently from the other pages
+/// (`ns::k<(int)128>` against `k<128>`), so names are compared without namespace
+/// qualifiers, literal casts and spaces.
 fn canonical(name: &str) -> String {
     let name = super::without_anonymous_namespaces(name.trim());
     let mut out = String::with_capacity(name.len());
@@ -201,7 +304,11 @@ fn skip_qualifier(s: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::same_kernel;
+    use super::canonical;
+
+    fn same_kernel(a: &str, b: &str) -> bool {
+        canonical(a) == canonical(b)
+    }
 
     #[test]
     fn source_page_spelling_matches() {

@@ -8,18 +8,20 @@ pub mod manifest;
 mod merge;
 pub mod reports;
 pub mod runs;
+pub mod source;
 pub mod staging;
 pub mod store;
 
 pub use ladder::{
-    BrokenLadder, Ladder, LoadReport, Version, describe_launch, ladder_dirs, launch_key,
-    load_files, load_ladder, load_ladders, pick_launch,
+    BrokenLadder, Ladder, LoadReport, Version, describe_launch, ladder_dirs, ladder_folders,
+    ladder_ids, launch_key, load_files, load_ladder, load_ladders, pick_launch,
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
+pub use source::SourcePage;
 pub use store::Store;
 
-use crate::ncu::{DetailMetric, LaunchInfo, PageKind, RawMetrics, RuleFinding, SourceListing};
+use crate::ncu::{DetailMetric, LaunchInfo, PageKind, RawMetrics, RuleFinding};
 use std::path::PathBuf;
 
 /// Everything known about one kernel launch, merged from the pages exported from one
@@ -34,7 +36,8 @@ pub struct Profile {
     /// Details, `--metrics` and summary rows.
     pub details: Vec<DetailMetric>,
     pub rules: Vec<RuleFinding>,
-    pub source: Option<SourceListing>,
+    /// The source page: its summary, and its rows when a view asks for them.
+    pub source: Option<SourcePage>,
     /// The pages merged into this profile and the files they came from.
     pub pages: Vec<(PageKind, PathBuf)>,
 }
@@ -85,6 +88,23 @@ pub fn short_kernel_name(full: &str) -> String {
         name.to_string()
     }
 }
+
+/// The title a version gets when none is given: the kernel's short name, cut to
+/// [`TITLE_MAX`] characters with an ellipsis (a generated name such as cuDNN's, 110
+/// characters with no template or parameters to drop, would fill every headline; the
+/// full name stays one key away in the explorer).
+pub fn default_title(kernel: &str) -> String {
+    let short = short_kernel_name(kernel);
+    if short.chars().count() <= TITLE_MAX {
+        return short;
+    }
+    let mut t: String = short.chars().take(TITLE_MAX - 1).collect();
+    t.push('…');
+    t
+}
+
+/// The longest title [`default_title`] gives, in characters.
+pub const TITLE_MAX: usize = 48;
 
 /// Removes the anonymous namespace qualifiers ncu writes: `<unnamed>::`, its
 /// unbalanced form `unnamed>::`, and `(anonymous namespace)::`.
@@ -248,5 +268,14 @@ mod tests {
             "distribution_elementwise_grid_stride_kernel"
         );
         assert_eq!(short_kernel_name("softmax_kernel"), "softmax_kernel");
+    }
+
+    #[test]
+    fn a_default_title_is_short() {
+        let cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0";
+        assert_eq!(
+            super::default_title(cudnn),
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fpr…"
+        );
     }
 }

@@ -13,6 +13,10 @@ pub use crate::files::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
 /// What a file of binary data is told.
 const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
 
+/// How much of a gzip export is inflated before its whole size is known: one that
+/// inflates to less (every export but the largest) is inflated once.
+const IN_ONE_PASS: u64 = 64 << 20;
+
 /// How much of a file's start is looked at to tell text from binary data.
 const PROBE: usize = 64 * 1024;
 
@@ -57,10 +61,17 @@ pub fn decompress<'a>(
         }
     };
     let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
-    // The size first, holding nothing but the start: a gzip bomb is refused before it
-    // takes memory, and one of zeros at its first bytes (they are not text).
+    // The start first: a gzip bomb of zeros is refused at its first bytes (they are not
+    // text). Then up to IN_ONE_PASS: an export that ends before is inflated once; a
+    // longer one is measured before it takes more memory, and inflated again.
     let mut counting = MultiGzDecoder::new(bytes).take(limit.saturating_add(1));
-    let mut head = Vec::new();
+    // The size the gzip trailer gives (its last member's, modulo 4 GiB) makes room at
+    // once; only a hint, within what is read in one pass.
+    let hint = bytes
+        .last_chunk::<4>()
+        .map_or(0, |t| u64::from(u32::from_le_bytes(*t)));
+    let mut head =
+        Vec::with_capacity(usize::try_from(hint.min(limit.min(IN_ONE_PASS)) + 1).unwrap_or(0));
     (&mut counting)
         .take(PROBE as u64)
         .read_to_end(&mut head)
@@ -68,8 +79,17 @@ pub fn decompress<'a>(
     if head.contains(&0) {
         return Ok(Cow::Owned(head));
     }
+    let one_pass = limit.min(IN_ONE_PASS);
+    (&mut counting)
+        .take((one_pass + 1).saturating_sub(head.len() as u64))
+        .read_to_end(&mut head)
+        .map_err(damaged)?;
+    if head.len() as u64 <= one_pass {
+        return Ok(Cow::Owned(head));
+    }
     let size =
         head.len() as u64 + std::io::copy(&mut counting, &mut std::io::sink()).map_err(damaged)?;
+    drop(head);
     if size > limit {
         return Err(ParseError::file(
             path,
@@ -123,7 +143,9 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
     };
     let body = &text[start_byte..];
     // ncu's own messages may also follow or interleave with the CSV.
-    if !body.lines().any(is_prof_line) {
+    // (A line of ncu's starts with `==`: looked for first, fast, in the whole text.)
+    let may_have_messages = body.starts_with("==") || body.contains("\n==");
+    if !may_have_messages || !body.lines().any(is_prof_line) {
         return Ok(CsvText {
             text: Cow::Borrowed(body),
             line_map: None,

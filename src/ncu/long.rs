@@ -5,7 +5,7 @@
 use super::input::CsvText;
 use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
-    Columns, DetailMetric, Ending, KernelRecord, LaunchInfo, Page, ParseError, RuleFinding,
+    Columns, DetailMetric, Ending, KernelRecord, LaunchColumns, Page, ParseError, RuleFinding,
     check_id, csv_error, is_blank, length_error, more_rows, non_empty, parse_id, reader,
 };
 use std::collections::HashMap;
@@ -15,10 +15,7 @@ struct Layout {
     id: Option<usize>,
     process: Option<usize>,
     kernel: usize,
-    block: Option<usize>,
-    grid: Option<usize>,
-    device: Option<usize>,
-    cc: Option<usize>,
+    launch: LaunchColumns,
     invocations: Option<usize>,
     section: usize,
     name: usize,
@@ -53,10 +50,7 @@ impl Layout {
             id: cols.find("ID"),
             process: cols.find("Process ID"),
             kernel: need("Kernel Name")?,
-            block: cols.find("Block Size"),
-            grid: cols.find("Grid Size"),
-            device: cols.find("Device"),
-            cc: cols.find("CC"),
+            launch: LaunchColumns::find(|n| cols.find(n)),
             invocations: cols.find("Invocations"),
             section: need("Section Name")?,
             name: need("Metric Name")?,
@@ -142,7 +136,7 @@ impl LongPage<'_> {
     fn key(&self, row: &csv::StringRecord) -> Option<Key> {
         let l = &self.layout;
         let config_cells = if l.id.is_none() {
-            [l.block, l.grid]
+            [l.launch.block, l.launch.grid]
         } else {
             [None, None]
         };
@@ -161,8 +155,8 @@ impl LongPage<'_> {
         let config = l.id.is_none().then(|| {
             format!(
                 "{}|{}",
-                get(l.block).unwrap_or_default(),
-                get(l.grid).unwrap_or_default()
+                get(l.launch.block).unwrap_or_default(),
+                get(l.launch.grid).unwrap_or_default()
             )
         });
         Some((
@@ -230,13 +224,9 @@ impl LongPage<'_> {
                     kernel: kernel.clone(),
                     launch_id: *launch_id,
                     process_id: parse_id(get(layout.process)),
-                    launch: LaunchInfo {
-                        block: non_empty(get(layout.block)),
-                        grid: non_empty(get(layout.grid)),
-                        device: non_empty(get(layout.device)),
-                        cc: non_empty(get(layout.cc)),
-                        invocations: parse_id(get(layout.invocations)),
-                    },
+                    launch: layout
+                        .launch
+                        .read(|i| row.get(i), parse_id(get(layout.invocations))),
                     page: Page::Metrics {
                         metrics: Vec::new(),
                         rules: Vec::new(),

@@ -12,7 +12,7 @@ pub mod value;
 
 pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR, sniff};
 pub use raw::{RawColumn, RawMetrics, RawSchema};
-pub use source::{CudaLine, SassLine, SourceListing, opcode_class};
+pub use source::{CudaLine, OpcodeSamples, SassLine, SourceListing, SourceSummary, opcode_class};
 pub use stall::StallReason;
 pub use value::{Unit, Value};
 
@@ -79,6 +79,43 @@ pub struct LaunchInfo {
     pub device: Option<String>,
     pub cc: Option<String>,
     pub invocations: Option<u64>,
+}
+
+/// Where a page's launch configuration columns are (older ncu versions lack some).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LaunchColumns {
+    pub block: Option<usize>,
+    pub grid: Option<usize>,
+    pub device: Option<usize>,
+    pub cc: Option<usize>,
+}
+
+impl LaunchColumns {
+    /// The columns, by the position of each name in the header (`find`).
+    pub fn find(find: impl Fn(&str) -> Option<usize>) -> LaunchColumns {
+        LaunchColumns {
+            block: find("Block Size"),
+            grid: find("Grid Size"),
+            device: find("Device"),
+            cc: find("CC"),
+        }
+    }
+
+    /// A row's launch configuration; `cell(i)` is its cell at position `i`.
+    pub fn read<'r>(
+        &self,
+        cell: impl Fn(usize) -> Option<&'r str>,
+        invocations: Option<u64>,
+    ) -> LaunchInfo {
+        let get = |i: Option<usize>| non_empty(i.and_then(&cell));
+        LaunchInfo {
+            block: get(self.block),
+            grid: get(self.grid),
+            device: get(self.device),
+            cc: get(self.cc),
+            invocations,
+        }
+    }
 }
 
 impl LaunchInfo {
@@ -178,7 +215,8 @@ pub fn read_file(path: &Path) -> Result<Export, ParseError> {
 }
 
 pub fn read_file_with(path: &Path, options: &ReadOptions) -> Result<Export, ParseError> {
-    let bytes = std::fs::read(path).map_err(|e| ParseError::file(path, e.to_string()))?;
+    let bytes =
+        crate::files::read_whole(path).map_err(|e| ParseError::file(path, e.to_string()))?;
     parse_bytes_with(path, &bytes, options)
 }
 
@@ -293,6 +331,13 @@ impl Ending {
 /// every cell and ends every row with a line end: a text that ends inside quotes (an odd
 /// number of them), or after a delimiter, was cut.
 fn cut_row(text: &str) -> Option<u64> {
+    // A whole text has an even number of quotes and a line end or a quote last: counted
+    // first (fast), the row start is looked for only in a text that was cut.
+    let quotes = count_bytes(text.as_bytes(), b'"');
+    let after_delimiter = !text.is_empty() && !text.ends_with(['\n', '"']);
+    if quotes.is_multiple_of(2) && !after_delimiter {
+        return None;
+    }
     let mut quoted = false;
     let mut row_start = 0;
     for (i, b) in text.bytes().enumerate() {
@@ -302,8 +347,16 @@ fn cut_row(text: &str) -> Option<u64> {
             _ => {}
         }
     }
-    let after_delimiter = !text.is_empty() && !text.ends_with(['\n', '"']);
-    (quoted || after_delimiter).then_some(row_start as u64)
+    Some(row_start as u64)
+}
+
+/// How many times `byte` occurs in `bytes` (counted in chunks of 255 in a byte each,
+/// which the compiler turns into wide instructions: a 20 MB page takes a millisecond).
+pub(crate) fn count_bytes(bytes: &[u8], byte: u8) -> usize {
+    bytes
+        .chunks(255)
+        .map(|c| usize::from(c.iter().map(|&b| u8::from(b == byte)).sum::<u8>()))
+        .sum()
 }
 
 /// Whether rows with content are left.
@@ -327,18 +380,22 @@ fn is_metrics_output(r: &KernelRecord) -> bool {
 
 /// Finds the page kind from the first CSV line.
 fn detect(header: &str) -> Option<PageKind> {
-    let cols: Vec<String> = csv::ReaderBuilder::new()
+    // The columns that tell a page stand at its start: a raw page's 2,000 metric names
+    // after them are not read.
+    const ENOUGH: usize = 4096;
+    let head = match header.get(..ENOUGH).and_then(|h| h.rfind("\",\"")) {
+        Some(cut) if header.len() > ENOUGH => &header[..=cut],
+        _ => header,
+    };
+    let mut row = csv::StringRecord::new();
+    csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(header.as_bytes())
-        .records()
-        .next()?
-        .ok()?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let has = |name: &str| cols.iter().any(|c| c == name);
-    match cols.first().map(String::as_str) {
+        .from_reader(head.as_bytes())
+        .read_record(&mut row)
+        .ok()?;
+    let has = |name: &str| row.iter().any(|c| c == name);
+    match row.get(0) {
         Some("Kernel Name") | Some("File Path") => Some(PageKind::Source),
         Some("ID") if has("Metric Name") && has("Metric Value") => Some(PageKind::Details),
         Some("ID") if has("Kernel Name") => Some(PageKind::Raw),

@@ -3,10 +3,10 @@
 //! stores its ~2,200 names once.
 
 use super::input::CsvText;
-use super::value::{Unit, Value, check_metric, parse_cell};
+use super::value::{Unit, Value, check_metric, number_prefix, parse_cell, parse_count};
 use super::{
-    Ending, KernelRecord, LaunchInfo, Page, ParseError, check_id, csv_error, is_blank,
-    length_error, more_rows, non_empty, parse_id, reader,
+    Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id, count_bytes,
+    csv_error, is_blank, length_error, more_rows, parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,14 +66,27 @@ impl RawSchema {
 }
 
 /// One launch's row of the raw page, stored compactly (8 bytes a cell: a file of a
-/// thousand launches of ~2,200 metrics stays well under three times its size).
-#[derive(Debug, Clone)]
+/// thousand launches of ~2,200 metrics stays well under three times its size). The rows
+/// of a page's launches lie in one block of memory that they share.
+#[derive(Clone)]
 pub struct RawMetrics {
     pub schema: Arc<RawSchema>,
-    /// Numbers; empty and text cells are marked with [`EMPTY`] and [`TEXT`].
-    cells: Box<[f64]>,
+    /// Numbers; empty and text cells are marked with [`EMPTY`] and [`TEXT`]. This
+    /// launch's row starts at `start`.
+    block: Arc<Vec<f64>>,
+    start: usize,
     /// The few text cells (`PolicySpread`, `no data` …), by column.
-    texts: Vec<(u32, Box<str>)>,
+    texts: TextCells,
+}
+
+impl std::fmt::Debug for RawMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawMetrics")
+            .field("columns", &self.schema.columns.len())
+            .field("cells", &self.cells())
+            .field("texts", &self.texts)
+            .finish()
+    }
 }
 
 /// Markers for cells that hold no number. ncu's numbers are never NaN (a "nan" cell is
@@ -81,31 +94,125 @@ pub struct RawMetrics {
 const EMPTY: u64 = 0x7ff8_0000_0000_e0e0;
 const TEXT: u64 = 0x7ff8_0000_0000_7e57;
 
+/// A launch's few text cells, by column.
+type TextCells = Vec<(u32, Box<str>)>;
+
+/// The launches of a page as they are read: their cells one row after the other in one
+/// block (one allocation, advised to huge pages, for the tens of MB of a large page),
+/// the rest by launch.
+struct Rows {
+    cells: Vec<f64>,
+    /// Where the row being read starts.
+    row: usize,
+    texts: Vec<(u32, Box<str>)>,
+    /// The rows read: where each starts, its text cells, its launch.
+    done: Vec<(usize, TextCells, Identity)>,
+}
+
+impl Rows {
+    fn with_capacity(cells: usize) -> Rows {
+        let mut rows = Rows {
+            cells: Vec::with_capacity(cells),
+            row: 0,
+            texts: Vec::new(),
+            done: Vec::new(),
+        };
+        crate::files::advise_huge_pages(&mut rows.cells);
+        rows
+    }
+
+    /// The position of the next cell in its row.
+    fn column(&self) -> usize {
+        self.cells.len() - self.row
+    }
+
+    fn push_num(&mut self, x: f64) {
+        self.cells.push(x);
+    }
+
+    fn push(&mut self, v: Value) {
+        let x = match v {
+            Value::Num(x) => x,
+            Value::Empty => f64::from_bits(EMPTY),
+            Value::Text(t) => {
+                self.texts.push((self.column() as u32, t));
+                f64::from_bits(TEXT)
+            }
+        };
+        self.cells.push(x);
+    }
+
+    /// Ends the row being read, of the launch `identity` describes.
+    fn end_row(&mut self, identity: Identity) {
+        self.done
+            .push((self.row, std::mem::take(&mut self.texts), identity));
+        self.row = self.cells.len();
+    }
+
+    /// Forgets the row being read.
+    fn drop_row(&mut self) {
+        self.cells.truncate(self.row);
+        self.texts.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.done.len()
+    }
+
+    fn finish(self, schema: &Arc<RawSchema>) -> Vec<KernelRecord> {
+        let block = Arc::new(self.cells);
+        self.done
+            .into_iter()
+            .map(|(start, texts, id)| KernelRecord {
+                kernel: id.kernel,
+                launch_id: id.launch_id,
+                process_id: id.process_id,
+                launch: id.launch,
+                page: Page::Raw(RawMetrics {
+                    schema: schema.clone(),
+                    block: block.clone(),
+                    start,
+                    texts,
+                }),
+                line: id.line,
+            })
+            .collect()
+    }
+}
+
 impl RawMetrics {
     fn new(schema: Arc<RawSchema>, values: Vec<Value>) -> RawMetrics {
-        let mut texts = Vec::new();
-        let cells = values
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Value::Num(x) => x,
-                Value::Empty => f64::from_bits(EMPTY),
-                Value::Text(t) => {
-                    texts.push((i as u32, t));
-                    f64::from_bits(TEXT)
-                }
-            })
-            .collect();
+        let mut rows = Rows::with_capacity(values.len());
+        for v in values {
+            rows.push(v);
+        }
         RawMetrics {
             schema,
-            cells,
-            texts,
+            texts: rows.texts,
+            block: Arc::new(rows.cells),
+            start: 0,
         }
+    }
+
+    fn cells(&self) -> &[f64] {
+        &self.block[self.start..self.start + self.schema.columns.len()]
+    }
+
+    /// This launch's cells to change: copied into a block of their own first, unless
+    /// they have one.
+    fn cells_mut(&mut self) -> &mut [f64] {
+        let n = self.schema.columns.len();
+        if self.block.len() != n || Arc::get_mut(&mut self.block).is_none() {
+            self.block = Arc::new(self.cells().to_vec());
+            self.start = 0;
+        }
+        let block = Arc::get_mut(&mut self.block).expect("a block of its own");
+        &mut block[..]
     }
 
     /// The value of column `col`.
     pub fn value(&self, col: usize) -> Value {
-        let x = self.cells[col];
+        let x = self.cells()[col];
         match x.to_bits() {
             EMPTY => Value::Empty,
             TEXT => self
@@ -123,7 +230,7 @@ impl RawMetrics {
         self.schema
             .find(metric)
             .iter()
-            .map(|&i| self.cells[i])
+            .map(|&i| self.cells()[i])
             .find(|x| !x.is_nan())
     }
 
@@ -162,17 +269,19 @@ impl RawMetrics {
         }
         let mut columns = self.schema.columns.clone();
         columns.extend(extra.iter().map(|&j| other.schema.columns[j].clone()));
-        let mut values: Vec<Value> = (0..self.cells.len()).map(|i| self.value(i)).collect();
+        let mut values: Vec<Value> = (0..self.schema.columns.len())
+            .map(|i| self.value(i))
+            .collect();
         values.extend(extra.iter().map(|&j| other.value(j)));
         *self = RawMetrics::new(Arc::new(RawSchema::new(columns)), values);
     }
 
     fn set(&mut self, col: usize, value: Value) {
         match value {
-            Value::Num(x) => self.cells[col] = x,
-            Value::Empty => self.cells[col] = f64::from_bits(EMPTY),
+            Value::Num(x) => self.cells_mut()[col] = x,
+            Value::Empty => self.cells_mut()[col] = f64::from_bits(EMPTY),
             Value::Text(t) => {
-                self.cells[col] = f64::from_bits(TEXT);
+                self.cells_mut()[col] = f64::from_bits(TEXT);
                 let at = self.texts.partition_point(|(c, _)| *c < col as u32);
                 self.texts.insert(at, (col as u32, t));
             }
@@ -181,7 +290,7 @@ impl RawMetrics {
 
     /// Forgets a cell's value (it becomes unknown).
     pub fn clear(&mut self, col: usize) {
-        self.cells[col] = f64::from_bits(EMPTY);
+        self.cells_mut()[col] = f64::from_bits(EMPTY);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&RawColumn, Value)> + '_ {
@@ -205,11 +314,101 @@ fn strip_prefix(name: &str) -> &str {
     name
 }
 
+/// Where a raw page's columns are: the identity columns by name, and the metrics.
+#[derive(Clone)]
+struct Layout {
+    width: usize,
+    id: Option<usize>,
+    process: Option<usize>,
+    kernel: usize,
+    launch: LaunchColumns,
+    /// The row position of each metric of the schema.
+    metrics: Vec<usize>,
+}
+
+impl Layout {
+    /// What a row says of its launch; `cell(i)` is the row's cell at position `i`.
+    fn identity<'r>(&self, cell: impl Fn(usize) -> &'r str, line: u64) -> Identity {
+        let get = |i: Option<usize>| i.map(&cell);
+        Identity {
+            kernel: cell(self.kernel).to_string(),
+            launch_id: parse_id(get(self.id)),
+            process_id: parse_id(get(self.process)),
+            launch: self.launch.read(|i| Some(cell(i)), None),
+            line,
+        }
+    }
+}
+
+/// What a row says of its launch besides the metrics: a [`KernelRecord`] but its page.
+struct Identity {
+    kernel: String,
+    launch_id: Option<u64>,
+    process_id: Option<u64>,
+    launch: LaunchInfo,
+    line: u64,
+}
+
+/// The column lists of the last raw pages read, by the text of their two header rows:
+/// the pages of a ladder share theirs (~2,200 columns), so a folder of them builds it
+/// once.
+static HEADERS: std::sync::Mutex<Vec<Arc<Header>>> = std::sync::Mutex::new(Vec::new());
+
+/// How many column lists [`HEADERS`] keeps.
+const HEADERS_KEPT: usize = 4;
+
+struct Header {
+    /// The two header rows, line ends included.
+    text: Box<str>,
+    schema: Arc<RawSchema>,
+    layout: Layout,
+}
+
+/// The header of a page that starts with `text` (its two rows), if one was read before.
+fn known_header(text: &str) -> Option<Arc<Header>> {
+    let headers = HEADERS.lock().ok()?;
+    headers.iter().find(|h| &*h.text == text).cloned()
+}
+
+fn remember_header(header: Header) {
+    if let Ok(mut headers) = HEADERS.lock() {
+        headers.retain(|h| h.text != header.text);
+        headers.insert(0, Arc::new(header));
+        headers.truncate(HEADERS_KEPT);
+    }
+}
+
+/// Where the two header rows end, when each is one line: the byte after them.
+fn header_end(text: &str) -> Option<usize> {
+    let first = text.find('\n')?;
+    Some(first + 1 + text[first + 1..].find('\n')? + 1)
+}
+
+/// The rows to make room for: the lines left after `from`, each as long as a launch.
+fn capacity(csv: &CsvText, from: usize, layout: &Layout) -> usize {
+    let lines = count_bytes(csv.text.as_bytes().get(from..).unwrap_or_default(), b'\n') + 1;
+    lines.saturating_mul(layout.metrics.len())
+}
+
 pub fn parse(
     path: &Path,
     csv: &CsvText,
     ending: &mut Ending,
 ) -> Result<Vec<KernelRecord>, ParseError> {
+    // A page whose header was read before: its launch rows, read fast, are all there is
+    // to read (unless they are not as ncu writes them: then the whole page is read).
+    let end = header_end(&csv.text);
+    if let Some(h) = end.and_then(|e| known_header(&csv.text[..e]))
+        && let Some(rows) = quick_rows(
+            csv,
+            (h.text.len(), 3),
+            &h.schema,
+            &h.layout,
+            capacity(csv, h.text.len(), &h.layout),
+        )
+    {
+        return Ok(rows.finish(&h.schema));
+    }
     let mut rdr = reader(&csv.text);
     let mut names = csv::StringRecord::new();
     let mut units = csv::StringRecord::new();
@@ -232,22 +431,21 @@ pub fn parse(
     }
 
     let pos = |n: &str| names.iter().position(|c| c == n);
-    let (id, process, kernel, block, grid, device, cc) = (
-        pos("ID"),
-        pos("Process ID"),
-        pos("Kernel Name"),
-        pos("Block Size"),
-        pos("Grid Size"),
-        pos("Device"),
-        pos("CC"),
-    );
-    let kernel = kernel
-        .ok_or_else(|| ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\""))?;
-    let metric_cols: Vec<usize> = (0..width)
-        .filter(|&i| !IDENTITY.contains(&&names[i]))
-        .collect();
+    let layout = Layout {
+        width,
+        id: pos("ID"),
+        process: pos("Process ID"),
+        kernel: pos("Kernel Name").ok_or_else(|| {
+            ParseError::at(path, 1, "the raw page's header lacks \"Kernel Name\"")
+        })?,
+        launch: LaunchColumns::find(pos),
+        metrics: (0..width)
+            .filter(|&i| !IDENTITY.contains(&&names[i]))
+            .collect(),
+    };
     let schema = Arc::new(RawSchema::new(
-        metric_cols
+        layout
+            .metrics
             .iter()
             .map(|&i| RawColumn {
                 name: names[i].into(),
@@ -257,7 +455,22 @@ pub fn parse(
             .collect(),
     ));
 
-    let mut records = Vec::new();
+    // Rows of cells for every line left: the page's block is allocated once.
+    let start = rdr.position().clone();
+    let from = usize::try_from(start.byte()).unwrap_or(usize::MAX);
+    let capacity = capacity(csv, from, &layout);
+    let rows = quick_rows(csv, (from, start.line()), &schema, &layout, capacity);
+    if end == Some(from) && start.line() == 3 {
+        remember_header(Header {
+            text: csv.text[..from].into(),
+            schema: schema.clone(),
+            layout: layout.clone(),
+        });
+    }
+    if let Some(rows) = rows {
+        return Ok(rows.finish(&schema));
+    }
+    let mut rows = Rows::with_capacity(capacity);
     let mut row = csv::StringRecord::new();
     while read(&mut rdr, &mut row)? {
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
@@ -268,48 +481,174 @@ pub fn parse(
             if row.len() != width {
                 return Err(length_error(path, line, row.len(), width, "raw"));
             }
-            check_id(path, line, "ID", id.map(|i| &row[i]))?;
-            check_id(path, line, "Process ID", process.map(|i| &row[i]))?;
-            let mut values = Vec::with_capacity(metric_cols.len());
-            for (col, &i) in schema.columns.iter().zip(&metric_cols) {
-                let v = parse_cell(&row[i], &col.unit)
-                    .and_then(|v| check_metric(&col.metric, &row[i], &v).map(|()| v))
-                    .map_err(|e| ParseError::at(path, line, format!("column {}: {e}", col.name)))?;
-                values.push(v);
+            check_id(path, line, "ID", layout.id.map(|i| &row[i]))?;
+            check_id(path, line, "Process ID", layout.process.map(|i| &row[i]))?;
+            for (col, &i) in schema.columns.iter().zip(&layout.metrics) {
+                rows.push(metric_cell(col, &row[i]).map_err(|e| {
+                    ParseError::at(path, line, format!("column {}: {e}", col.name))
+                })?);
             }
-            ending.check_row(path, &row, line)?;
-            Ok(values)
+            ending.check_row(path, &row, line)
         })();
-        let values = match launch {
-            Ok(values) => values,
-            Err(e) => {
-                // One row is one launch: the rows before it are whole.
-                ending.cut(e, more_rows(rdr.records()), records.len())?;
-                break;
-            }
-        };
-        let get = |i: Option<usize>| i.map(|i| &row[i]);
-        records.push(KernelRecord {
-            kernel: row[kernel].to_string(),
-            launch_id: parse_id(get(id)),
-            process_id: parse_id(get(process)),
-            launch: LaunchInfo {
-                block: non_empty(get(block)),
-                grid: non_empty(get(grid)),
-                device: non_empty(get(device)),
-                cc: non_empty(get(cc)),
-                invocations: None,
-            },
-            page: Page::Raw(RawMetrics::new(schema.clone(), values)),
-            line,
-        });
+        if let Err(e) = launch {
+            // One row is one launch: the rows before it are whole.
+            rows.drop_row();
+            ending.cut(e, more_rows(rdr.records()), rows.len())?;
+            break;
+        }
+        rows.end_row(layout.identity(|i| &row[i], line));
     }
-    Ok(records)
+    Ok(rows.finish(&schema))
+}
+
+/// A metric cell's value, in its column's internal unit.
+fn metric_cell(col: &RawColumn, cell: &str) -> Result<Value, super::value::NumberError> {
+    let v = parse_cell(cell, &col.unit)?;
+    check_metric(&col.metric, cell, &v)?;
+    Ok(v)
+}
+
+/// The position of the first `"` or line end in `b`, looked for eight bytes at a time
+/// (a byte equal to one of them is a zero byte of the word XORed with it; the lowest
+/// byte the classic zero-byte test flags is exactly the first).
+fn quote_or_line_end(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut chunks = b.chunks_exact(8);
+    for (n, chunk) in chunks.by_ref().enumerate() {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hits =
+            zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\n')));
+        if hits != 0 {
+            return Some(n * 8 + hits.trailing_zeros() as usize / 8);
+        }
+    }
+    let done = b.len() - chunks.remainder().len();
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'"' || c == b'\n')
+        .map(|i| done + i)
+}
+
+/// The launch rows of a page as ncu writes them, read without the CSV reader (a page
+/// of a thousand launches holds millions of cells): every cell quoted with no quote or
+/// line end inside, one row a line, every row as long as the header, every cell a value
+/// its column holds. `None` at the first thing otherwise: the CSV reader then reads the
+/// page from `start`, and says what is wrong and where.
+fn quick_rows(
+    csv: &CsvText,
+    (start, start_line): (usize, u64),
+    schema: &Arc<RawSchema>,
+    layout: &Layout,
+    capacity: usize,
+) -> Option<Rows> {
+    let text = csv.text.as_bytes();
+    let mut pos = start;
+    let mut line = start_line;
+    let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
+    let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
+    let mut rows = Rows::with_capacity(capacity);
+    while pos < text.len() {
+        let row_line = line;
+        line += 1;
+        if text[pos] != b'"' {
+            // A blank row (spaces) ends some pages.
+            let end = text[pos..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |n| pos + n);
+            if !text[pos..end]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+            {
+                return None;
+            }
+            pos = end + 1;
+            continue;
+        }
+        fields.clear();
+        // The metric cells are read as the row is split (in one pass over it).
+        loop {
+            let open = pos + 1;
+            let k = rows.column();
+            let metric = layout.metrics.get(k) == Some(&fields.len());
+            // A metric cell that is a plain number ends where the number does (read in
+            // the same pass); any other cell at its closing quote.
+            let number = metric
+                .then(|| number_prefix(text.get(open..)?))
+                .flatten()
+                .filter(|(x, len)| *x >= 0.0 && text.get(open + len) == Some(&b'"'));
+            let close = match number {
+                Some((_, len)) => open + len,
+                None => open + quote_or_line_end(text.get(open..)?)?,
+            };
+            if text[close] != b'"' {
+                return None;
+            }
+            if metric {
+                let cell = &text[open..close];
+                match number {
+                    Some((x, _)) => {
+                        rows.push_num(if factors[k] == 1.0 { x } else { x * factors[k] })
+                    }
+                    // Negative numbers are checked by the full reading.
+                    None if cell.is_empty() => rows.push(Value::Empty),
+                    None => {
+                        rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?)
+                    }
+                }
+            }
+            fields.push((open, close));
+            match text.get(close + 1) {
+                Some(b',') if text.get(close + 2) == Some(&b'"') => pos = close + 2,
+                Some(b'\n') => {
+                    pos = close + 2;
+                    break;
+                }
+                Some(b'\r') if text.get(close + 2) == Some(&b'\n') => {
+                    pos = close + 3;
+                    break;
+                }
+                None => {
+                    pos = close + 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        if fields.len() != layout.width {
+            return None;
+        }
+        let cell = |i: usize| &csv.text[fields[i].0..fields[i].1];
+        for id in [layout.id, layout.process].into_iter().flatten() {
+            parse_count(cell(id), u64::MAX).ok()?;
+        }
+        rows.end_row(layout.identity(cell, csv.file_line(row_line)));
+    }
+    Some(rows)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::strip_prefix;
+    use super::{quote_or_line_end, strip_prefix};
+
+    #[test]
+    fn quotes_and_line_ends_are_found_first_of_all() {
+        for (text, want) in [
+            ("abc\"", Some(3)),
+            ("", None),
+            ("no end here", None),
+            ("12345678\"", Some(8)),
+            ("1234567\n\"", Some(7)),
+            ("\"\"\"\"\"\"\"\"\"", Some(0)),
+            ("ab\u{e9}cdefgh\"ij", Some(10)),
+            ("abcdefghijklmnopqrs\n", Some(19)),
+        ] {
+            assert_eq!(quote_or_line_end(text.as_bytes()), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn prefixes_are_stripped() {

@@ -30,6 +30,89 @@ impl SourceListing {
     }
 }
 
+/// What the analysis reads of a listing, without its rows: the (stall reason × opcode
+/// class) table of samples, and what tells two listings apart. Small enough to store
+/// beside the page, so that a ladder's trail needs no listing read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceSummary {
+    /// Per opcode class, by name.
+    pub opcodes: Vec<OpcodeSamples>,
+    /// Instructions listed.
+    pub instructions: usize,
+    /// CUDA lines listed (`--print-source cuda,sass`).
+    pub cuda_lines: usize,
+    /// A hash of every instruction's address and samples: the listings one report
+    /// gives as `sass` and as `cuda,sass` have the same, other listings another.
+    pub fingerprint: u64,
+}
+
+/// One opcode class of a listing with its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpcodeSamples {
+    pub opcode: Box<str>,
+    pub instructions: usize,
+    /// All samples, `selected` included.
+    pub samples: u64,
+    /// Samples per reason, indexed by [`StallReason::index`].
+    pub stalls: Box<[u64]>,
+}
+
+impl SourceSummary {
+    /// All samples of the listing.
+    pub fn total_samples(&self) -> u128 {
+        self.opcodes.iter().map(|o| u128::from(o.samples)).sum()
+    }
+
+    /// Samples per reason over the whole listing, indexed by [`StallReason::index`].
+    pub fn stalls(&self) -> Vec<u64> {
+        let mut out = vec![0u64; StallReason::COUNT];
+        for o in &self.opcodes {
+            for (t, &n) in out.iter_mut().zip(o.stalls.iter()) {
+                *t = t.saturating_add(n);
+            }
+        }
+        out
+    }
+}
+
+impl SourceListing {
+    /// The listing's samples by opcode class and reason (see [`SourceSummary`]).
+    pub fn summary(&self) -> SourceSummary {
+        let mut by_op: std::collections::BTreeMap<&str, OpcodeSamples> = Default::default();
+        // FNV-1a over the addresses and samples: stable from one build to the next, as a
+        // summary stored on disk needs.
+        let mut fingerprint: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut mix = |x: u64| {
+            for b in x.to_le_bytes() {
+                fingerprint = (fingerprint ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for l in &self.lines {
+            let o = by_op.entry(&l.opcode).or_insert_with(|| OpcodeSamples {
+                opcode: l.opcode.clone(),
+                instructions: 0,
+                samples: 0,
+                stalls: vec![0; StallReason::COUNT].into_boxed_slice(),
+            });
+            o.instructions += 1;
+            // A parsed listing's samples add up to a u64 (the parser refuses others).
+            o.samples = o.samples.saturating_add(l.samples);
+            for (t, &n) in o.stalls.iter_mut().zip(l.stalls.iter()) {
+                *t = t.saturating_add(u64::from(n));
+            }
+            mix(l.address);
+            mix(l.samples);
+            l.stalls.iter().for_each(|&n| mix(u64::from(n)));
+        }
+        SourceSummary {
+            opcodes: by_op.into_values().collect(),
+            instructions: self.lines.len(),
+            cuda_lines: self.cuda_lines.len(),
+            fingerprint,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SassLine {
     pub address: u64,

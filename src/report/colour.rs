@@ -4,6 +4,7 @@
 //! alike.
 
 use crate::analysis::Better;
+use crate::analysis::catalogue::Kind;
 use crate::ncu::StallReason;
 
 /// How good a value is among the values of its metric.
@@ -40,20 +41,43 @@ pub fn heat(better: Better, rank: f64) -> Heat {
     }
 }
 
+/// How a metric's values are placed between the worst and the best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// By difference.
+    Linear,
+    /// By ratio: times and TFLOPS, which a ladder improves by factors (a first version
+    /// 150× slower would otherwise make every later one look alike).
+    Log,
+}
+
+impl Scale {
+    pub fn of(kind: Kind) -> Scale {
+        match kind {
+            Kind::Time | Kind::Tflops => Scale::Log,
+            _ => Scale::Linear,
+        }
+    }
+}
+
 /// Each value's rank between the worst (0) and the best (1) of the known values, by the
-/// metric's direction; 1 where the value is unknown or all values are equal.
-pub fn ranks(values: &[Option<f64>], better: Better) -> Vec<f64> {
+/// metric's direction, on `scale` (linear where a value is not positive); 1 where the
+/// value is unknown or all values are equal.
+pub fn ranks(values: &[Option<f64>], better: Better, scale: Scale) -> Vec<f64> {
+    let log = scale == Scale::Log && values.iter().flatten().all(|&x| x > 0.0);
+    let at = |x: f64| if log { x.ln() } else { x };
     let (lo, hi) = values
         .iter()
         .flatten()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+        .map(|&x| at(x))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
         });
     values
         .iter()
         .map(|x| match (x, hi > lo) {
             (Some(x), true) => {
-                let r = (x - lo) / (hi - lo);
+                let r = (at(*x) - lo) / (hi - lo);
                 if better == Better::Lower { 1.0 - r } else { r }
             }
             _ => 1.0,
@@ -171,6 +195,18 @@ mod tests {
     #[test]
     fn ranks_follow_the_metric_direction() {
         let values = [Some(10.0), None, Some(20.0), Some(15.0)];
-        assert_eq!(ranks(&values, Better::Lower), vec![1.0, 1.0, 0.0, 0.5]);
+        assert_eq!(
+            ranks(&values, Better::Lower, Scale::Linear),
+            vec![1.0, 1.0, 0.0, 0.5]
+        );
+    }
+
+    /// The flash-attention ladder's run times (µs) of v01, v02 and v28: on a linear
+    /// scale v01's 9439 µs made v02's 1750 µs look good; by ratio v02 is poor.
+    #[test]
+    fn times_are_ranked_by_ratio() {
+        let values = [Some(9439.4), Some(1749.7), Some(60.5)];
+        let r = ranks(&values, Better::Lower, Scale::of(Kind::Time));
+        assert_eq!(heat(Better::Lower, r[1]), Heat::Poor, "{r:?}");
     }
 }

@@ -9,6 +9,44 @@ pub fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
+/// A text cut on the right to `width` columns (as the terminal counts them), an
+/// ellipsis last where it was cut: never on the left, which can change what it says
+/// (`2,090` for 82,090).
+pub fn cut(text: &str, width: usize) -> String {
+    if self::width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// A text in a column `w` wide, aligned left: cut with an ellipsis where it would touch
+/// the next column (one space stays between them).
+pub fn left(text: &str, w: usize) -> String {
+    let t = cut(text, w.saturating_sub(1));
+    let pad = w.saturating_sub(self::width(&t));
+    format!("{t}{}", " ".repeat(pad))
+}
+
+/// A value in a column `w` wide, aligned right after at least one space: a value wider
+/// than the column is never cut, the row is longer instead.
+pub fn right(text: &str, w: usize) -> String {
+    let pad = w.saturating_sub(self::width(text)).max(1);
+    format!("{}{text}", " ".repeat(pad))
+}
+
 /// Shown for a value that is unknown (absent from the export), never "0".
 pub const UNKNOWN: &str = "—";
 
@@ -33,7 +71,7 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
 pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
     match v {
         None => UNKNOWN.to_string(),
-        // Byte sizes carry their own unit (KB, MB).
+        // Byte sizes carry their own unit (KiB, MiB).
         Some(_) if kind.unit().is_empty() || kind == Kind::Bytes => value(kind, v),
         Some(_) => format!("{} {}", value(kind, v), kind.unit()),
     }
@@ -76,13 +114,19 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
+/// A size in binary units, as shared memory is counted (`48 KiB`, `99.5 KiB`, `1.2 MiB`).
 pub fn bytes(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.1} MB", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} KB", v / 1e3)
+    let (x, unit) = if v >= 1024.0 * 1024.0 {
+        (v / 1024.0 / 1024.0, "MiB")
+    } else if v >= 1024.0 {
+        (v / 1024.0, "KiB")
     } else {
-        format!("{v:.0} B")
+        return format!("{v:.0} B");
+    };
+    if x.fract() == 0.0 {
+        format!("{x:.0} {unit}")
+    } else {
+        format!("{x:.1} {unit}")
     }
 }
 
@@ -159,7 +203,9 @@ mod tests {
         assert_eq!(value(Kind::Count, Some(1_230_241_792.0)), "1,230,241,792");
         assert_eq!(value(Kind::Count, Some(-1234.0)), "-1,234");
         assert_eq!(value(Kind::Percent, None), "—");
-        assert_eq!(bytes(66_560.0), "66.6 KB");
+        assert_eq!(bytes(66_560.0), "65 KiB");
+        assert_eq!(bytes(101_888.0), "99.5 KiB");
+        assert_eq!(bytes(512.0), "512 B");
         assert_eq!(
             delta(Kind::Time, Some(2000.0), Some(1000.0)),
             "-1.00 µs (0.50×)"

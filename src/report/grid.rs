@@ -488,6 +488,9 @@ pub fn comparison(input: &CompareInput) -> Grid {
 
 pub struct TextExporter {
     pub markdown: bool,
+    /// The terminal's width, when the timeline is to fit it (text only): the versions
+    /// then come in blocks of columns. `None`: one line per metric, however long.
+    pub width: Option<usize>,
 }
 
 impl Exporter for TextExporter {
@@ -500,7 +503,7 @@ impl Exporter for TextExporter {
             if self.markdown {
                 out.push_str(&markdown_timeline(a));
             } else {
-                out.push_str(&text_timeline(a));
+                out.push_str(&text_timeline(a, self.width));
             }
         }
         out
@@ -529,28 +532,29 @@ impl Exporter for TextExporter {
 }
 
 /// The timeline as aligned text: the ladder, its trail and what the labels mean, the
-/// table, and what the stall reasons shown mean.
-fn text_timeline(a: &Analysed) -> String {
+/// table, and what the stall reasons shown mean; within `width` columns where one is
+/// given (the tables in blocks of columns, the lines broken to fit).
+fn text_timeline(a: &Analysed, width: Option<usize>) -> String {
     let mut out = String::new();
+    let text = |l: &str| fit_line(&format::printable(l), width);
     for l in header_lines(a) {
-        out.push_str(&format::printable(&l));
-        out.push('\n');
+        out.push_str(&text(&l));
     }
     out.push('\n');
-    out.push_str(&render_text(&trail(a)));
+    out.push_str(&render_text_within(&trail(a), width));
     let meanings = meanings(a);
     if !meanings.is_empty() {
         out.push_str("\nwhat the labels mean:\n");
         for m in meanings {
-            out.push_str(&format!("  {}\n", format::printable(&m)));
+            out.push_str(&text(&format!("  {m}")));
         }
     }
-    out.push_str(&render_text(&timeline(a)));
+    out.push_str(&render_text_within(&timeline(a), width));
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         out.push_str("\nwhat the stall reasons mean:\n");
         for r in reasons {
-            out.push_str(&format!("  {r}: {}\n", stall_help(r)));
+            out.push_str(&text(&format!("  {r}: {}", stall_help(r))));
         }
     }
     out
@@ -628,8 +632,111 @@ pub fn sass_lines(d: &SassDiff) -> Vec<String> {
     out
 }
 
+/// A grid as aligned text, one line per row however long.
 pub fn render_text(g: &Grid) -> String {
+    render_text_within(g, None)
+}
+
+/// A grid as aligned text within `width` columns: the columns after the first in
+/// blocks that fit, each block with the first column again, one after the other; the
+/// lines above the table broken to fit. `None`, or a grid that fits: one block.
+pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
     let g = &g.printable();
+    let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
+    for row in &g.rows {
+        if let Row::Cells(cells) = row {
+            for (w, c) in widths.iter_mut().zip(cells) {
+                *w = (*w).max(format::width(c));
+            }
+        }
+    }
+    // Blocks of columns (positions after the first), as many as fit in each.
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    let first = widths.first().copied().unwrap_or(0);
+    for col in 1..widths.len() {
+        let fits = |b: &Vec<usize>| {
+            let used: usize = first + b.iter().map(|&c| 2 + widths[c]).sum::<usize>();
+            width.is_none_or(|w| used + 2 + widths[col] <= w)
+        };
+        match blocks.last_mut() {
+            Some(b) if fits(b) => b.push(col),
+            _ => blocks.push(vec![col]),
+        }
+    }
+    if blocks.is_empty() {
+        blocks.push(Vec::new());
+    }
+    let mut out = String::new();
+    for p in &g.preamble {
+        out.push_str(&fit_line(p, width));
+    }
+    for block in &blocks {
+        let cols: Vec<usize> = std::iter::once(0).chain(block.iter().copied()).collect();
+        let pick = |cells: &[String]| -> Vec<String> {
+            cols.iter()
+                .map(|&c| cells.get(c).cloned().unwrap_or_default())
+                .collect()
+        };
+        let sub = Grid {
+            preamble: Vec::new(),
+            header: pick(&g.header),
+            rows: g
+                .rows
+                .iter()
+                .map(|r| match r {
+                    Row::Section(name) => Row::Section(name.clone()),
+                    Row::Cells(cells) => Row::Cells(pick(cells)),
+                })
+                .collect(),
+            text_columns: (0..cols.len())
+                .filter(|&i| g.text_columns.contains(&cols[i]))
+                .collect(),
+        };
+        out.push('\n');
+        out.push_str(&render_block(&sub, width));
+    }
+    out
+}
+
+/// A line of text broken to fit `width` columns: before each `→` of a trail, else at
+/// spaces, continued with an indent; a word longer than a line (a
+/// kernel's name) cut with an ellipsis. As it is without a width.
+fn fit_line(line: &str, width: Option<usize>) -> String {
+    let Some(width) = width.filter(|&w| format::width(line) > w) else {
+        return format!("{line}\n");
+    };
+    // A trail (several steps) breaks between its steps.
+    let (words, sep): (Vec<&str>, &str) = if line.matches(" → ").count() > 1 {
+        (line.split(" → ").collect(), " → ")
+    } else {
+        (line.split(' ').collect(), " ")
+    };
+    let mut out = String::new();
+    let mut current = String::new();
+    for (i, word) in words.iter().enumerate() {
+        let piece = if i == 0 {
+            word.to_string()
+        } else {
+            format!("{sep}{word}")
+        };
+        if !current.trim().is_empty() && format::width(&current) + format::width(&piece) > width {
+            out.push_str(current.trim_end());
+            out.push('\n');
+            current = format!("  {}", piece.trim_start());
+        } else {
+            current.push_str(&piece);
+        }
+    }
+    out.push_str(current.trim_end());
+    out.push('\n');
+    out.lines()
+        .map(|l| format!("{}\n", format::cut(l, width)))
+        .collect()
+}
+
+/// One block of a grid: header, rule and rows, aligned; a section's name longer than
+/// `fit` cut.
+fn render_block(g: &Grid, fit: Option<usize>) -> String {
     let cols = g.header.len();
     let mut widths: Vec<usize> = g.header.iter().map(|h| width(h)).collect();
     for row in &g.rows {
@@ -658,11 +765,6 @@ pub fn render_text(g: &Grid) -> String {
         s.trim_end().to_string()
     };
     let mut out = String::new();
-    for p in &g.preamble {
-        out.push_str(p);
-        out.push('\n');
-    }
-    out.push('\n');
     out.push_str(&line(&g.header));
     out.push('\n');
     out.push_str(&"─".repeat(total));
@@ -670,8 +772,13 @@ pub fn render_text(g: &Grid) -> String {
     for row in &g.rows {
         match row {
             Row::Section(name) => {
-                out.push_str(&format!("── {name} "));
-                out.push_str(&"─".repeat(total.saturating_sub(width(name) + 4)));
+                let mut rule = format!("── {name} ");
+                rule.push_str(&"─".repeat(total.saturating_sub(format::width(name) + 4)));
+                let rule = match fit {
+                    Some(w) => format::cut(&rule, w),
+                    None => rule,
+                };
+                out.push_str(&rule);
                 out.push('\n');
             }
             Row::Cells(cells) => {

@@ -412,7 +412,7 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
                     .iter()
                     .map(|&i| a.analysis.versions[i].get(d.id))
                     .collect();
-                colour::ranks(&values, d.better)
+                colour::ranks(&values, d.better, colour::Scale::of(d.kind))
             })
             .collect();
         let speed = group == Group::Speed;

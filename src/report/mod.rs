@@ -63,8 +63,11 @@ pub trait Exporter {
 
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
-        Format::Table => Box::new(grid::TextExporter { markdown: false }),
-        Format::Markdown => Box::new(grid::TextExporter { markdown: true }),
+        Format::Table => table_exporter(None),
+        Format::Markdown => Box::new(grid::TextExporter {
+            markdown: true,
+            width: None,
+        }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(CsvExporter),
         Format::Html => Box::new(html::HtmlExporter),
@@ -72,6 +75,15 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
             chart: svg::Chart::Speed,
         }),
     }
+}
+
+/// The table format within `width` columns (a terminal's): the timeline's versions in
+/// blocks that fit; `None`, one line per metric.
+pub fn table_exporter(width: Option<usize>) -> Box<dyn Exporter> {
+    Box::new(grid::TextExporter {
+        markdown: false,
+        width,
+    })
 }
 
 /// The exporter for a format and the chart that `svg` draws; a chart belongs to `svg`

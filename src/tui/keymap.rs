@@ -9,6 +9,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Context {
     Global,
     View(View),
+    /// The source view while a search is kept: its keys come before the others (Esc
+    /// clears the search and gives them back).
+    Search,
 }
 
 impl Context {
@@ -16,6 +19,7 @@ impl Context {
         match self {
             Context::Global => "everywhere",
             Context::View(v) => v.title(),
+            Context::Search => "source, with a search kept (Esc clears it)",
         }
     }
 }
@@ -85,8 +89,21 @@ pub struct Binding {
     pub keys: &'static [Key],
     pub action: Action,
     pub help: &'static str,
-    /// Shown in the footer (the rest only in the help popup).
-    pub footer: bool,
+    /// How the footer shows it, if it does (the rest only in the help popup).
+    pub footer: Option<Footer>,
+}
+
+/// A binding in the footer: its place (lowest first, so that a narrow terminal keeps
+/// the keys a newcomer needs), its keys and a word or two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    pub rank: u8,
+    pub keys: &'static str,
+    pub text: &'static str,
+}
+
+const fn shown(rank: u8, keys: &'static str, text: &'static str) -> Option<Footer> {
+    Some(Footer { rank, keys, text })
 }
 
 use Action::*;
@@ -97,236 +114,279 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('q'), code(KeyCode::Esc), ctrl('c')],
         action: Quit,
-        help: "quit (Esc first closes a popup or the filter)",
-        footer: true,
+        help: "quit (first closes the help, or clears the inspect filter)",
+        footer: shown(10, "q", "quit"),
+    },
+    Binding {
+        context: Global,
+        keys: &[ctrl('z')],
+        action: Suspend,
+        help: "suspend to the shell (fg resumes)",
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('?')],
         action: ToggleHelp,
         help: "this help",
-        footer: true,
+        footer: shown(9, "?", "help"),
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Tab)],
         action: NextView,
         help: "next view",
-        footer: true,
+        footer: shown(12, "Tab", "view"),
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::BackTab)],
         action: PrevView,
         help: "previous view",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('t')],
         action: Show(View::Timeline),
         help: "ladder timeline",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('c')],
         action: Show(View::Compare),
         help: "compare: the marked version, or the parent, with the selected one",
-        footer: true,
+        footer: shown(11, "c", "compare"),
     },
     Binding {
         context: Global,
         keys: &[k('i')],
         action: Show(View::Inspect),
         help: "inspect every metric and rule of the selected version",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('s')],
         action: Show(View::Source),
         help: "SASS listing with stall samples",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('b')],
         action: Show(View::Bottleneck),
         help: "bottleneck: the reason × instruction table and what its rows mean",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('n')],
         action: Show(View::Notes),
         help: "the version's notes and its diff from the version it was built on",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Left), k('h')],
         action: PrevVersion,
         help: "select the previous version",
-        footer: true,
+        footer: shown(1, "←→", "version"),
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Right), k('l')],
         action: NextVersion,
         help: "select the next version",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Up), k('k')],
         action: Up,
         help: "scroll up / move up",
-        footer: false,
+        footer: shown(2, "↑↓", "scroll"),
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Down), k('j')],
         action: Down,
         help: "scroll down / move down",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::PageUp)],
         action: PageUp,
         help: "page up",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::PageDown), k(' ')],
         action: PageDown,
         help: "page down",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::Home), k('g')],
         action: Top,
         help: "to the top",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[code(KeyCode::End), k('G')],
         action: Bottom,
         help: "to the bottom",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('S')],
         action: NextShape,
         help: "run results of the next measured shape",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('L')],
         action: NextLadder,
         help: "next ladder",
-        footer: false,
+        footer: shown(4, "L", "ladder"),
     },
     Binding {
         context: Global,
         keys: &[k('m')],
         action: Mark,
         help: "mark the selected version for compare",
-        footer: true,
+        footer: shown(3, "m", "mark"),
     },
     Binding {
         context: Global,
         keys: &[k('r')],
         action: Run { all: false },
         help: "run the selected version on the GPU",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('R')],
         action: Run { all: true },
         help: "run every version on the GPU",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('p')],
         action: Profile { all: false },
         help: "profile the selected version with ncu",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: Global,
         keys: &[k('P')],
         action: Profile { all: true },
         help: "profile every version with ncu",
-        footer: false,
+        footer: None,
+    },
+    Binding {
+        context: Global,
+        keys: &[k('K')],
+        action: ToggleKernel,
+        help: "the full kernel name of the version shown (in compare: of both)",
+        footer: shown(13, "K", "kernel name"),
     },
     Binding {
         context: Global,
         keys: &[k('x')],
         action: StopJob,
         help: "stop the run or profile in progress",
-        footer: false,
+        footer: None,
     },
     Binding {
         context: In(View::Inspect),
         keys: &[k('/')],
         action: FilterStart,
         help: "filter metrics as you type (Enter keeps it, Esc clears it)",
-        footer: true,
+        footer: shown(5, "/", "filter"),
     },
     Binding {
         context: In(View::Source),
         keys: &[k('o')],
         action: ToggleSort,
         help: "sort by stall samples, by address, or under CUDA lines",
-        footer: true,
+        footer: shown(5, "o", "sort"),
     },
     Binding {
         context: In(View::Source),
         keys: &[k(']')],
         action: NextHot,
         help: "next hot spot (≥ 1 % of the stall samples)",
-        footer: true,
+        footer: shown(6, "]", "next hot spot"),
     },
     Binding {
         context: In(View::Source),
         keys: &[k('[')],
         action: PrevHot,
         help: "previous hot spot",
-        footer: false,
+        footer: None,
+    },
+    Binding {
+        context: In(View::Source),
+        keys: &[k('/')],
+        action: SearchStart,
+        help: "search: an opcode, a register or an offset (Enter keeps it)",
+        footer: shown(5, "/", "search"),
+    },
+    Binding {
+        context: Context::Search,
+        keys: &[k('n')],
+        action: NextMatch,
+        help: "the next instruction that matches",
+        footer: shown(4, "n/N", "next/previous match"),
+    },
+    Binding {
+        context: Context::Search,
+        keys: &[k('N')],
+        action: PrevMatch,
+        help: "the previous instruction that matches",
+        footer: None,
     },
 ];
 
-/// The action a key means in a view: the view's own binding first, then the global one.
-pub fn lookup(view: View, e: &KeyEvent) -> Option<Action> {
-    let find = |ctx: Context| {
+/// The contexts whose keys apply, first first: a kept search (in the source view), the
+/// view's own, the global ones.
+pub fn contexts(view: View, search_kept: bool) -> Vec<Context> {
+    let search = (view == View::Source && search_kept).then_some(Context::Search);
+    search
+        .into_iter()
+        .chain([Context::View(view), Context::Global])
+        .collect()
+}
+
+/// The action a key means: the binding of the first of `contexts` that binds it.
+pub fn lookup(contexts: &[Context], e: &KeyEvent) -> Option<Action> {
+    contexts.iter().find_map(|&ctx| {
         KEYMAP
             .iter()
             .filter(|b| b.context == ctx)
             .find(|b| b.keys.iter().any(|k| k.matches(e)))
             .map(|b| b.action)
-    };
-    find(Context::View(view)).or_else(|| find(Context::Global))
+    })
 }
 
-/// The footer's bindings for a view: its own first, then the global ones marked.
-pub fn footer(view: View) -> impl Iterator<Item = &'static Binding> {
-    KEYMAP
+/// The footer's bindings in these contexts, in footer order.
+pub fn footer(contexts: &[Context]) -> Vec<Footer> {
+    let mut shown: Vec<Footer> = KEYMAP
         .iter()
-        .filter(move |b| b.context == Context::View(view))
-        .chain(
-            KEYMAP
-                .iter()
-                .filter(|b| b.context == Context::Global && b.footer),
-        )
+        .filter(|b| contexts.contains(&b.context))
+        .filter_map(|b| b.footer)
+        .collect();
+    shown.sort_by_key(|f| f.rank);
+    shown
 }
 
 pub fn keys_label(b: &Binding) -> String {

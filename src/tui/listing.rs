@@ -102,3 +102,81 @@ pub fn hot_positions(s: &SourceListing, rows: &[ListRow]) -> Vec<usize> {
         .map(|(p, _)| p)
         .collect()
 }
+
+/// An instruction with the addresses it names inside the listing (branch targets) as
+/// offsets from its start, as the address column shows them. A listing whose addresses
+/// start at 0 names offsets already, and constants are never inside it.
+pub fn with_offsets(text: &str, base: u64, end: u64) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("0x").filter(|_| base > 0) {
+        let hex = &rest[i + 2..];
+        let len = hex
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(hex.len());
+        out.push_str(&rest[..i]);
+        match u64::from_str_radix(&hex[..len], 16) {
+            Ok(a) if (base..=end).contains(&a) => out.push_str(&format!("{:#06x}", a - base)),
+            _ => out.push_str(&rest[i..i + 2 + len]),
+        }
+        rest = &hex[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The offset column of an instruction: its address from the listing's start.
+pub fn offset(l: &SassLine, base: u64) -> String {
+    format!("{:#06x}", l.address.saturating_sub(base))
+}
+
+/// Positions (in `rows`) of the instructions that match a search: its text (opcode,
+/// registers, operands) as the source view shows it, or its offset, holding `query`
+/// (case ignored). Nothing for an empty query.
+pub fn matches(s: &SourceListing, rows: &[ListRow], query: &str) -> Vec<usize> {
+    let query = query.to_lowercase();
+    if query.is_empty() {
+        return Vec::new();
+    }
+    let (base, end) = bounds(s);
+    rows.iter()
+        .enumerate()
+        .filter(|&(_, r)| match *r {
+            ListRow::Sass(i) => {
+                let l = &s.lines[i];
+                with_offsets(&l.text, base, end)
+                    .to_lowercase()
+                    .contains(&query)
+                    || offset(l, base).contains(&query)
+            }
+            _ => false,
+        })
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// The listing's first address and its last.
+pub fn bounds(s: &SourceListing) -> (u64, u64) {
+    let base = s.lines.first().map(|l| l.address).unwrap_or(0);
+    let end = s.lines.iter().map(|l| l.address).max().unwrap_or(0);
+    (base, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_offsets;
+
+    #[test]
+    fn branch_targets_read_as_offsets() {
+        let base = 0x7f36_2b7a_0000;
+        assert_eq!(
+            with_offsets("@!P0 BRA 0x7f362b7a0c40", base, base + 0x1000),
+            "@!P0 BRA 0x0c40"
+        );
+        assert_eq!(
+            with_offsets("LDC R1, c[0x0][0x28]", base, base + 0x1000),
+            "LDC R1, c[0x0][0x28]"
+        );
+        assert_eq!(with_offsets("BRA 0x40", 0, 0x1000), "BRA 0x40");
+    }
+}

@@ -16,6 +16,7 @@ use ratatui::crossterm::event::{
     KeyModifiers, MouseButton, MouseEventKind,
 };
 use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{self as term, ClearType};
 use ratatui::layout::Rect;
 use state::{Action, App, Effect, JobEvent, LadderState, View};
 use std::sync::Arc;
@@ -43,8 +44,7 @@ pub fn run(
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
-        ratatui::restore();
+        give_back_terminal();
         previous(info);
     }));
     let result = event_loop(&mut terminal, &mut app, &signals.received);
@@ -104,9 +104,39 @@ struct TerminalGuard;
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        let _ = execute!(std::io::stdout(), DisableMouseCapture);
-        ratatui::restore();
+        give_back_terminal();
     }
+}
+
+/// The terminal as the shell had it: mouse reports off, the screen cleared (a terminal
+/// without an alternate screen, or tmux with `alternate-screen off`, would keep the
+/// last frame), the alternate screen left, raw mode off.
+fn give_back_terminal() {
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        term::Clear(ClearType::All),
+        ratatui::crossterm::cursor::MoveTo(0, 0)
+    );
+    ratatui::restore();
+}
+
+/// Ctrl-Z: the terminal given back, the process stopped as the shell's job control
+/// stops it (SIGTSTP); when it continues (`fg`), the terminal taken back and redrawn
+/// whole.
+fn suspend(terminal: &mut ratatui::DefaultTerminal) -> Result<()> {
+    give_back_terminal();
+    signal_hook::low_level::raise(signal_hook::consts::SIGTSTP)
+        .context("cannot suspend the explorer")?;
+    term::enable_raw_mode().context("cannot take the terminal back")?;
+    execute!(
+        std::io::stdout(),
+        term::EnterAlternateScreen,
+        EnableMouseCapture
+    )
+    .context("cannot take the terminal back")?;
+    terminal.clear()?;
+    Ok(())
 }
 
 /// Runs until the user quits or an ending signal is noted in `signal`.
@@ -133,6 +163,8 @@ fn event_loop(
             let ev = event::read()?;
             if let Event::Resize(w, h) = ev {
                 area = Rect::new(0, 0, w, h);
+                // The whole screen drawn anew: nothing of the old frame stays.
+                terminal.clear()?;
             }
             for action in actions(app, &ev, area) {
                 if let Some(effect) = app.update(action) {
@@ -143,6 +175,7 @@ fn event_loop(
                                 j.cancel.store(true, Ordering::Relaxed);
                             }
                         }
+                        Effect::Suspend => suspend(terminal)?,
                     }
                 }
             }
@@ -203,8 +236,10 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
 }
 
 fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
-    let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
-    if app.inspect.editing && !ctrl_c {
+    // Ctrl-C quits and Ctrl-Z suspends whatever is open.
+    let ctrl_c =
+        matches!(k.code, KeyCode::Char('c' | 'z')) && k.modifiers.contains(KeyModifiers::CONTROL);
+    if (app.inspect.editing || app.source.searching) && !ctrl_c {
         return match k.code {
             KeyCode::Enter => Some(Action::FilterEnd),
             KeyCode::Esc => Some(Action::FilterCancel),
@@ -212,6 +247,12 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
                 Some(Action::FilterInput(c))
             }
+            _ => None,
+        };
+    }
+    if app.kernel_popup && !ctrl_c {
+        return match k.code {
+            KeyCode::Esc | KeyCode::Char('K') | KeyCode::Char('q') => Some(Action::ToggleKernel),
             _ => None,
         };
     }
@@ -225,5 +266,5 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
             _ => None,
         };
     }
-    keymap::lookup(app.view, k)
+    keymap::lookup(&app.key_contexts(), k)
 }

@@ -62,15 +62,24 @@ pub enum Action {
     NextShape,
     Mark,
     FilterStart,
+    /// Typing into the inspect filter or the source view's search, whichever is typed.
     FilterInput(char),
     FilterBackspace,
-    /// Enter: keep the filter, stop typing.
+    /// Enter: keep the filter (search), stop typing.
     FilterEnd,
-    /// Esc while typing: clear the filter.
+    /// Esc while typing: clear the filter (search).
     FilterCancel,
     ToggleSort,
     NextHot,
     PrevHot,
+    /// `/` in the source view: type a search of the listing (the typing actions above
+    /// then edit it).
+    SearchStart,
+    /// The next (previous) instruction that matches the kept search.
+    NextMatch,
+    PrevMatch,
+    /// Show (or close) the full kernel names of the version shown.
+    ToggleKernel,
     Run {
         all: bool,
     },
@@ -84,6 +93,8 @@ pub enum Action {
     Resize {
         rows: u16,
     },
+    /// Ctrl-Z: give the terminal back and stop until resumed (`fg`).
+    Suspend,
 }
 
 /// What a background job tells the explorer.
@@ -131,6 +142,9 @@ impl From<JobEvent> for Msg {
 pub enum Effect {
     StartJob(JobRequest),
     CancelJob,
+    /// Restore the terminal, stop the process (SIGTSTP), take the terminal back when it
+    /// continues.
+    Suspend,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -213,6 +227,10 @@ pub struct InspectState {
 pub struct SourceState {
     pub cursor: usize,
     pub sort: SourceSort,
+    /// The search of the listing (`/`), kept after Enter until Esc clears it.
+    pub search: String,
+    /// Whether the search is being typed.
+    pub searching: bool,
 }
 
 pub struct App {
@@ -236,6 +254,8 @@ pub struct App {
     pub compare: Option<CompareCache>,
     pub help: bool,
     pub help_scroll: usize,
+    /// The full kernel names of the version shown (K), in a popup.
+    pub kernel_popup: bool,
     pub status: Option<Status>,
     pub job: Option<JobStatus>,
     pub quit: bool,
@@ -264,7 +284,10 @@ impl App {
             source: SourceState {
                 cursor: 0,
                 sort: SourceSort::Samples,
+                search: String::new(),
+                searching: false,
             },
+            kernel_popup: false,
             bottleneck_row: 0,
             compare: None,
             help: false,
@@ -294,15 +317,20 @@ impl App {
 
     /// The two versions the compare view shows: the marked one (or else the version the
     /// selected one was built on, its parent; for a baseline the one before it in display
-    /// order) against the selected one.
+    /// order) against the selected one. `None` when there is none to compare it with
+    /// (the first version, nothing marked).
     pub fn compare_pair(&self) -> Option<(usize, usize)> {
         let b = self.version_index()?;
         let ls = self.ladder();
-        let a = self.marked.filter(|&m| m != b).unwrap_or_else(|| {
-            ls.ladder
-                .parent_of(b)
-                .unwrap_or_else(|| ls.order[self.selected.saturating_sub(1)])
-        });
+        let before = || {
+            let pos = ls.order.iter().position(|&i| i == b)?;
+            pos.checked_sub(1).map(|p| ls.order[p])
+        };
+        let a = self
+            .marked
+            .filter(|&m| m != b)
+            .or_else(|| ls.ladder.parent_of(b))
+            .or_else(before)?;
         Some((a, b))
     }
 
@@ -350,8 +378,14 @@ impl App {
         *s = s.saturating_add_signed(delta);
     }
 
-    /// The selected version's SASS listing, when its profile has a source page.
-    pub fn listing(&self) -> Option<&crate::ncu::SourceListing> {
+    /// The keymap's contexts that apply now, first first.
+    pub fn key_contexts(&self) -> Vec<crate::tui::keymap::Context> {
+        crate::tui::keymap::contexts(self.view, !self.source.search.is_empty())
+    }
+
+    /// The selected version's SASS listing, when its profile has a source page (read
+    /// from its file the first time a view asks; an error says why it cannot be).
+    pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
         self.ladder().ladder.versions[self.version_index()?].listing()
     }
 
@@ -375,9 +409,16 @@ impl App {
     fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
+            // Quitting first closes what is open: the help, then the inspect filter.
             Quit => {
                 if self.help {
                     self.help = false;
+                } else if self.kernel_popup {
+                    self.kernel_popup = false;
+                } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
+                    self.inspect = InspectState::default();
+                } else if self.view == View::Source && !self.source.search.is_empty() {
+                    self.source.search.clear();
                 } else {
                     self.quit = true;
                 }
@@ -389,13 +430,9 @@ impl App {
             HelpScroll(d) => self.help_scroll = self.help_scroll.saturating_add_signed(d as isize),
             NextView | PrevView => {
                 let i = self.view_slot() as isize + if action == NextView { 1 } else { -1 };
-                self.view = View::ALL[i.rem_euclid(View::ALL.len() as isize) as usize];
-                self.help = false;
+                self.show(View::ALL[i.rem_euclid(View::ALL.len() as isize) as usize]);
             }
-            Show(v) => {
-                self.view = v;
-                self.help = false;
-            }
+            Show(v) => self.show(v),
             PrevVersion => self.select(self.selected.saturating_sub(1)),
             NextVersion => self.select(self.selected + 1),
             SelectVersion(i) => self.select(i),
@@ -452,6 +489,21 @@ impl App {
             FilterStart => {
                 self.view = View::Inspect;
                 self.inspect.editing = true;
+                self.status = None;
+            }
+            FilterInput(c) if self.source.searching => {
+                self.source.search.push(c);
+                self.find_match(true, true);
+            }
+            FilterBackspace if self.source.searching => {
+                self.source.search.pop();
+            }
+            FilterEnd if self.source.searching => {
+                self.source.searching = false;
+            }
+            FilterCancel if self.source.searching => {
+                self.source.search.clear();
+                self.source.searching = false;
             }
             FilterInput(c) => {
                 self.inspect.filter.push(c);
@@ -465,8 +517,21 @@ impl App {
             FilterCancel => {
                 self.inspect = InspectState::default();
             }
+            SearchStart => {
+                self.show(View::Source);
+                self.source.searching = true;
+                self.source.search.clear();
+                self.status = None;
+            }
+            NextMatch => self.find_match(true, false),
+            PrevMatch => self.find_match(false, false),
+            ToggleKernel => self.kernel_popup = !self.kernel_popup,
             ToggleSort => {
-                let sorts = self.listing().map(listing::sorts).unwrap_or_default();
+                let sorts = self
+                    .listing()
+                    .and_then(Result::ok)
+                    .map(listing::sorts)
+                    .unwrap_or_default();
                 let at = sorts.iter().position(|s| *s == self.source.sort);
                 self.source.sort = at
                     .and_then(|i| sorts.get((i + 1) % sorts.len()))
@@ -477,6 +542,7 @@ impl App {
             NextHot | PrevHot => {
                 let hot = self
                     .listing()
+                    .and_then(Result::ok)
                     .map(|s| listing::hot_positions(s, &listing::rows(s, self.source.sort)))
                     .unwrap_or_default();
                 let cur = self.source.cursor;
@@ -552,10 +618,24 @@ impl App {
                 self.status = Some(Status::Info("nothing is running".into()));
             }
             Resize { rows } => self.page_rows = rows as usize,
+            Suspend => return Some(Effect::Suspend),
         }
         self.clamp_bottleneck_row();
         self.refresh_compare();
         None
+    }
+
+    /// Another view; the filter being typed is kept, no longer typed (a click on a tab
+    /// while typing).
+    fn show(&mut self, v: View) {
+        self.view = v;
+        self.help = false;
+        if v != View::Inspect {
+            self.inspect.editing = false;
+        }
+        if v != View::Source {
+            self.source.searching = false;
+        }
     }
 
     /// The comparison of the compare view's pair, from the cache when it holds that pair.
@@ -583,7 +663,7 @@ impl App {
         let comparison = analysis::compare(
             &ls.analysis.versions[pair.0],
             &ls.analysis.versions[pair.1],
-            va.listing().zip(vb.listing()),
+            va.readable_listing().zip(vb.readable_listing()),
         );
         self.compare = Some(CompareCache {
             ladder: self.current,
@@ -600,6 +680,45 @@ impl App {
             Some(m.reasons().len())
         });
         self.bottleneck_row = self.bottleneck_row.min(rows.unwrap_or(1).saturating_sub(1));
+    }
+
+    /// Moves the source cursor to the next (or previous) instruction matching the
+    /// search, from the top again past the end; `here`: the cursor's own line counts (a
+    /// search being typed stays on a line that still matches).
+    fn find_match(&mut self, forward: bool, here: bool) {
+        let found = self.listing().and_then(Result::ok).map(|s| {
+            let rows = listing::rows(s, self.source.sort);
+            listing::matches(s, &rows, &self.source.search)
+        });
+        let Some(hits) = found.filter(|h| !h.is_empty()) else {
+            self.status = Some(Status::Info(format!(
+                "no instruction matches {:?}",
+                self.source.search
+            )));
+            return;
+        };
+        let cur = self.source.cursor;
+        let next = if forward {
+            hits.iter()
+                .copied()
+                .find(|&p| p > cur || (here && p == cur))
+                .or_else(|| hits.first().copied())
+        } else {
+            hits.iter()
+                .rev()
+                .copied()
+                .find(|&p| p < cur)
+                .or_else(|| hits.last().copied())
+        };
+        if let Some(p) = next {
+            let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
+            self.source.cursor = p;
+            self.status = Some(Status::Info(format!(
+                "{:?}: match {n} of {}",
+                self.source.search,
+                hits.len()
+            )));
+        }
     }
 
     fn select(&mut self, i: usize) {

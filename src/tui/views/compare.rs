@@ -2,7 +2,7 @@
 //! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
 //! the diff of their kernel sources.
 
-use super::{App, stall_bar, stall_legend};
+use super::{App, stall_bar, stall_legend, wrap};
 use crate::analysis::{self, Verdict};
 use crate::report::{self, format};
 use ratatui::Frame;
@@ -27,7 +27,25 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
     let Some((ia, ib)) = app.compare_pair() else {
-        return Vec::new();
+        // The first version, nothing marked: nothing to compare it with.
+        return app
+            .version_index()
+            .map(|i| {
+                let mut out: Vec<Line> = wrap(&ls.ladder.no_parent(i), width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.title()))
+                    .collect();
+                out.extend(
+                    wrap(
+                        "m marks a version, then select another to compare the two",
+                        width,
+                    )
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.dim())),
+                );
+                out
+            })
+            .unwrap_or_default();
     };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);
@@ -35,7 +53,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let c = match app.cached_comparison((ia, ib)) {
         Some(c) => c,
         None => {
-            computed = analysis::compare(aa, ab, va.listing().zip(vb.listing()));
+            computed = analysis::compare(aa, ab, va.readable_listing().zip(vb.readable_listing()));
             &computed
         }
     };
@@ -52,31 +70,63 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             t.dim(),
         ),
     ])];
-    let name_w = 24;
-    let val_w = ((width.saturating_sub(name_w + 10)) / 3).clamp(10, 22);
+    // Columns as wide as their values (and two spaces), the delta column as its
+    // deltas: on a narrow terminal a row runs past the edge (cut there with an
+    // ellipsis) rather than a value being cut or running into the next.
+    // Per metric: its verdict and its cells (name, a, b, delta).
+    let rows: Vec<_> = c
+        .metrics
+        .iter()
+        .filter(|m| m.a.is_some() || m.b.is_some())
+        .map(|m| {
+            let d = m.id.def();
+            let cells = [
+                d.name.to_string(),
+                format::with_unit(d.kind, m.a),
+                format::with_unit(d.kind, m.b),
+                format::delta(d.kind, m.a, m.b),
+            ];
+            (m.verdict, cells)
+        })
+        .collect();
+    let widest = |cols: &[usize], at_least: usize| {
+        rows.iter()
+            .flat_map(|(_, cells)| cols.iter().map(|&i| format::width(&cells[i])))
+            .max()
+            .unwrap_or(0)
+            .max(at_least)
+            + 2
+    };
+    let val_w = widest(&[1, 2], 8);
+    let delta_w = widest(&[3], 5);
+    // The names give way first (cut with an ellipsis) so that the values fit.
+    let name_w = widest(&[0], 8)
+        .min(24)
+        .min(width.saturating_sub(2 * val_w + delta_w))
+        .max(10);
     out.push(Line::styled(
         format!(
-            "{:<name_w$}{:>val_w$}{:>val_w$}{:>val_w$}  verdict",
-            "metric", va.id, vb.id, "delta"
+            "{}{}{}{}  verdict",
+            format::left("metric", name_w),
+            format::right(&va.id, val_w),
+            format::right(&vb.id, val_w),
+            format::right("delta", delta_w)
         ),
         t.dim(),
     ));
-    for m in &c.metrics {
-        if m.a.is_none() && m.b.is_none() {
-            continue;
-        }
-        let d = m.id.def();
+    for (verdict, [name, a, b, delta]) in &rows {
         out.push(Line::from(vec![
-            Span::raw(format!("{:<name_w$}", d.name)),
-            Span::raw(format!("{:>val_w$}", format::with_unit(d.kind, m.a))),
-            Span::raw(format!("{:>val_w$}", format::with_unit(d.kind, m.b))),
-            Span::raw(format!("{:>val_w$}", format::delta(d.kind, m.a, m.b))),
+            Span::raw(format::left(name, name_w)),
+            Span::raw(format::right(a, val_w)),
+            Span::raw(format::right(b, val_w)),
+            Span::raw(format::right(delta, delta_w)),
             Span::styled(
-                format!("  {}", m.verdict.symbol()),
-                verdict_style(app, m.verdict),
+                format!("  {}", verdict.symbol()),
+                verdict_style(app, *verdict),
             ),
         ]));
     }
+    let name_w = name_w.max(24);
 
     if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
         out.push(Line::default());

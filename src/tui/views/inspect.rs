@@ -1,12 +1,13 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::App;
+use super::{App, wrap};
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
 use std::collections::BTreeMap;
 
 /// One line of the listing, with the text the filter searches.
@@ -19,7 +20,40 @@ pub struct Entry {
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = filtered(app, body.width as usize);
+    // An active filter heads the view, with how to change and clear it: it stays when
+    // another version is selected, and a status message never hides it.
+    let body = match filter_line(app) {
+        Some(line) => {
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
+            frame.render_widget(Paragraph::new(line), top);
+            rest
+        }
+        None => body,
+    };
     super::draw_document(frame, lines, app.scroll_of(super::View::Inspect), body);
+}
+
+/// The filter being typed or kept, and the keys for it; `None` without one.
+pub fn filter_line(app: &App) -> Option<Line<'static>> {
+    let t = &app.theme;
+    let f = &app.inspect;
+    if f.editing {
+        return Some(Line::from(vec![
+            Span::styled("filter: ", t.key()),
+            Span::raw(f.filter.clone()),
+            Span::styled("▏", t.key()),
+            Span::styled("  Enter keeps it · Esc clears it", t.dim()),
+        ]));
+    }
+    if f.filter.is_empty() {
+        return None;
+    }
+    Some(Line::from(vec![
+        Span::styled("filter: ", t.key()),
+        Span::raw(f.filter.clone()),
+        Span::styled("  / changes it · Esc clears it", t.dim()),
+    ]))
 }
 
 pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
@@ -151,7 +185,7 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
             for (name, value) in fields.into_iter().filter(|(_, v)| !v.is_empty()) {
                 out.push(Entry {
                     line: Line::from(vec![
-                        Span::raw(format!("  {name:<name_w$}")),
+                        Span::raw(format!("  {}", format::left(name, name_w))),
                         Span::raw(value.clone()),
                     ]),
                     key: format!("run {name} {value}").to_lowercase(),
@@ -189,7 +223,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let name_w = (width / 2).clamp(20, 70);
     let metric = |section: &str, name: &str, value: String| Entry {
         line: Line::from(vec![
-            Span::raw(format!("  {:<name_w$}", name)),
+            Span::raw(format!("  {}", format::left(name, name_w))),
             Span::raw(value.clone()),
         ]),
         key: format!("{section} {name} {value}").to_lowercase(),
@@ -284,7 +318,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     out
 }
 
-/// A value in its internal unit, readable: ns as µs or ms, bytes as KB/MB, Hz as GHz.
+/// A value in its internal unit, readable: ns as µs or ms, bytes as KiB/MiB, Hz as GHz.
 pub fn quantity(v: &Value, unit: &str) -> String {
     match v {
         Value::Empty => format::UNKNOWN.to_string(),
@@ -294,7 +328,9 @@ pub fn quantity(v: &Value, unit: &str) -> String {
             match unit {
                 "ns" if x >= 1e6 => format!("{:.3} ms", x / 1e6),
                 "ns" if x >= 1e3 => format!("{:.2} µs", x / 1e3),
-                "byte" | "byte/block" if x >= 1e3 => format!("{}{}", format::bytes(x), &unit[4..]),
+                "byte" | "byte/block" if x >= 1024.0 => {
+                    format!("{}{}", format::bytes(x), &unit[4..])
+                }
                 "Hz" if x >= 1e9 => format!("{:.2} GHz", x / 1e9),
                 "Hz" if x >= 1e6 => format!("{:.1} MHz", x / 1e6),
                 "byte/s" if x >= 1e9 => format!("{:.1} GB/s", x / 1e9),
@@ -303,24 +339,4 @@ pub fn quantity(v: &Value, unit: &str) -> String {
             }
         }
     }
-}
-
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty()
-            && crate::report::format::width(&cur) + 1 + crate::report::format::width(word) > width
-        {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
 }

@@ -52,13 +52,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let a = areas(area);
+    let width = area.width as usize;
     frame.render_widget(
-        Paragraph::new(printable(tab_line(app, a.tabs.width))),
+        Paragraph::new(fit(printable(tab_line(app, a.tabs.width)), width)),
         a.tabs,
     );
-    frame.render_widget(Paragraph::new(printable(headline(app))), a.headline);
+    frame.render_widget(
+        Paragraph::new(fit(printable(headline(app, width)), width)),
+        a.headline,
+    );
+    let status = fit(printable(status_line(app)), width);
     if app.version_index().is_none() {
-        frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
+        frame.render_widget(Paragraph::new(status), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
         if app.help {
             draw_help(frame, app, area);
@@ -73,11 +78,65 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Bottleneck => bottleneck::draw(frame, app, a.body),
         View::Notes => notes::draw(frame, app, a.body),
     }
-    frame.render_widget(Paragraph::new(printable(status_line(app))), a.status);
+    frame.render_widget(Paragraph::new(status), a.status);
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+    if app.kernel_popup {
+        draw_kernel_names(frame, app, area);
+    }
     if app.help {
         draw_help(frame, app, area);
     }
+}
+
+/// The full kernel names of the version shown (in compare, of both), wrapped, with
+/// their short forms: the names the views shorten are one key (K) away.
+fn draw_kernel_names(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let ls = app.ladder();
+    let shown: Vec<usize> = match (app.view, app.compare_pair()) {
+        (View::Compare, Some((a, b))) => vec![a, b],
+        _ => app.version_index().into_iter().collect(),
+    };
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(4);
+    let mut lines: Vec<Line> = Vec::new();
+    for i in shown {
+        let v = &ls.ladder.versions[i];
+        lines.push(Line::styled(format!("{} {}", v.id, v.title), t.title()));
+        match &v.profile {
+            Some(p) => {
+                lines.push(Line::from(vec![
+                    Span::styled("short ", t.dim()),
+                    Span::raw(p.short_name()),
+                ]));
+                lines.push(Line::styled("full", t.dim()));
+                // A C++ signature has no spaces to break at everywhere: it is cut into
+                // pieces of the popup's width.
+                let chars: Vec<char> = p.kernel.chars().collect();
+                for piece in chars.chunks(text_w.max(1)) {
+                    lines.push(Line::raw(format!("  {}", piece.iter().collect::<String>())));
+                }
+            }
+            None => lines.push(Line::styled("no profile", t.dim())),
+        }
+    }
+    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let lines: Vec<Line> = lines.into_iter().map(printable).collect();
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" kernel names (K or Esc closes) "),
+        ),
+        popup,
+    );
 }
 
 /// The tab titles with their x ranges, for drawing and for clicks.
@@ -140,7 +199,9 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
 
 /// The selected version with its bottleneck and the three headline signals, kept in
 /// view everywhere.
-pub fn headline(app: &App) -> Line<'static> {
+/// The selected version's id, title and bottleneck, then the headline signals that fit
+/// `width` whole (a signal's value is never cut: one that does not fit is left out).
+pub fn headline(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     let ls = app.ladder();
     let Some(i) = app.version_index() else {
@@ -166,16 +227,25 @@ pub fn headline(app: &App) -> Line<'static> {
     ));
 
     for h in HEADLINE {
-        spans.push(sep());
         let (name, value) = match *h {
             Headline::Stall(r, name) => (name, a.stalls.as_ref().map(|s| s.share(r) * 100.0)),
             Headline::Metric(m, name) => (name, a.get(m)),
         };
-        spans.push(Span::styled(format!("{name} "), t.dim()));
-        spans.push(Span::raw(match value {
-            Some(x) => format!("{x:.1}%"),
-            None => format::UNKNOWN.to_string(),
-        }));
+        let signal = [
+            sep(),
+            Span::styled(format!("{name} "), t.dim()),
+            Span::raw(match value {
+                Some(x) => format!("{x:.1}%"),
+                None => format::UNKNOWN.to_string(),
+            }),
+        ];
+        let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
+        let more: usize = signal.iter().map(|s| format::width(&s.content)).sum();
+        if used + more > width {
+            spans.extend([sep(), Span::styled("…", t.dim())]);
+            break;
+        }
+        spans.extend(signal);
     }
     Line::from(spans)
 }
@@ -205,11 +275,6 @@ fn status_line(app: &App) -> Line<'static> {
     match &app.status {
         Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
         Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
-        None if app.inspect.editing => Line::from(vec![
-            Span::styled("filter: ", t.key()),
-            Span::raw(app.inspect.filter.clone()),
-            Span::styled("▏", t.key()),
-        ]),
         None => match app.load_warnings.as_slice() {
             [] => Line::default(),
             [one] => Line::styled(one.clone(), t.error()),
@@ -233,17 +298,15 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
             ("Enter".into(), "keep filter"),
             ("Esc".into(), "clear filter"),
         ]
+    } else if app.source.searching {
+        vec![
+            ("Enter".into(), "keep search"),
+            ("Esc".into(), "clear search"),
+        ]
     } else {
-        keymap::footer(app.view)
-            .map(|b| {
-                let short = b
-                    .help
-                    .split([':', '(', ','])
-                    .next()
-                    .unwrap_or(b.help)
-                    .trim();
-                (keymap::keys_label(b), short)
-            })
+        keymap::footer(&app.key_contexts())
+            .into_iter()
+            .map(|f| (f.keys.to_string(), f.text))
             .collect()
     };
     for (keys, help) in items {
@@ -263,6 +326,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
     let mut contexts: Vec<Context> = vec![Context::Global];
     contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
+    contexts.push(Context::Search);
     for ctx in contexts {
         let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == ctx).collect();
         if bindings.is_empty() {
@@ -281,6 +345,16 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         t.dim(),
     ));
     let w = area.width.saturating_sub(4).min(90);
+    lines.push(Line::styled("colours and marks", t.title()));
+    for l in timeline::legend() {
+        for (n, part) in wrap(&l, (w as usize).saturating_sub(6))
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if n == 0 { "  " } else { "    " };
+            lines.push(Line::raw(format!("{indent}{part}")));
+        }
+    }
     let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
     let inner = h.saturating_sub(2) as usize;
     let offset = clamp_scroll(app.help_scroll, lines.len(), inner);
@@ -323,9 +397,51 @@ pub fn printable_span(span: Span<'static>) -> Span<'static> {
     }
 }
 
+/// A line cut on the right to `width` columns, an ellipsis where it was cut (in the
+/// style of the span cut); never on the left, which can change what a text says.
+pub fn fit(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut used = 0;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = format::width(&span.content);
+        if used + w < width {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        let rest = width.saturating_sub(used);
+        spans.push(Span::styled(format::cut(&span.content, rest), span.style));
+        break;
+    }
+    Line { spans, ..line }
+}
+
 /// Clamps a scroll offset so that the last page stays full.
 pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))
+}
+
+/// A text broken at spaces into lines of at most `width` columns (a word longer than
+/// a line stays whole).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && format::width(&cur) + 1 + format::width(word) > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// Draws a view's document, one line a row, from its scroll offset.
@@ -336,7 +452,7 @@ pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize
         .into_iter()
         .skip(offset)
         .take(visible)
-        .map(printable)
+        .map(|l| fit(printable(l), body.width as usize))
         .collect();
     frame.render_widget(Paragraph::new(page), body);
 }

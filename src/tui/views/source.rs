@@ -6,7 +6,7 @@ use super::{App, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
-use crate::tui::listing::{ListRow, rows, stall_samples};
+use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
 use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -18,19 +18,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let Some(vi) = app.version_index() else {
         return;
     };
-    let Some(s) = app.listing() else {
-        let v = &app.ladder().ladder.versions[vi];
-        frame.render_widget(
-            Paragraph::new(printable(Line::styled(
-                format!(
+    let s = match app.listing() {
+        Some(Ok(s)) => s,
+        missing => {
+            let v = &app.ladder().ladder.versions[vi];
+            let why = match missing {
+                Some(Err(e)) => format!("{}'s source page cannot be read: {e}", v.id),
+                _ => format!(
                     "{} has no source page (export it with ncu --page source --print-source sass)",
                     v.id
                 ),
-                t.dim(),
-            ))),
-            body,
-        );
-        return;
+            };
+            frame.render_widget(Paragraph::new(printable(Line::styled(why, t.dim()))), body);
+            return;
+        }
     };
     let wide = body.width >= 110;
     let [main, meaning_area] =
@@ -43,11 +44,37 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 
     let order = rows(s, app.source.sort);
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
-    let base = s.lines.first().map(|l| l.address).unwrap_or(0);
+    let (base, end) = listing::bounds(s);
     let visible = left.height.saturating_sub(2) as usize;
     let cursor = app.source.cursor.min(order.len().saturating_sub(1));
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
-    let header = Row::new(["offset", "stall", "%", "top reason", "instruction"]).style(t.title());
+    // Columns that fit their numbers; on a narrow terminal the top reason goes first,
+    // and the instruction's text is cut on the right to the room left.
+    let off_w: u16 = if app.source.sort == SourceSort::CudaLine {
+        10
+    } else {
+        7
+    };
+    let stall_w = format::width(&format::thousands(total as f64)).max(5) as u16;
+    let reason_w: u16 = if left.width >= 60 { 18 } else { 0 };
+    let columns = if reason_w > 0 { 4 } else { 3 };
+    let text_w = left
+        .width
+        .saturating_sub(off_w + stall_w + 5 + reason_w + columns) as usize;
+    let row = |cells: Vec<Cell<'static>>| {
+        Row::new(
+            cells
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, _)| i != 3 || reason_w > 0)
+                .map(|(_, c)| c),
+        )
+    };
+    let header = row(["offset", "stall", "%", "top reason", "instruction"]
+        .into_iter()
+        .map(Cell::from)
+        .collect())
+    .style(t.title());
     let rows: Vec<Row> = order
         .iter()
         .enumerate()
@@ -68,12 +95,12 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                         ),
                     };
                     let share = n as f64 / total as f64;
-                    let row = Row::new(vec![
+                    let row = row(vec![
                         Cell::from(line),
                         Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
                         Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                         Cell::from(""),
-                        Cell::from(format::printable(&text).into_owned()),
+                        Cell::from(format::cut(&format::printable(&text), text_w)),
                     ])
                     .style(t.title());
                     return if pos == cursor {
@@ -92,12 +119,15 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 ""
             };
-            let row = Row::new(vec![
-                Cell::from(format!("{indent}{:#06x}", l.address - base)),
+            let row = row(vec![
+                Cell::from(format!("{indent}{}", listing::offset(l, base))),
                 Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
                 Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
-                Cell::from(reason),
-                Cell::from(format::printable(&l.text).into_owned()),
+                Cell::from(format::cut(reason, reason_w as usize)),
+                Cell::from(format::cut(
+                    &format::printable(&with_offsets(&l.text, base, end)),
+                    text_w,
+                )),
             ])
             .style(t.hot(share));
             if pos == cursor {
@@ -107,6 +137,19 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             }
         })
         .collect();
+    // The search, while typed (a cursor after it) or kept (with its matches).
+    let search = if app.source.searching {
+        format!(" · /{}▏", format::printable(&app.source.search))
+    } else if !app.source.search.is_empty() {
+        let n = listing::matches(s, &order, &app.source.search).len();
+        format!(
+            " · /{}: {n} match{} (n/N)",
+            format::printable(&app.source.search),
+            if n == 1 { "" } else { "es" }
+        )
+    } else {
+        String::new()
+    };
     let sort = match app.source.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
@@ -116,20 +159,28 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Table::new(
             rows,
             [
-                Constraint::Length(7),
-                Constraint::Length(9),
+                Constraint::Length(off_w),
+                Constraint::Length(stall_w),
                 Constraint::Length(5),
-                Constraint::Length(18),
-                Constraint::Min(10),
-            ],
+                Constraint::Length(reason_w),
+                Constraint::Fill(1),
+            ]
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, _)| i != 3 || reason_w > 0)
+            .map(|(_, c)| c),
         )
         .header(header)
-        .block(Block::default().borders(Borders::TOP).title(format!(
-            " SASS {sort} · {} instructions · {} stall samples · line {}/{} ",
-            s.lines.len(),
-            format::thousands(total as f64),
-            cursor + 1,
-            order.len()
+        .block(Block::default().borders(Borders::TOP).title(format::cut(
+            // The position first: the title is cut on the right to the table's width.
+            &format!(
+                " line {}/{}{search} · SASS {sort} · {} instructions · {} stall samples ",
+                cursor + 1,
+                order.len(),
+                s.lines.len(),
+                format::thousands(total as f64)
+            ),
+            left.width as usize,
         ))),
         left,
     );
@@ -147,7 +198,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
             ),
         };
-        frame.render_widget(Paragraph::new(Line::styled(meaning, t.dim())), meaning_area);
+        frame.render_widget(
+            Paragraph::new(super::fit(
+                printable(Line::styled(meaning, t.dim())),
+                meaning_area.width as usize,
+            )),
+            meaning_area,
+        );
     }
 
     if wide {
@@ -160,7 +217,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 let share = o.stall_samples as f64 / op_total as f64;
                 let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
                 printable(Line::from(vec![
-                    Span::styled(format!("{:<10}", o.opcode), t.hot(share)),
+                    Span::styled(format::left(&o.opcode, 11), t.hot(share)),
                     Span::raw(format!("{:>5.1}%  ", share * 100.0)),
                     Span::styled(reason.to_string(), t.dim()),
                 ]))

@@ -1,8 +1,8 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
 use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
-use crate::analysis::catalogue::cell_help;
-use crate::analysis::{METRICS, MetricId, StepVerdict, VersionAnalysis};
+use crate::analysis::catalogue::{Kind, cell_help};
+use crate::analysis::{Better, METRICS, MetricId, StepVerdict, VersionAnalysis};
 use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
@@ -49,7 +49,7 @@ pub fn columns(app: &App, width: u16) -> Columns {
 pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
     let trail_len: usize = trail_line(app)
         .iter()
-        .map(|s| crate::report::format::width(&s.content))
+        .map(|s| format::width(&s.content))
         .sum();
     let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
     Layout::vertical([
@@ -129,7 +129,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Paragraph::new(Line::from(trail_line(app))).wrap(Wrap { trim: false }),
         trail_area,
     );
-    frame.render_widget(Paragraph::new(meaning_line(app)), meaning_area);
+    frame.render_widget(
+        Paragraph::new(super::fit(meaning_line(app), meaning_area.width as usize)),
+        meaning_area,
+    );
 
     let t = &app.theme;
     let ls = app.ladder();
@@ -158,12 +161,16 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 t.title()
             };
-            Cell::from(Line::from(printable_span(Span::styled(label, style))).right_aligned())
+            let label = format::cut(&format::printable(&label), cw);
+            Cell::from(Line::from(Span::styled(label, style)).right_aligned())
         })),
     );
 
+    // A cell wider than its column would be cut on the left, changing what it says: it
+    // is cut on the right, with an ellipsis (the values themselves fit the columns).
     let value_cell = |text: String, style: Style| {
-        Cell::from(Line::from(printable_span(Span::styled(text, style))).right_aligned())
+        let text = format::cut(&format::printable(&text), cw);
+        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
     };
     let mut rows: Vec<Row> = Vec::new();
     rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
@@ -175,14 +182,15 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 .trail
                 .iter()
                 .any(|s| s.index == ls.order[pos] && s.changed);
-            let label = if crate::report::format::width(&label) > cw {
+            let label = if format::width(&label) > cw {
                 // "short_scoreboard @ LDS" → "short_sc…@LDS": keep the opcode readable.
                 match label.split_once(" @ ") {
                     Some((r, op)) => {
-                        let keep = cw.saturating_sub(crate::report::format::width(op) + 2);
+                        let keep = cw.saturating_sub(format::width(op) + 2);
                         format!("{}…@{op}", r.chars().take(keep).collect::<String>())
                     }
-                    None => label.chars().take(cw).collect(),
+                    // Cut on the right by the cell, with an ellipsis.
+                    None => label,
                 }
             } else {
                 label
@@ -219,7 +227,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         if values.iter().all(Option::is_none) {
             continue;
         }
-        let ranks = colour::ranks(&values, d.better);
+        let ranks = colour::ranks(&values, d.better, colour::Scale::of(d.kind));
         let hi = values
             .iter()
             .flatten()
@@ -227,13 +235,27 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .fold(f64::NEG_INFINITY, f64::max);
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
+        let speed = matches!(d.kind, Kind::Time | Kind::Tflops);
+        let name = format::cut(&name, cols.name_w as usize);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
-                let text = format::value(d.kind, x);
+                let i = ls.order[pos];
+                let parent = ls
+                    .ladder
+                    .parent_of(i)
+                    .and_then(|p| ls.analysis.versions[p].get(d.id));
+                // Loose files are no ladder: none was built on the one before it.
+                let ladder = ls.ladder.dir.is_some();
+                let mark = if speed && ladder && regressed(d.better, parent, x) {
+                    REGRESSION_MARK
+                } else {
+                    ""
+                };
+                let text = format!("{mark}{}", format::value(d.kind, x));
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
-                        let room = cw.saturating_sub(crate::report::format::width(&text) + 1);
+                        let room = cw.saturating_sub(format::width(&text) + 1);
                         let n = ((v / hi) * room as f64).round() as usize;
                         format!("{} {text}", "▆".repeat(n.min(room)))
                     }
@@ -245,18 +267,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     }
     if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
         rows.push(Row::new(
-            std::iter::once(Cell::from("occupancy limit (blocks/SM)")).chain(shown.iter().map(
-                |&pos| {
-                    let a = &ls.analysis.versions[ls.order[pos]];
-                    value_cell(
-                        a.occupancy
-                            .as_ref()
-                            .map(|o| o.compact())
-                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
-                        t.dim(),
-                    )
-                },
-            )),
+            std::iter::once(Cell::from(format::cut(
+                "occupancy limit (blocks/SM)",
+                cols.name_w as usize,
+            )))
+            .chain(shown.iter().map(|&pos| {
+                let a = &ls.analysis.versions[ls.order[pos]];
+                value_cell(
+                    a.occupancy
+                        .as_ref()
+                        .map(|o| o.compact())
+                        .unwrap_or_else(|| format::UNKNOWN.to_string()),
+                    t.dim(),
+                )
+            })),
         ));
     }
     let reasons = stall_rows(&ls.analysis.versions);
@@ -264,7 +288,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         rows.push(Row::new(
             std::iter::once(Cell::from(Line::from(vec![
                 Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
-                Span::raw(format!(" {} %", r.metric_name())),
+                Span::raw(format::cut(
+                    &format!(" {} %", r.metric_name()),
+                    (cols.name_w as usize).saturating_sub(1),
+                )),
             ])))
             .chain(shown.iter().map(|&pos| {
                 let a = &ls.analysis.versions[ls.order[pos]];
@@ -284,11 +311,13 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     value_cell(
                         match ops.get(rank) {
                             Some(o) if total > 0 => {
-                                format!(
-                                    "{} {:.0}%",
-                                    o.opcode,
+                                // The share whole, the opcode cut to the room left.
+                                let pct = format!(
+                                    " {:.0}%",
                                     100.0 * o.stall_samples as f64 / total as f64
-                                )
+                                );
+                                let room = cw.saturating_sub(format::width(&pct));
+                                format!("{}{pct}", format::cut(&o.opcode, room))
                             }
                             _ => format::UNKNOWN.into(),
                         },
@@ -316,7 +345,40 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             .map(|v| v.stalls.as_ref().map(|s| s.source)),
     );
     frame.render_widget(
-        Paragraph::new(stall_legend(app, &heading, &legend)),
+        Paragraph::new(super::fit(
+            stall_legend(app, &heading, &legend),
+            legend_area.width as usize,
+        )),
         legend_area,
     );
+}
+
+/// Marks a time or TFLOPS worse than the version's parent's: a regression stays visible
+/// however the ladder's first versions stretch the row's colours.
+pub const REGRESSION_MARK: &str = "▼";
+
+/// Whether `x` is worse than the parent's value by more than the single-round band of
+/// the speed verdicts (2 %): within it two timings read level.
+fn regressed(better: Better, parent: Option<f64>, x: Option<f64>) -> bool {
+    let (Some(p), Some(x)) = (parent, x) else {
+        return false;
+    };
+    let band = crate::analysis::speed::SINGLE_ROUND_BAND;
+    match better {
+        Better::Lower => x > p * (1.0 + band),
+        Better::Higher => x < p * (1.0 - band),
+        Better::Neutral => false,
+    }
+}
+
+/// What the timeline's colours and marks mean, for the help.
+pub fn legend() -> Vec<String> {
+    vec![
+        "timeline colours: green the best third of a row, yellow the middle, red the worst (by the metric's direction); times and TFLOPS by ratio (a log scale), so a slow first version leaves the later ones apart".into(),
+        "▆ bars: TFLOPS as a share of the row's best".into(),
+        format!(
+            "{REGRESSION_MARK} a time or TFLOPS worse than the version it was built on by more than {:.0} %",
+            crate::analysis::speed::SINGLE_ROUND_BAND * 100.0
+        ),
+    ]
 }
