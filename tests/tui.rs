@@ -692,7 +692,10 @@ fn the_timeline_marks_a_time_worse_than_the_parents() {
     select(&mut a, "v13");
     let screen = render(&a, 120, 40);
     let time = row_of(&screen, "Time (run)");
-    assert!(time.contains("▼99.39") && !time.contains("▼92.11"), "{time}");
+    assert!(
+        time.contains("▼99.39") && !time.contains("▼92.11"),
+        "{time}"
+    );
     assert!(
         row_of(&screen, "TFLOPS (run)").contains("▼345.7"),
         "{screen}"
