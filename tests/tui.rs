@@ -745,6 +745,19 @@ fn the_help_explains_the_timeline_colours_and_marks() {
     );
 }
 
+/// At 80 columns a key's description wider than the popup wraps under itself, whole
+/// (it was cut: `compare: the marked version, or the parent, with the selec`).
+#[test]
+fn the_help_wraps_long_descriptions_at_80_columns() {
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    let screen = render(&a, 80, 24);
+    assert!(
+        screen.contains("│                selected one "),
+        "{screen}"
+    );
+}
+
 /// Narrow terminals: every view that holds a table, at 40×10 and 80×24, on v21 (a
 /// version whose hot instruction classes include WARPGROUP), the timeline scrolled to
 /// its hot instructions.

@@ -323,6 +323,7 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
 
 fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
+    let w = area.width.saturating_sub(4).min(90);
     let mut lines: Vec<Line> = Vec::new();
     let mut contexts: Vec<Context> = vec![Context::Global];
     contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
@@ -334,17 +335,28 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         }
         lines.push(Line::styled(ctx.name().to_string(), t.title()));
         for b in bindings {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<14}", keymap::keys_label(b)), t.key()),
-                Span::raw(b.help),
-            ]));
+            // A description wider than the popup wraps under itself, whole.
+            let label = format!("  {:<14}", keymap::keys_label(b));
+            let room = (w as usize)
+                .saturating_sub(2 + format::width(&label))
+                .max(10);
+            for (n, part) in wrap(b.help, room).into_iter().enumerate() {
+                let key = if n == 0 {
+                    label.clone()
+                } else {
+                    " ".repeat(label.len())
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(key, t.key()),
+                    Span::raw(part),
+                ]));
+            }
         }
     }
     lines.push(Line::styled(
         "mouse: wheel scrolls, a click on a tab or a version column selects it",
         t.dim(),
     ));
-    let w = area.width.saturating_sub(4).min(90);
     lines.push(Line::styled("colours and marks", t.title()));
     for l in timeline::legend() {
         for (n, part) in wrap(&l, (w as usize).saturating_sub(6))
