@@ -276,8 +276,25 @@ fn keys_while_typing_go_to_the_filter() {
     let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
     assert_eq!(
         tui::actions(&a, &ctrl_c, Rect::new(0, 0, 120, 40)),
-        vec![Action::Quit]
+        vec![Action::QuitNow]
     );
+}
+
+/// Ctrl-C quits whatever is open, as the README says: with the help shown and a search
+/// being typed in the source view it quitted nothing (it closed the help, then cleared
+/// the text and left the typing on).
+#[test]
+fn ctrl_c_quits_whatever_is_open() {
+    let mut a = app();
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "LD");
+    a.update(Action::ToggleHelp);
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    for action in tui::actions(&a, &ctrl_c, Rect::new(0, 0, 120, 40)) {
+        a.update(action);
+    }
+    assert!(a.quit);
 }
 
 #[test]
@@ -507,7 +524,9 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
     for (i, a) in KEYMAP.iter().enumerate() {
         for b in &KEYMAP[i + 1..] {
             let mode = a.context == Context::Search || b.context == Context::Search;
+            let anywhere = a.context == Context::Anywhere || b.context == Context::Anywhere;
             let overlap = a.context == b.context
+                || anywhere
                 || (!mode && (a.context == Context::Global || b.context == Context::Global));
             if !overlap {
                 continue;
@@ -560,6 +579,7 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::NextMatch,
         Action::PrevMatch,
         Action::ToggleKernel,
+        Action::QuitNow,
     ];
     for action in user_actions {
         assert!(

@@ -7,6 +7,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 /// Where a binding applies: everywhere, or in one view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
+    /// Whatever is open, also while a filter or search is typed or a popup is shown.
+    Anywhere,
     Global,
     View(View),
     /// The source view while a search is kept: its keys come before the others (Esc
@@ -17,6 +19,7 @@ pub enum Context {
 impl Context {
     pub fn name(self) -> &'static str {
         match self {
+            Context::Anywhere => "anywhere, whatever is open or typed",
             Context::Global => "everywhere",
             Context::View(v) => v.title(),
             Context::Search => "source, with a search kept (Esc clears it)",
@@ -107,18 +110,25 @@ const fn shown(rank: u8, keys: &'static str, text: &'static str) -> Option<Foote
 }
 
 use Action::*;
-use Context::{Global, View as In};
+use Context::{Anywhere, Global, View as In};
 
 pub const KEYMAP: &[Binding] = &[
     Binding {
-        context: Global,
-        keys: &[k('q'), code(KeyCode::Esc), ctrl('c')],
-        action: Quit,
-        help: "quit (first closes the help, or clears the inspect filter)",
-        footer: shown(10, "q", "quit"),
+        context: Anywhere,
+        keys: &[ctrl('c')],
+        action: QuitNow,
+        help: "quit at once",
+        footer: None,
     },
     Binding {
         context: Global,
+        keys: &[k('q'), code(KeyCode::Esc)],
+        action: Quit,
+        help: "quit (first closes a popup, or clears a kept filter or search)",
+        footer: shown(10, "q", "quit"),
+    },
+    Binding {
+        context: Anywhere,
         keys: &[ctrl('z')],
         action: Suspend,
         help: "suspend to the shell (fg resumes)",

@@ -47,7 +47,9 @@ pub fn run(
         give_back_terminal();
         previous(info);
     }));
+    let watch = Watchdog::start(Arc::clone(&signals.received));
     let result = event_loop(&mut terminal, &mut app, &signals.received);
+    watch.stop();
     drop(guard);
     signals.release();
     result
@@ -96,6 +98,65 @@ impl EndSignals {
             let _ = signal_hook::low_level::emulate_default_handler(sig);
             std::process::exit(128 + sig);
         }
+    }
+}
+
+/// A terminal that has gone (a closed SSH session, a killed tmux server) can leave
+/// crossterm's `event::poll` waiting for ever, timeout or not, so the event loop never
+/// gets back to the ending signal it noted and spins on a core. The watchdog ends the
+/// process itself, the terminal given back as far as it can be, when the loop has not
+/// ended within half a second of an ending signal, or when the terminal on standard
+/// input has hung up.
+struct Watchdog {
+    done: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    fn start(received: Arc<AtomicUsize>) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let over = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut noted: Option<std::time::Instant> = None;
+            while !over.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(100));
+                let sig = received.load(Ordering::SeqCst) as i32;
+                if sig != 0
+                    && noted.get_or_insert_with(std::time::Instant::now).elapsed()
+                        > Duration::from_millis(500)
+                {
+                    give_back_terminal();
+                    std::process::exit(128 + sig);
+                }
+                if sig == 0 && terminal_hung_up() {
+                    give_back_terminal();
+                    std::process::exit(128 + signal_hook::consts::SIGHUP);
+                }
+            }
+        });
+        Watchdog { done }
+    }
+
+    fn stop(self) {
+        self.done.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Whether standard input is a terminal that has hung up (its other end closed).
+fn terminal_hung_up() -> bool {
+    use std::os::fd::AsRawFd;
+    let fd = std::io::stdin().as_raw_fd();
+    // SAFETY: isatty and a zero-timeout poll on one descriptor of our own.
+    unsafe {
+        if libc::isatty(fd) != 1 {
+            return false;
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: 0,
+            revents: 0,
+        };
+        libc::poll(&mut p, 1, 0) == 1
+            && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
     }
 }
 
@@ -237,9 +298,10 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
 
 fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
     // Ctrl-C quits and Ctrl-Z suspends whatever is open.
-    let ctrl_c =
-        matches!(k.code, KeyCode::Char('c' | 'z')) && k.modifiers.contains(KeyModifiers::CONTROL);
-    if (app.inspect.editing || app.source.searching) && !ctrl_c {
+    if let Some(a) = keymap::lookup(&[keymap::Context::Anywhere], k) {
+        return Some(a);
+    }
+    if app.inspect.editing || app.source.searching {
         return match k.code {
             KeyCode::Enter => Some(Action::FilterEnd),
             KeyCode::Esc => Some(Action::FilterCancel),
@@ -250,13 +312,13 @@ fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
             _ => None,
         };
     }
-    if app.kernel_popup && !ctrl_c {
+    if app.kernel_popup {
         return match k.code {
             KeyCode::Esc | KeyCode::Char('K') | KeyCode::Char('q') => Some(Action::ToggleKernel),
             _ => None,
         };
     }
-    if app.help && !ctrl_c {
+    if app.help {
         return match k.code {
             KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') => Some(Action::ToggleHelp),
             KeyCode::Up | KeyCode::Char('k') => Some(Action::HelpScroll(-1)),

@@ -42,7 +42,10 @@ impl View {
 /// What a key (or a mouse gesture, or a background job) asks for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
+    /// q or Esc: closes what is open first.
     Quit,
+    /// Ctrl-C: quits whatever is open.
+    QuitNow,
     ToggleHelp,
     NextView,
     PrevView,
@@ -410,6 +413,7 @@ impl App {
         use Action::*;
         match action {
             // Quitting first closes what is open: the help, then the inspect filter.
+            QuitNow => self.quit = true,
             Quit => {
                 if self.help {
                     self.help = false;

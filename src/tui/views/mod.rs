@@ -325,7 +325,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let w = area.width.saturating_sub(4).min(90);
     let mut lines: Vec<Line> = Vec::new();
-    let mut contexts: Vec<Context> = vec![Context::Global];
+    let mut contexts: Vec<Context> = vec![Context::Anywhere, Context::Global];
     contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
     contexts.push(Context::Search);
     for ctx in contexts {
