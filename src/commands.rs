@@ -118,8 +118,11 @@ pub fn run(cli: Cli) -> Result<bool> {
                 Some(dir) => crate::cli::write_man_pages(&dir).with_context(|| {
                     format!("cannot write the man pages into {}", dir.display())
                 })?,
-                None => crate::cli::write_man_page(&mut std::io::stdout())
-                    .context("cannot write the man page")?,
+                None => {
+                    let mut page = Vec::new();
+                    crate::cli::write_man_page(&mut page).context("cannot write the man page")?;
+                    out!("{}", String::from_utf8_lossy(&page));
+                }
             }
             Ok(true)
         }
@@ -163,9 +166,11 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         }
     }
     show_shape(&mut ladders, a.shape)?;
+    // The format and chart are checked alike on a terminal and in a pipe.
+    let exporter = report::exporter_with_chart(a.format, a.chart)?;
     let exporter = match terminal_width(a) {
         Some(w) => report::table_exporter(Some(w)),
-        None => report::exporter_with_chart(a.format, a.chart)?,
+        None => exporter,
     };
     if a.format == Format::Svg && ladders.len() > 1 {
         let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
@@ -842,6 +847,16 @@ fn ladder_of_pair(
             }
             Err(e) => report.broken.push(broken(&d, &e)),
         }
+    }
+    // A ladder asked for by name that cannot be read says why, not that it is missing.
+    fn prefix(s: &str) -> Option<&str> {
+        s.split_once(':').map(|(l, _)| l)
+    }
+    if let Some(w) = ladder.or_else(|| prefix(a)).or_else(|| prefix(b))
+        && !index.iter().any(|(name, _)| name == w)
+        && let Some(b) = report.broken.iter().find(|b| b.name == w)
+    {
+        bail!("{b}");
     }
     let (at, va, vb) = find_pair(&index, a, b, ladder)?;
     let l = load_one(&store, &dirs[at], report)?;

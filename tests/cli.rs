@@ -740,3 +740,24 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
     assert!(status.success(), "{status}: {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `compare --ladder NAME` on a ladder whose manifest cannot be read says why (it said
+/// there was no such ladder).
+#[test]
+fn compare_on_a_broken_ladder_says_why_it_cannot_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("broken")).unwrap();
+    std::fs::write(dir.path().join("broken/ladder.toml"), "not toml [[[\n").unwrap();
+    for args in [
+        &["compare", "--ladder", "broken", "v1", "v2"][..],
+        &["compare", "broken:v1", "v2"][..],
+    ] {
+        stallscope()
+            .args(args)
+            .arg("--profiles")
+            .arg(dir.path())
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("ladder broken cannot be read"));
+    }
+}

@@ -887,6 +887,18 @@ fn at_cursor(a: &App) -> String {
     }
 }
 
+/// A search on a version without a SASS listing says so, rather than blaming the query.
+#[test]
+fn a_search_without_a_listing_says_there_is_none() {
+    let mut a = app();
+    select(&mut a, "mem-efficient");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "L");
+    let said = format!("{:?}", a.status);
+    assert!(said.contains("no SASS listing"), "{said}");
+}
+
 /// `/` then an opcode, Enter: the cursor is on the hottest instruction of that class;
 /// n goes to the next one, N back.
 #[test]

@@ -8,7 +8,9 @@
 //! - by clock: when the two mean SM clocks differ by more than [`CLOCK_BAND`] the two
 //!   were not measured alike, unless both were timed in the sustained regime after a
 //!   warm-up that settled: under the power cap each kernel then runs at the clock its
-//!   own power draw allows, and that clock is part of its speed, not noise.
+//!   own power draw allows, and that clock is part of its speed, not noise. The ratio
+//!   in cycles is still checked for them: a gain in time that is a loss in cycles (won
+//!   by the clock alone) reads `unclear`, with both figures shown.
 //!
 //! The verdict: `level` when the interval includes 1, `faster` or `slower` when it lies
 //! wholly above or below; `unclear` when the two ran in different runs or regimes, when

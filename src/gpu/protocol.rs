@@ -394,6 +394,9 @@ pub fn measure(
         }
     }
     let warmup_ms = warm_start.elapsed().as_secs_f64() * 1e3;
+    // With graphs sized to about `rep_ms`, every candidate gets the same count
+    // (`min_reps` under the defaults); only a launch longer than a repetition, alone in
+    // its graph, can need fewer than the window asks, and it still gets `min_reps`.
     let count = s.reps_for(s.rep_ms.max(rep_ms));
     let watch = monitor.map(|m| m.watch());
     let t0 = Instant::now();

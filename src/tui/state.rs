@@ -690,16 +690,25 @@ impl App {
     /// search, from the top again past the end; `here`: the cursor's own line counts (a
     /// search being typed stays on a line that still matches).
     fn find_match(&mut self, forward: bool, here: bool) {
-        let found = self.listing().and_then(Result::ok).map(|s| {
-            let rows = listing::rows(s, self.source.sort);
-            listing::matches(s, &rows, &self.source.search)
-        });
-        let Some(hits) = found.filter(|h| !h.is_empty()) else {
-            self.status = Some(Status::Info(format!(
-                "no instruction matches {:?}",
-                self.source.search
-            )));
-            return;
+        let hits = match self.listing() {
+            None => Err("this version has no SASS listing to search".to_string()),
+            Some(Err(why)) => Err(format!("the SASS listing cannot be read: {why}")),
+            Some(Ok(s)) => {
+                let rows = listing::rows(s, self.source.sort);
+                let hits = listing::matches(s, &rows, &self.source.search);
+                if hits.is_empty() {
+                    Err(format!("no instruction matches {:?}", self.source.search))
+                } else {
+                    Ok(hits)
+                }
+            }
+        };
+        let hits = match hits {
+            Ok(h) => h,
+            Err(why) => {
+                self.status = Some(Status::Info(why));
+                return;
+            }
         };
         let cur = self.source.cursor;
         let next = if forward {
