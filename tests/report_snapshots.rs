@@ -95,3 +95,23 @@ fn sgemm_timeline_table_at_40_columns() {
     let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
     insta::assert_snapshot!(text);
 }
+
+/// The flash-attention timeline on a 40-column terminal: its metric names are wider than
+/// that beside one column of values, so they are cut on the right; no line of the table
+/// is wider than the terminal (they reached 67 columns).
+#[test]
+fn flash_attention_tables_fit_40_columns() {
+    let ladder = model::load_ladder(
+        &Store::Disk,
+        &common::profiles().join("flash-attention"),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
+    let widest = text
+        .lines()
+        .map(|l| unicode_width::UnicodeWidthStr::width(l))
+        .max()
+        .unwrap();
+    assert!(widest <= 40, "a line of {widest} columns:\n{text}");
+}

@@ -641,15 +641,67 @@ pub fn render_text(g: &Grid) -> String {
 /// blocks that fit, each block with the first column again, one after the other; the
 /// lines above the table broken to fit. `None`, or a grid that fits: one block.
 pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
-    let g = &g.printable();
-    let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
-    for row in &g.rows {
-        if let Row::Cells(cells) = row {
-            for (w, c) in widths.iter_mut().zip(cells) {
-                *w = (*w).max(format::width(c));
+    let mut g = g.printable();
+    let measure = |g: &Grid| {
+        let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
+        for row in &g.rows {
+            if let Row::Cells(cells) = row {
+                for (w, c) in widths.iter_mut().zip(cells) {
+                    *w = (*w).max(format::width(c));
+                }
             }
         }
+        widths
+    };
+    let mut widths = measure(&g);
+    // On a terminal too narrow for the names beside one column of values, the names
+    // keep three fifths of it (all of it that the widest number leaves, at most) and
+    // are cut on the right; text values (a bottleneck label) are cut to what is left.
+    // Numbers never are.
+    if let (Some(w), Some(&first)) = (width, widths.first()) {
+        let is_number = |c: &str| c.trim().replace(',', "").parse::<f64>().is_ok();
+        let cells = || {
+            g.rows.iter().filter_map(|r| match r {
+                Row::Cells(c) => Some(c),
+                Row::Section(_) => None,
+            })
+        };
+        let widest = cells()
+            .flat_map(|c| c.iter().skip(1))
+            .map(|c| format::width(c))
+            .max()
+            .unwrap_or(0);
+        let widest_number = cells()
+            .flat_map(|c| c.iter().skip(1))
+            .filter(|c| is_number(c))
+            .map(|c| format::width(c))
+            .max()
+            .unwrap_or(0);
+        if first + 2 + widest > w {
+            let names = first
+                .min(w.saturating_sub(2 + widest_number))
+                .min(w * 3 / 5)
+                .max(8);
+            let values = w.saturating_sub(2 + names).max(8);
+            let fit = |cells: &mut Vec<String>| {
+                for (i, c) in cells.iter_mut().enumerate() {
+                    if i == 0 && format::width(c) > names {
+                        *c = format::cut(c, names);
+                    } else if i > 0 && format::width(c) > values && !is_number(c) {
+                        *c = format::cut(c, values);
+                    }
+                }
+            };
+            fit(&mut g.header);
+            for row in &mut g.rows {
+                if let Row::Cells(cells) = row {
+                    fit(cells);
+                }
+            }
+            widths = measure(&g);
+        }
     }
+    let g = &g;
     // Blocks of columns (positions after the first), as many as fit in each.
     let mut blocks: Vec<Vec<usize>> = Vec::new();
     let first = widths.first().copied().unwrap_or(0);
