@@ -110,7 +110,7 @@ fn flash_attention_tables_fit_40_columns() {
     let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
     let widest = text
         .lines()
-        .map(|l| unicode_width::UnicodeWidthStr::width(l))
+        .map(unicode_width::UnicodeWidthStr::width)
         .max()
         .unwrap();
     assert!(widest <= 40, "a line of {widest} columns:\n{text}");
