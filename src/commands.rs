@@ -110,7 +110,9 @@ pub fn run(cli: Cli) -> Result<bool> {
             Ok(ok)
         }
         Some(Command::Completions { shell }) => {
-            crate::cli::write_completions(shell, &mut std::io::stdout());
+            let mut script = Vec::new();
+            crate::cli::write_completions(shell, &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
             Ok(true)
         }
         Some(Command::Man { dir }) => {
@@ -155,6 +157,7 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         report
             .warnings
             .retain(|w| !left_out.iter().any(|d| w.path.starts_with(d)));
+        let names: Vec<String> = ladders.iter().map(|l| l.name.clone()).collect();
         ladders.retain(|l| &l.name == name);
         // A broken ladder that was not asked for is no failure of this report.
         report.broken.retain(|b| &b.name == name);
@@ -162,7 +165,7 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             bail!("{b}");
         }
         if ladders.is_empty() {
-            bail!("no ladder named {name:?}");
+            return Err(no_ladder(name, &names));
         }
     }
     show_shape(&mut ladders, a.shape)?;
@@ -207,8 +210,14 @@ fn named<'d>(dirs: &'d [PathBuf], name: &str) -> Result<&'d PathBuf> {
                 .iter()
                 .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .collect();
-            anyhow!("no ladder named {name:?} (there are: {})", names.join(", "))
+            no_ladder(name, &names)
         })
+}
+
+/// The error for a ladder name that none of `names` is.
+fn no_ladder(name: &str, names: &[impl AsRef<str>]) -> anyhow::Error {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    anyhow!("no ladder named {name:?} (there are: {})", names.join(", "))
 }
 
 /// Makes the ladders show the run results of `shape`; an error when none of them was
@@ -845,7 +854,7 @@ fn ladder_of_pair(
                 index.push(ids);
                 dirs.push(d);
             }
-            Err(e) => report.broken.push(broken(&d, &e)),
+            Err(e) => report.broken.push(model::BrokenLadder::new(&d, &e)),
         }
     }
     // A ladder asked for by name that cannot be read says why, not that it is missing.
@@ -870,17 +879,8 @@ fn ladder_of_pair(
 
 /// Loads the ladder folder `dir` alone; its error says which ladder cannot be read.
 fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
-    model::load_ladder(store, dir, report).map_err(|e| anyhow!("{}", broken(dir, &e)))
-}
-
-fn broken(dir: &Path, e: &anyhow::Error) -> model::BrokenLadder {
-    model::BrokenLadder {
-        name: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        error: format!("{e:#}"),
-    }
+    model::load_ladder(store, dir, report)
+        .map_err(|e| anyhow!("{}", model::BrokenLadder::new(dir, &e)))
 }
 
 /// Finds two versions in one ladder, given each ladder's name and version ids:
@@ -904,7 +904,7 @@ fn find_pair<'a>(
         && !ladders.iter().any(|(name, _)| name == w)
     {
         let names: Vec<&str> = ladders.iter().map(|(name, _)| name.as_str()).collect();
-        bail!("no ladder named {w:?} (there are: {})", names.join(", "));
+        return Err(no_ladder(w, &names));
     }
     let holds = |ids: &[String], v: &str| ids.iter().any(|id| id == v);
     for (i, (name, ids)) in ladders.iter().enumerate() {

@@ -271,24 +271,27 @@ fn calibrate(dev: &Device, c: &mut dyn Candidate, rep_ms: f64) -> Result<(Graph,
         c.launch()?;
     }
     dev.sync()?;
-    let mut n = launches_for(rep_ms, dev.time_ms(|| c.launch())?);
-    let mut graph = dev.capture(n, || c.launch())?;
-    for attempt in 0..2 {
+    // Per-launch time of a graph of `n` launches: the fastest of three replays.
+    let per_launch = |graph: &Graph, n: u32| -> Result<f64> {
         graph.launch()?;
         dev.sync()?;
         let mut fastest = f64::INFINITY;
         for _ in 0..3 {
             fastest = fastest.min(dev.time_ms(|| graph.launch())?);
         }
-        let per = fastest / n as f64;
-        let better = launches_for(rep_ms, per);
-        if attempt == 1 || (better as f64 / n as f64 - 1.0).abs() <= 0.2 {
-            return Ok((graph, n, per));
-        }
-        n = better;
-        graph = dev.capture(n, || c.launch())?;
+        Ok(fastest / n as f64)
+    };
+    let guess = launches_for(rep_ms, dev.time_ms(|| c.launch())?);
+    let graph = dev.capture(guess, || c.launch())?;
+    let per = per_launch(&graph, guess)?;
+    let n = launches_for(rep_ms, per);
+    if (n as f64 / guess as f64 - 1.0).abs() <= 0.2 {
+        return Ok((graph, guess, per));
     }
-    unreachable!("the second attempt returns")
+    drop(graph);
+    let graph = dev.capture(n, || c.launch())?;
+    let per = per_launch(&graph, n)?;
+    Ok((graph, n, per))
 }
 
 /// Checks a version on every case it supports: the first launch and the fourth, each

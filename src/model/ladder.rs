@@ -195,6 +195,16 @@ pub struct BrokenLadder {
     pub error: String,
 }
 
+impl BrokenLadder {
+    /// The ladder in folder `dir`, which could not be read for `error`.
+    pub fn new(dir: &Path, error: &anyhow::Error) -> BrokenLadder {
+        BrokenLadder {
+            name: folder_name(dir),
+            error: format!("{error:#}"),
+        }
+    }
+}
+
 impl std::fmt::Display for BrokenLadder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ladder {} cannot be read: {}", self.name, self.error)
@@ -253,10 +263,7 @@ pub fn load_ladders(
     for dir in ladder_folders(store, profiles)? {
         match load_ladder(store, &dir, report) {
             Ok(l) => out.push(l),
-            Err(e) => report.broken.push(BrokenLadder {
-                name: folder_name(&dir),
-                error: format!("{e:#}"),
-            }),
+            Err(e) => report.broken.push(BrokenLadder::new(&dir, &e)),
         }
     }
     if out.is_empty() {

@@ -637,71 +637,80 @@ pub fn render_text(g: &Grid) -> String {
     render_text_within(g, None)
 }
 
+/// The widest cell of each column, its heading included.
+fn column_widths(g: &Grid) -> Vec<usize> {
+    let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
+    for row in &g.rows {
+        if let Row::Cells(cells) = row {
+            for (w, c) in widths.iter_mut().zip(cells) {
+                *w = (*w).max(format::width(c));
+            }
+        }
+    }
+    widths
+}
+
+/// A cell that holds one number (thousands separators allowed): never cut.
+fn is_number(c: &str) -> bool {
+    c.trim().replace(',', "").parse::<f64>().is_ok()
+}
+
+/// On a terminal too narrow for the names beside one column of values: the names keep
+/// three fifths of it (all that the widest number leaves, at most) and are cut on the
+/// right; text values (a bottleneck label) are cut to what is left. Numbers never are.
+fn narrow_to(g: &mut Grid, w: usize) {
+    let value_cells = || {
+        g.rows.iter().filter_map(|r| match r {
+            Row::Cells(c) => Some(c.iter().skip(1)),
+            Row::Section(_) => None,
+        })
+    };
+    let first = column_widths(g).first().copied().unwrap_or(0);
+    let widest = value_cells()
+        .flatten()
+        .map(|c| format::width(c))
+        .max()
+        .unwrap_or(0);
+    if first + 2 + widest <= w {
+        return;
+    }
+    let widest_number = value_cells()
+        .flatten()
+        .filter(|c| is_number(c))
+        .map(|c| format::width(c))
+        .max()
+        .unwrap_or(0);
+    let names = first
+        .min(w.saturating_sub(2 + widest_number))
+        .min(w * 3 / 5)
+        .max(8);
+    let values = w.saturating_sub(2 + names).max(8);
+    let fit = |cells: &mut Vec<String>| {
+        for (i, c) in cells.iter_mut().enumerate() {
+            let room = if i == 0 { names } else { values };
+            if format::width(c) > room && (i == 0 || !is_number(c)) {
+                *c = format::cut(c, room);
+            }
+        }
+    };
+    fit(&mut g.header);
+    for row in &mut g.rows {
+        if let Row::Cells(cells) = row {
+            fit(cells);
+        }
+    }
+}
+
 /// A grid as aligned text within `width` columns: the columns after the first in
 /// blocks that fit, each block with the first column again, one after the other; the
 /// lines above the table broken to fit. `None`, or a grid that fits: one block.
 pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
     let mut g = g.printable();
-    let measure = |g: &Grid| {
-        let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
-        for row in &g.rows {
-            if let Row::Cells(cells) = row {
-                for (w, c) in widths.iter_mut().zip(cells) {
-                    *w = (*w).max(format::width(c));
-                }
-            }
-        }
-        widths
-    };
-    let mut widths = measure(&g);
-    // On a terminal too narrow for the names beside one column of values, the names
-    // keep three fifths of it (all of it that the widest number leaves, at most) and
-    // are cut on the right; text values (a bottleneck label) are cut to what is left.
-    // Numbers never are.
-    if let (Some(w), Some(&first)) = (width, widths.first()) {
-        let is_number = |c: &str| c.trim().replace(',', "").parse::<f64>().is_ok();
-        let cells = || {
-            g.rows.iter().filter_map(|r| match r {
-                Row::Cells(c) => Some(c),
-                Row::Section(_) => None,
-            })
-        };
-        let widest = cells()
-            .flat_map(|c| c.iter().skip(1))
-            .map(|c| format::width(c))
-            .max()
-            .unwrap_or(0);
-        let widest_number = cells()
-            .flat_map(|c| c.iter().skip(1))
-            .filter(|c| is_number(c))
-            .map(|c| format::width(c))
-            .max()
-            .unwrap_or(0);
-        if first + 2 + widest > w {
-            let names = first
-                .min(w.saturating_sub(2 + widest_number))
-                .min(w * 3 / 5)
-                .max(8);
-            let values = w.saturating_sub(2 + names).max(8);
-            let fit = |cells: &mut Vec<String>| {
-                for (i, c) in cells.iter_mut().enumerate() {
-                    if i == 0 && format::width(c) > names {
-                        *c = format::cut(c, names);
-                    } else if i > 0 && format::width(c) > values && !is_number(c) {
-                        *c = format::cut(c, values);
-                    }
-                }
-            };
-            fit(&mut g.header);
-            for row in &mut g.rows {
-                if let Row::Cells(cells) = row {
-                    fit(cells);
-                }
-            }
-            widths = measure(&g);
-        }
+    if let Some(w) = width {
+        narrow_to(&mut g, w);
     }
     let g = &g;
+    let widths = column_widths(g);
     // Blocks of columns (positions after the first), as many as fit in each.
     let mut blocks: Vec<Vec<usize>> = Vec::new();
     let first = widths.first().copied().unwrap_or(0);
@@ -790,14 +799,7 @@ fn fit_line(line: &str, width: Option<usize>) -> String {
 /// `fit` cut.
 fn render_block(g: &Grid, fit: Option<usize>) -> String {
     let cols = g.header.len();
-    let mut widths: Vec<usize> = g.header.iter().map(|h| width(h)).collect();
-    for row in &g.rows {
-        if let Row::Cells(cells) = row {
-            for (w, c) in widths.iter_mut().zip(cells) {
-                *w = (*w).max(width(c));
-            }
-        }
-    }
+    let widths = column_widths(g);
     let total: usize = widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1);
     let line = |cells: &[String]| {
         let mut s = String::new();
