@@ -50,6 +50,20 @@ echo "==PROF== Disconnected from process 4242"
     p
 }
 
+/// `stallscope profile --ladder mine --version v1 FILTER… --profiles DIR -- CMD…` with
+/// the ncu stand-in.
+fn profile_into(ncu: &Path, profiles: &Path, filter: &[&str], cmd: &[&str]) -> Command {
+    let mut c = Command::cargo_bin("stallscope").unwrap();
+    c.env("NCU", ncu)
+        .args(["profile", "--ladder", "mine", "--version", "v1"])
+        .args(filter)
+        .arg("--profiles")
+        .arg(profiles)
+        .arg("--")
+        .args(cmd);
+    c
+}
+
 const PROFILED: &str = r#"echo '==PROF== Profiling "flash_fwd_kernel" - 0: 0%....50%....100% - 40 passes'
 /usr/bin/touch "$out.ncu-rep""#;
 
@@ -58,24 +72,15 @@ fn a_command_becomes_a_version_with_its_command_stored() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = stand_in(dir.path(), PROFILED);
     let profiles = dir.path().join("profiles");
-    Command::cargo_bin("stallscope")
-        .unwrap()
-        .env("NCU", &ncu)
-        .args([
-            "profile",
-            "--ladder",
-            "mine",
-            "--version",
-            "v1",
-            "-k",
-            "regex:flash",
-            "--profiles",
-        ])
-        .arg(&profiles)
-        .args(["--", "python3", "attn.py", "--seq", "1024"])
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("imported 3 file(s)"));
+    profile_into(
+        &ncu,
+        &profiles,
+        &["-k", "regex:flash"],
+        &["python3", "attn.py", "--seq", "1024"],
+    )
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("imported 3 file(s)"));
     let text = std::fs::read_to_string(profiles.join("mine/ladder.toml")).unwrap();
     let m = stallscope::model::manifest::Manifest::parse(&text).unwrap();
     let p = m.versions[0]
@@ -97,26 +102,17 @@ fn a_command_becomes_a_version_with_its_command_stored() {
 fn no_kernel_matched_reads_as_one_line_with_the_filter() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = stand_in(dir.path(), "echo '==WARNING== No kernels were profiled.'");
-    Command::cargo_bin("stallscope")
-        .unwrap()
-        .env("NCU", &ncu)
-        .args([
-            "profile",
-            "--ladder",
-            "mine",
-            "--version",
-            "v1",
-            "-k",
-            "regex:nothing",
-            "--profiles",
-        ])
-        .arg(dir.path().join("profiles"))
-        .args(["--", "./app"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains(
-            "no kernel matched the filter -k regex:nothing",
-        ));
+    profile_into(
+        &ncu,
+        &dir.path().join("profiles"),
+        &["-k", "regex:nothing"],
+        &["./app"],
+    )
+    .assert()
+    .failure()
+    .stderr(predicate::str::contains(
+        "no kernel matched the filter -k regex:nothing",
+    ));
     assert!(!dir.path().join("profiles").exists(), "nothing imported");
 }
 
@@ -203,19 +199,7 @@ fn the_explorer_profiles_a_stored_command_again() {
     let dir = tempfile::tempdir().unwrap();
     let ncu = stand_in(dir.path(), PROFILED);
     let profiles = dir.path().join("profiles");
-    Command::cargo_bin("stallscope")
-        .unwrap()
-        .env("NCU", &ncu)
-        .args([
-            "profile",
-            "--ladder",
-            "mine",
-            "--version",
-            "v1",
-            "--profiles",
-        ])
-        .arg(&profiles)
-        .args(["--", "./attn", "--seq", "4096"])
+    profile_into(&ncu, &profiles, &[], &["./attn", "--seq", "4096"])
         .assert()
         .success();
     let ladder = model::load_ladder(
