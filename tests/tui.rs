@@ -278,6 +278,40 @@ fn keys_while_typing_go_to_the_filter() {
         tui::actions(&a, &ctrl_c, Rect::new(0, 0, 120, 40)),
         vec![Action::QuitNow]
     );
+    let back = Event::Key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    assert_eq!(
+        tui::actions(&a, &back, Rect::new(0, 0, 120, 40)),
+        vec![Action::FilterBackspace]
+    );
+    // Other Ctrl keys are no text, and mean nothing while typing.
+    let ctrl_x = Event::Key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::CONTROL));
+    assert_eq!(tui::actions(&a, &ctrl_x, Rect::new(0, 0, 120, 40)), vec![]);
+}
+
+/// The help and the kernel name take the keys while they are open, from the keymap (the
+/// help lists them, and the footer shows how to close them).
+#[test]
+fn the_popups_keys_come_from_the_keymap() {
+    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    let area = Rect::new(0, 0, 120, 40);
+    let mut a = app();
+    a.update(Action::ToggleHelp);
+    assert_eq!(
+        tui::actions(&a, &key('j'), area),
+        vec![Action::HelpScroll(1)]
+    );
+    // Tab switches views only once the help is closed.
+    let tab = Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    assert_eq!(tui::actions(&a, &tab, area), vec![]);
+    assert_eq!(tui::actions(&a, &key('q'), area), vec![Action::ToggleHelp]);
+    assert!(render(&a, 120, 40).contains("Esc close"));
+    a.update(Action::ToggleHelp);
+    a.update(Action::ToggleKernel);
+    assert_eq!(tui::actions(&a, &key('j'), area), vec![]);
+    assert_eq!(
+        tui::actions(&a, &key('q'), area),
+        vec![Action::ToggleKernel]
+    );
 }
 
 /// Ctrl-C quits whatever is open, as the README says: with the help shown and a search
@@ -519,11 +553,17 @@ fn the_footer_names_each_binding_by_its_first_key() {
 #[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
     // A key bound in a view must not also be bound globally, and never twice anywhere;
-    // only a kept search (a mode that says so in the help, and that Esc ends) comes
-    // before the other keys.
+    // only the modes (a kept search, what is typed, the help and the kernel name: each
+    // says so in the help, and Esc ends it) come before the other keys.
+    let is_mode = |c: Context| {
+        matches!(
+            c,
+            Context::Search | Context::Typing | Context::Help | Context::KernelName
+        )
+    };
     for (i, a) in KEYMAP.iter().enumerate() {
         for b in &KEYMAP[i + 1..] {
-            let mode = a.context == Context::Search || b.context == Context::Search;
+            let mode = is_mode(a.context) || is_mode(b.context);
             let anywhere = a.context == Context::Anywhere || b.context == Context::Anywhere;
             let overlap = a.context == b.context
                 || anywhere
@@ -580,6 +620,11 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::PrevMatch,
         Action::ToggleKernel,
         Action::QuitNow,
+        Action::FilterEnd,
+        Action::FilterCancel,
+        Action::FilterBackspace,
+        Action::HelpScroll(1),
+        Action::HelpScroll(-1),
     ];
     for action in user_actions {
         assert!(

@@ -14,6 +14,21 @@ pub enum Context {
     /// The source view while a search is kept: its keys come before the others (Esc
     /// clears the search and gives them back).
     Search,
+    /// While a filter or search is typed: these keys alone (and the `Anywhere` ones).
+    Typing,
+    /// While the help is open.
+    Help,
+    /// While the full kernel name is shown.
+    KernelName,
+}
+
+/// What has the keys: the views, or something open over them that takes them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Views,
+    Typing,
+    Help,
+    KernelName,
 }
 
 impl Context {
@@ -23,6 +38,9 @@ impl Context {
             Context::Global => "everywhere",
             Context::View(v) => v.title(),
             Context::Search => "source, with a search kept (Esc clears it)",
+            Context::Typing => "while a filter or search is typed",
+            Context::Help => "in this help",
+            Context::KernelName => "over the full kernel name",
         }
     }
 }
@@ -44,6 +62,13 @@ const fn k(c: char) -> Key {
 const fn code(code: KeyCode) -> Key {
     Key { code, ctrl: false }
 }
+
+/// Any character without Ctrl: what is typed into a filter or search. (`KeyCode::Null`
+/// stands for it here; `matches` takes it for every `KeyCode::Char`.)
+const ANY_CHAR: Key = Key {
+    code: KeyCode::Null,
+    ctrl: false,
+};
 
 const fn ctrl(c: char) -> Key {
     Key {
@@ -69,6 +94,8 @@ impl Key {
             KeyCode::PageDown => "PgDn".into(),
             KeyCode::Home => "Home".into(),
             KeyCode::End => "End".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            KeyCode::Null => "other keys".into(),
             other => format!("{other:?}"),
         };
         if self.ctrl { format!("C-{base}") } else { base }
@@ -82,6 +109,7 @@ impl Key {
         match (self.code, e.code) {
             // Shifted letters arrive as upper-case characters.
             (KeyCode::Char(a), KeyCode::Char(b)) => a == b,
+            (KeyCode::Null, KeyCode::Char(_)) => true,
             (a, b) => a == b,
         }
     }
@@ -365,16 +393,110 @@ pub const KEYMAP: &[Binding] = &[
         help: "the previous instruction that matches",
         footer: None,
     },
+    Binding {
+        context: Context::Typing,
+        keys: &[code(KeyCode::Enter)],
+        action: FilterEnd,
+        help: "keep what is typed and stop typing",
+        footer: shown(1, "Enter", "keep"),
+    },
+    Binding {
+        context: Context::Typing,
+        keys: &[code(KeyCode::Esc)],
+        action: FilterCancel,
+        help: "clear what is typed and stop typing",
+        footer: shown(2, "Esc", "clear"),
+    },
+    Binding {
+        context: Context::Typing,
+        keys: &[code(KeyCode::Backspace)],
+        action: FilterBackspace,
+        help: "delete the last character",
+        footer: None,
+    },
+    Binding {
+        context: Context::Typing,
+        keys: &[ANY_CHAR],
+        // The character here is a stand-in: `lookup` puts in the one typed.
+        action: FilterInput(' '),
+        help: "typed in (q and the view keys too)",
+        footer: None,
+    },
+    Binding {
+        context: Context::Help,
+        keys: &[code(KeyCode::Esc), k('?'), k('q')],
+        action: ToggleHelp,
+        help: "close the help",
+        footer: shown(1, "Esc", "close"),
+    },
+    Binding {
+        context: Context::Help,
+        keys: &[code(KeyCode::Up), k('k')],
+        action: HelpScroll(-1),
+        help: "scroll up",
+        footer: shown(2, "↑↓", "scroll"),
+    },
+    Binding {
+        context: Context::Help,
+        keys: &[code(KeyCode::Down), k('j')],
+        action: HelpScroll(1),
+        help: "scroll down",
+        footer: None,
+    },
+    Binding {
+        context: Context::Help,
+        keys: &[code(KeyCode::PageUp)],
+        action: HelpScroll(-10),
+        help: "page up",
+        footer: None,
+    },
+    Binding {
+        context: Context::Help,
+        keys: &[code(KeyCode::PageDown), k(' ')],
+        action: HelpScroll(10),
+        help: "page down",
+        footer: None,
+    },
+    Binding {
+        context: Context::KernelName,
+        keys: &[code(KeyCode::Esc), k('K'), k('q')],
+        action: ToggleKernel,
+        help: "close the kernel name",
+        footer: shown(1, "Esc", "close"),
+    },
 ];
 
-/// The contexts whose keys apply, first first: a kept search (in the source view), the
-/// view's own, the global ones.
-pub fn contexts(view: View, search_kept: bool) -> Vec<Context> {
+/// The contexts whose keys apply, first first: always the `Anywhere` keys; then what is
+/// open over the views alone, or else a kept search (in the source view), the view's
+/// own, the global ones.
+pub fn contexts(focus: Focus, view: View, search_kept: bool) -> Vec<Context> {
+    let over = match focus {
+        Focus::Views => None,
+        Focus::Typing => Some(Context::Typing),
+        Focus::Help => Some(Context::Help),
+        Focus::KernelName => Some(Context::KernelName),
+    };
+    if let Some(over) = over {
+        return vec![Context::Anywhere, over];
+    }
     let search = (view == View::Source && search_kept).then_some(Context::Search);
-    search
-        .into_iter()
+    std::iter::once(Context::Anywhere)
+        .chain(search)
         .chain([Context::View(view), Context::Global])
         .collect()
+}
+
+/// Every context, in the order the help lists them.
+pub fn help_order() -> Vec<Context> {
+    let mut all = vec![Context::Anywhere, Context::Global];
+    all.extend(View::ALL.iter().map(|v| Context::View(*v)));
+    all.extend([
+        Context::Search,
+        Context::Typing,
+        Context::Help,
+        Context::KernelName,
+    ]);
+    all
 }
 
 /// The action a key means: the binding of the first of `contexts` that binds it.
@@ -384,7 +506,12 @@ pub fn lookup(contexts: &[Context], e: &KeyEvent) -> Option<Action> {
             .iter()
             .filter(|b| b.context == ctx)
             .find(|b| b.keys.iter().any(|k| k.matches(e)))
-            .map(|b| b.action)
+            .map(|b| match (b.action, e.code) {
+                // The typing binding stands for every character: the action carries the
+                // one typed.
+                (FilterInput(_), KeyCode::Char(c)) => FilterInput(c),
+                (action, _) => action,
+            })
     })
 }
 

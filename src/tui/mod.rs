@@ -12,8 +12,8 @@ pub mod views;
 use crate::model::Ladder;
 use anyhow::{Context, Result};
 use ratatui::crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
-    KeyModifiers, MouseButton, MouseEventKind,
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyEvent, KeyEventKind, MouseButton,
+    MouseEventKind,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{self as term, ClearType};
@@ -297,36 +297,5 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
 }
 
 fn key_action(app: &App, k: &KeyEvent) -> Option<Action> {
-    // Ctrl-C quits and Ctrl-Z suspends whatever is open.
-    if let Some(a) = keymap::lookup(&[keymap::Context::Anywhere], k) {
-        return Some(a);
-    }
-    if app.inspect.editing || app.source.searching {
-        return match k.code {
-            KeyCode::Enter => Some(Action::FilterEnd),
-            KeyCode::Esc => Some(Action::FilterCancel),
-            KeyCode::Backspace => Some(Action::FilterBackspace),
-            KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                Some(Action::FilterInput(c))
-            }
-            _ => None,
-        };
-    }
-    if app.kernel_popup {
-        return match k.code {
-            KeyCode::Esc | KeyCode::Char('K') | KeyCode::Char('q') => Some(Action::ToggleKernel),
-            _ => None,
-        };
-    }
-    if app.help {
-        return match k.code {
-            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') => Some(Action::ToggleHelp),
-            KeyCode::Up | KeyCode::Char('k') => Some(Action::HelpScroll(-1)),
-            KeyCode::Down | KeyCode::Char('j') => Some(Action::HelpScroll(1)),
-            KeyCode::PageUp => Some(Action::HelpScroll(-10)),
-            KeyCode::PageDown | KeyCode::Char(' ') => Some(Action::HelpScroll(10)),
-            _ => None,
-        };
-    }
     keymap::lookup(&app.key_contexts(), k)
 }

@@ -383,7 +383,19 @@ impl App {
 
     /// The keymap's contexts that apply now, first first.
     pub fn key_contexts(&self) -> Vec<crate::tui::keymap::Context> {
-        crate::tui::keymap::contexts(self.view, !self.source.search.is_empty())
+        use crate::tui::keymap::{Focus, contexts};
+        // What is open over the views takes every key while it is (one at a time: none
+        // opens another).
+        let focus = if self.inspect.editing || self.source.searching {
+            Focus::Typing
+        } else if self.kernel_popup {
+            Focus::KernelName
+        } else if self.help {
+            Focus::Help
+        } else {
+            Focus::Views
+        };
+        contexts(focus, self.view, !self.source.search.is_empty())
     }
 
     /// The selected version's SASS listing, when its profile has a source page (read

@@ -8,7 +8,7 @@ pub mod notes;
 pub mod source;
 pub mod timeline;
 
-use super::keymap::{self, Context, KEYMAP};
+use super::keymap::{self, KEYMAP};
 use super::state::{App, Status, View, job_name};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
@@ -293,24 +293,11 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut used = 0usize;
-    let items: Vec<(String, &str)> = if app.inspect.editing {
-        vec![
-            ("Enter".into(), "keep filter"),
-            ("Esc".into(), "clear filter"),
-        ]
-    } else if app.source.searching {
-        vec![
-            ("Enter".into(), "keep search"),
-            ("Esc".into(), "clear search"),
-        ]
-    } else {
-        keymap::footer(&app.key_contexts())
-            .into_iter()
-            .map(|f| (f.keys.to_string(), f.text))
-            .collect()
-    };
-    for (keys, help) in items {
-        let w = format::width(&keys) + format::width(help) + 3;
+    for keymap::Footer {
+        keys, text: help, ..
+    } in keymap::footer(&app.key_contexts())
+    {
+        let w = format::width(keys) + format::width(help) + 3;
         if used + w > width as usize {
             break;
         }
@@ -325,10 +312,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let w = area.width.saturating_sub(4).min(90);
     let mut lines: Vec<Line> = Vec::new();
-    let mut contexts: Vec<Context> = vec![Context::Anywhere, Context::Global];
-    contexts.extend(View::ALL.iter().map(|v| Context::View(*v)));
-    contexts.push(Context::Search);
-    for ctx in contexts {
+    for ctx in keymap::help_order() {
         let bindings: Vec<_> = KEYMAP.iter().filter(|b| b.context == ctx).collect();
         if bindings.is_empty() {
             continue;
