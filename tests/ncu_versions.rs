@@ -187,6 +187,23 @@ fn ncu_2022_speed_of_light_names_are_read_with_their_values() {
     assert!(wrong.is_empty(), "{wrong:?}");
 }
 
+/// ncu up to 2020.3 writes the SM clock under "GPU Speed Of Light", in cycle/second
+/// (2020.1) or cycle/nsecond (2020.3).
+#[test]
+fn the_sm_clock_of_old_details_pages_is_read() {
+    for (file, hz) in [
+        ("ncu-versions/ncu2020.1_details.csv", 1.37e9),
+        ("ncu-versions/ncu2020.3_details.csv", 1.41e9),
+    ] {
+        let ladder = ladder_of(&[file]);
+        let read = values(&ladder).get(MetricId::SmClock);
+        assert!(
+            read.is_some_and(|v| (v - hz).abs() < 1.0),
+            "{file}: {read:?}"
+        );
+    }
+}
+
 #[test]
 fn dram_throughput_of_current_metrics_output_is_read() {
     let ladder = ladder_of(&["ncu-versions/metrics_dram.csv"]);
@@ -294,6 +311,8 @@ fn every_catalogue_alias_reads_its_metric() {
             analysis::Kind::Time => ("nsecond", "12,345", 12_345.0),
             analysis::Kind::Bytes => ("byte", "4,096", 4_096.0),
             analysis::Kind::Count => ("", "37", 37.0),
+            // Stored in Hz.
+            analysis::Kind::Frequency => ("cycle/second", "1,370,000,000", 1.37e9),
             _ => ("%", "42.50", 42.5),
         };
         for src in def.sources {

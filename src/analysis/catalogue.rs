@@ -164,7 +164,8 @@ catalogue! {
         [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
         "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
     SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
-        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency")],
+        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency"),
+         Detail(SOL_2020, "SM Frequency"), Raw("gpc__cycles_elapsed.avg.per_second")],
         "the SM clock during the profiled launch (ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
