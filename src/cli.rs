@@ -223,8 +223,9 @@ pub struct ImportArgs {
     /// are listed and nothing is imported.
     #[arg(long, value_name = "ID")]
     pub launch: Option<u64>,
-    /// FLOP of one launch of this version (e.g. 34359738368 or 3.4e10), for its TFLOPS.
-    #[arg(long, value_name = "FLOP")]
+    /// FLOP of one launch of this version, for its TFLOPS: a number (34359738368,
+    /// 3.4e10) or an integer expression of numbers (4*16*1024*1024*128).
+    #[arg(long, value_name = "EXPR|NUMBER", value_parser = flop_count)]
     pub flops: Option<f64>,
     /// The ladder's practical ceiling in TFLOPS, for its "% of ceiling" row.
     #[arg(long, value_name = "TFLOPS")]
@@ -524,4 +525,29 @@ pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
 pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     clap_mangen::generate_to(man_command(), dir)
+}
+
+/// A FLOP count as `import --flops` takes it: a positive number, or an integer
+/// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
+/// `cdiv`, `min`, `max`; checked arithmetic).
+pub fn flop_count(s: &str) -> Result<f64, String> {
+    use crate::gpu::launch_expr::{ExprError, eval_constant};
+    let n = match s.trim().parse::<f64>() {
+        Ok(n) => n,
+        Err(_) => match eval_constant(s) {
+            Ok(n) => n as f64,
+            Err(ExprError::UnknownName { at, name }) => {
+                return Err(format!(
+                    "{name:?} at column {at}: a FLOP count is a number or an expression of \
+                     numbers (such as 2*4096*4096*4096)"
+                ));
+            }
+            Err(e) => return Err(e.to_string()),
+        },
+    };
+    if n.is_finite() && n > 0.0 {
+        Ok(n)
+    } else {
+        Err(format!("{s} is no FLOP count: give a positive number"))
+    }
 }

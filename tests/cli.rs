@@ -761,3 +761,39 @@ fn compare_on_a_broken_ladder_says_why_it_cannot_be_read() {
             .stderr(predicate::str::contains("ladder broken cannot be read"));
     }
 }
+
+/// `import --flops` takes an expression of numbers as well as a number, and says what
+/// it takes when given a name.
+#[test]
+fn import_takes_the_flops_as_an_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = fixture("sgemm/det.csv");
+    stallscope()
+        .arg("import")
+        .arg(&page)
+        .args([
+            "--version",
+            "v1",
+            "--launch",
+            "0",
+            "--flops",
+            "2*4096*4096*4096",
+        ])
+        .arg("--profiles")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let m = std::fs::read_to_string(dir.path().join("imported/ladder.toml")).unwrap();
+    assert!(m.contains("flops = 137438953472.0"), "{m}");
+    stallscope()
+        .arg("import")
+        .arg(&page)
+        .args(["--version", "v2", "--flops", "2*S*S"])
+        .arg("--profiles")
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "a FLOP count is a number or an expression of numbers",
+        ));
+}

@@ -104,6 +104,16 @@ impl std::error::Error for ExprError {}
 
 /// The value of `expr` with the names bound to `vars`.
 pub fn eval(expr: &str, vars: &Vars) -> Result<i64, ExprError> {
+    eval_with(expr, Some(vars))
+}
+
+/// The value of an expression of numbers alone (the shape's names are unknown in it),
+/// such as `2*4096*4096*4096` for a FLOP count given on the command line.
+pub fn eval_constant(expr: &str) -> Result<i64, ExprError> {
+    eval_with(expr, None)
+}
+
+fn eval_with(expr: &str, vars: Option<&Vars>) -> Result<i64, ExprError> {
     if expr.len() > MAX_LEN {
         return Err(ExprError::TooLong { len: expr.len() });
     }
@@ -128,7 +138,8 @@ struct Parser<'a> {
     chars: Vec<char>,
     pos: usize,
     depth: usize,
-    vars: &'a Vars,
+    /// None: no names are bound.
+    vars: Option<&'a Vars>,
 }
 
 impl Parser<'_> {
@@ -250,13 +261,13 @@ impl Parser<'_> {
             Some(c) if c.is_ascii_digit() => self.number(),
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let name = self.word();
-                let v = match name.as_str() {
-                    "B" => self.vars.b,
-                    "H" => self.vars.h,
-                    "S" => self.vars.s,
-                    "D" => self.vars.d,
-                    "SMS" => self.vars.sms,
-                    "cdiv" | "min" | "max" => return self.call(&name, at),
+                let v = match (name.as_str(), self.vars) {
+                    ("cdiv" | "min" | "max", _) => return self.call(&name, at),
+                    ("B", Some(vars)) => vars.b,
+                    ("H", Some(vars)) => vars.h,
+                    ("S", Some(vars)) => vars.s,
+                    ("D", Some(vars)) => vars.d,
+                    ("SMS", Some(vars)) => vars.sms,
                     _ => return Err(ExprError::UnknownName { at, name }),
                 };
                 self.skip_space();
