@@ -182,20 +182,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                 .trail
                 .iter()
                 .any(|s| s.index == ls.order[pos] && s.changed);
-            let label = if format::width(&label) > cw {
-                // "short_scoreboard @ LDS" → "short_sc…@LDS": keep the opcode readable.
-                match label.split_once(" @ ") {
-                    Some((r, op)) => {
-                        let keep = cw.saturating_sub(format::width(op) + 2);
-                        format!("{}…@{op}", r.chars().take(keep).collect::<String>())
-                    }
-                    // Cut on the right by the cell, with an ellipsis.
-                    None => label,
-                }
-            } else {
-                label
-            };
-            value_cell(label, if changed { t.moved() } else { Style::new() })
+            value_cell(
+                fit_label(&label, cw),
+                if changed { t.moved() } else { Style::new() },
+            )
         }),
     )));
     rows.push(Row::new(std::iter::once(Cell::from("stall mix")).chain(
@@ -353,6 +343,22 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     );
 }
 
+/// A label in `w` columns: "short_scoreboard @ LDS" → "short_sc…@LDS", the reason cut
+/// first so that the opcode stays readable; where the opcode alone fills the cell both
+/// are cut ("bar…@WARP…"), so that neither vanishes. Other text is cut on the right.
+fn fit_label(label: &str, w: usize) -> String {
+    if format::width(label) <= w {
+        return label.to_string();
+    }
+    let Some((reason, op)) = label.split_once(" @ ") else {
+        return format::cut(label, w);
+    };
+    // Three letters of the reason, its ellipsis and the "@" come first.
+    let op = format::cut(op, w.saturating_sub(5).max(1));
+    let keep = w.saturating_sub(format::width(&op) + 2).max(1);
+    format!("{}…@{op}", reason.chars().take(keep).collect::<String>())
+}
+
 /// Marks a time or TFLOPS worse than the version's parent's: a regression stays visible
 /// however the ladder's first versions stretch the row's colours.
 pub const REGRESSION_MARK: &str = "▼";
@@ -381,4 +387,22 @@ pub fn legend() -> Vec<String> {
             crate::analysis::speed::SINGLE_ROUND_BAND * 100.0
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_label;
+    use crate::report::format::width;
+
+    #[test]
+    fn a_label_keeps_its_opcode_and_some_of_its_reason() {
+        assert_eq!(fit_label("short_scoreboard @ LDS", 13), "short_sc…@LDS");
+        assert_eq!(fit_label("barrier @ WARPGROUP", 10), "bar…@WARP…");
+        assert_eq!(fit_label("wait @ BRA", 10), "wait @ BRA");
+        for w in 5..30 {
+            let cut = fit_label("long_scoreboard @ WARPGROUP", w);
+            assert!(width(&cut) <= w, "{cut:?} in {w}");
+            assert!(cut.starts_with("lo") && cut.contains('@'), "{cut:?} in {w}");
+        }
+    }
 }
