@@ -1034,6 +1034,21 @@ fn k_shows_the_full_kernel_name() {
     );
 }
 
+/// In a narrow popup the short name is cut with an ellipsis inside the border (it ran
+/// into the border and stopped there, with nothing to say it was cut).
+#[test]
+fn the_kernel_popup_cuts_a_long_short_name_with_an_ellipsis() {
+    let mut a = app();
+    select(&mut a, "cudnn");
+    press(&mut a, KeyCode::Char('K'));
+    let shown = render(&a, 40, 20);
+    let short = shown
+        .lines()
+        .find(|l| l.contains("short "))
+        .unwrap_or_else(|| panic!("no short name in\n{shown}"));
+    assert!(short.contains("…│"), "{shown}");
+}
+
 /// Loose export files are no ladder: none was built on the file before it, so no time
 /// is marked worse than its parent's.
 #[test]

@@ -102,13 +102,21 @@ fn draw_kernel_names(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
     for i in shown {
         let v = &ls.ladder.versions[i];
-        lines.push(Line::styled(format!("{} {}", v.id, v.title), t.title()));
+        // The title and the short name cut with an ellipsis where the popup ends.
+        let inner = (w as usize).saturating_sub(2);
+        lines.push(fit(
+            Line::styled(format!("{} {}", v.id, v.title), t.title()),
+            inner,
+        ));
         match &v.profile {
             Some(p) => {
-                lines.push(Line::from(vec![
-                    Span::styled("short ", t.dim()),
-                    Span::raw(p.short_name()),
-                ]));
+                lines.push(fit(
+                    Line::from(vec![
+                        Span::styled("short ", t.dim()),
+                        Span::raw(p.short_name()),
+                    ]),
+                    inner,
+                ));
                 lines.push(Line::styled("full", t.dim()));
                 // A C++ signature has no spaces to break at everywhere: it is cut into
                 // pieces of the popup's width.
