@@ -250,6 +250,31 @@ fn a_cut_details_page_warns_at_the_line_where_it_stops() {
     assert_eq!(lines, [Some(150)], "{:?}", e.warnings);
 }
 
+/// The first `n` lines of a file, each whole: a cut between two rows, which leaves no
+/// sign in the text.
+fn first_lines(name: &str, n: usize) -> Vec<u8> {
+    let text = std::fs::read_to_string(fixture(name)).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').take(n).collect();
+    lines.concat().into_bytes()
+}
+
+#[test]
+fn a_details_page_cut_between_two_rows_leaves_out_its_last_launch_and_says_so() {
+    // The real H200 export of eight launches, cut inside the eighth (line 375 starts it).
+    let bytes = first_lines("h200/others_basic_details.csv", 424);
+    let e = ncu::parse_bytes_with(Path::new("d.csv"), &bytes, &partial()).unwrap();
+    assert_eq!(e.records.len(), 7, "{:?}", e.warnings);
+    let lines: Vec<Option<u64>> = e.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, [Some(424)], "{:?}", e.warnings);
+}
+
+#[test]
+fn strict_reading_refuses_a_details_page_cut_between_two_rows() {
+    let bytes = first_lines("h200/others_basic_details.csv", 424);
+    let err = ncu::parse_bytes(Path::new("d.csv"), &bytes).unwrap_err();
+    assert!(err.message.contains("seems to stop inside it"), "{err}");
+}
+
 #[test]
 fn a_raw_page_cut_short_keeps_its_complete_launches() {
     let bytes = cut_in_line("sgemm/raw.csv", 4);

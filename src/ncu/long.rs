@@ -99,12 +99,14 @@ pub fn parse(
         by_key: HashMap::new(),
         units: HashMap::new(),
     };
+    let mut last_line = 0;
     while let Some(row) = rows.next() {
         let row = row.map_err(|e| csv_error(path, csv, e))?;
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
         if is_blank(&row) {
             continue;
         }
+        last_line = line;
         if let Err(e) = page
             .read_row(&row, line)
             .and_then(|()| ending.check_row(path, &row, line))
@@ -114,10 +116,40 @@ pub fn parse(
                 page.records.remove(i);
             }
             ending.cut(e, more_rows(&mut rows), page.records.len())?;
-            break;
+            return Ok(page.records);
         }
     }
+    // A file cut between two rows leaves no sign in its text: its last launch then holds
+    // the first metrics of the launch before it, in the same order, and no more (ncu
+    // writes the same sections in the same order for every launch of one run; on the
+    // real exports no whole launch is such a prefix of the one before it).
+    if let [.., before, last] = page.records.as_slice()
+        && let Some((had, of)) = cut_short(before, last)
+    {
+        let e = ParseError::at(
+            path,
+            last_line,
+            format!(
+                "launch {} has {had} of the {of} metrics of the launch before it, the same ones in the same order: the file seems to stop inside it",
+                last.launch_id.map_or("?".to_string(), |id| id.to_string())
+            ),
+        );
+        ending.cut(e, false, page.records.len() - 1)?;
+        page.records.pop();
+    }
     Ok(page.records)
+}
+
+/// Whether `last`'s metrics are a shorter prefix of `before`'s (by section and name):
+/// how many it has, of how many.
+fn cut_short(before: &KernelRecord, last: &KernelRecord) -> Option<(usize, usize)> {
+    let (Page::Metrics { metrics: a, .. }, Page::Metrics { metrics: b, .. }) =
+        (&before.page, &last.page)
+    else {
+        return None;
+    };
+    let same = |x: &DetailMetric, y: &DetailMetric| x.section == y.section && x.name == y.name;
+    (b.len() < a.len() && a.iter().zip(b).all(|(x, y)| same(x, y))).then_some((b.len(), a.len()))
 }
 
 /// A long-layout page being read.
