@@ -153,6 +153,21 @@ fn a_command_line_profiler_log_is_named() {
     assert!(err.message.contains("command-line profiler"), "{err}");
 }
 
+/// ncu's `--list-sections` and `--list-sets` tables (real output, ncu 2025.3.1).
+#[test]
+fn ncu_listings_of_sections_and_sets_are_named() {
+    for (file, what) in [
+        ("list_sections.txt", "ncu --list-sections"),
+        ("list_sets.txt", "ncu --list-sets"),
+    ] {
+        let err = ncu::read_file(&fixture(&format!("h200/{file}"))).unwrap_err();
+        assert!(
+            err.message.contains(what) && err.line == Some(2),
+            "{file}: {err}"
+        );
+    }
+}
+
 #[test]
 fn each_message_is_one_line_naming_the_file() {
     for name in [

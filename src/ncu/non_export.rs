@@ -21,6 +21,7 @@ pub fn explain(path: &Path, text: &str) -> ParseError {
     other_delimiter(path, text)
         .or_else(|| ncu_messages(path, text))
         .or_else(|| other_profiler(path, text))
+        .or_else(|| ncu_listing(path, text))
         .unwrap_or_else(|| {
             let message = if lines(text).any(|(_, l)| super::input::is_prof_line(l)) {
                 "ncu ran but wrote no CSV, only its ==PROF== lines: profile again with --csv, or export a report with `ncu --import report.ncu-rep --csv --page raw`"
@@ -101,6 +102,25 @@ fn ncu_messages(path: &Path, text: &str) -> Option<ParseError> {
             "ncu wrote no CSV, only its messages: {:?}; {advice}",
             quote(message)
         ),
+    ))
+}
+
+/// ncu's own tables of what it can collect (`--list-sections`, `--list-sets`): a header
+/// line of column names starting with "Identifier", under a rule of dashes.
+fn ncu_listing(path: &Path, text: &str) -> Option<ParseError> {
+    let (line, what) = lines(text).take(SCAN_LINES).find_map(|(n, l)| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let what = match words.as_slice() {
+            ["Identifier", "Display", "Name", "Enabled", ..] => "`ncu --list-sections`",
+            ["Identifier", "Sections", "Enabled", ..] => "`ncu --list-sets`",
+            _ => return None,
+        };
+        Some((n, what))
+    })?;
+    Some(ParseError::at(
+        path,
+        line,
+        format!("this is ncu's list of what it can collect ({what}), not an export; {EXPORT_HOW}"),
     ))
 }
 
