@@ -565,11 +565,13 @@ fn load_report(common: &Common) -> LoadReport {
 /// Lists what was read in part, and what `--keep-going` let pass; false when anything
 /// failed.
 fn finish(report: &LoadReport) -> bool {
+    // Paths and names from a manifest or a folder name can hold control characters:
+    // shown escaped, as every other message.
     for b in &report.broken {
-        eprintln!("error: {b}");
+        eprintln!("error: {}", format::printable_lines(&b.to_string()));
     }
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", format::printable_lines(&w.to_string()));
     }
     for f in &report.failures {
         eprintln!("failed: {}", format::printable_lines(&f.to_string()));
@@ -586,11 +588,11 @@ fn check_command(common: &Common) -> Result<bool> {
     let profiles = writable_profiles(common);
     let checked = model::check::check(&profiles)?;
     for p in &checked.problems {
-        outln!("{p}");
+        outln!("{}", format::printable_lines(&p.to_string()));
     }
     eprintln!(
         "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
-        profiles.display(),
+        format::printable(&profiles.display().to_string()),
         checked.ladders,
         checked.versions,
         checked.files,

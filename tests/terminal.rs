@@ -55,6 +55,83 @@ fn report_table_shows_escape_sequences_of_imported_text_escaped() {
     assert!(shows_escaped(&out), "{out}");
 }
 
+/// The bundled SGEMM ladder with an escape sequence in its title, a version's title and
+/// technique, and a note: the HTML page shows each escaped and holds none raw.
+#[test]
+fn report_html_holds_no_control_character_of_imported_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder = dir.path().join("sgemm-toy");
+    std::fs::create_dir(&ladder).unwrap();
+    for e in std::fs::read_dir(common::profiles().join("sgemm-toy")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), ladder.join(e.file_name())).unwrap();
+    }
+    let manifest = std::fs::read_to_string(ladder.join("ladder.toml"))
+        .unwrap()
+        .replace("title = \"SGEMM", "title = \"\\u001b]0;PWNED\\u0007SGEMM")
+        .replace(
+            "title = \"naive\"",
+            "title = \"na\\u001b[2Jive\"\nnotes = \"n.md\"",
+        )
+        .replace("technique = \"one", "technique = \"\\u001bcone");
+    std::fs::write(ladder.join("ladder.toml"), manifest).unwrap();
+    std::fs::write(
+        ladder.join("n.md"),
+        "# Note\n\nrings \x07 and \x1b[31mred\r\n",
+    )
+    .unwrap();
+    let out = stallscope()
+        .args(["report", "--format", "html", "--profiles"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shown in [
+        "\\u{1b}]0;PWNED",
+        "na\\u{1b}[2Jive",
+        "\\u{1b}cone",
+        "rings \\u{7}",
+    ] {
+        assert!(page.contains(shown), "{shown} not in the page");
+    }
+    assert!(
+        !page.contains(['\x1b', '\x07']),
+        "a raw control character in the page"
+    );
+}
+
+/// A ladder folder whose name carries an escape sequence, and whose manifest cannot be
+/// read: the error naming it (from `report` and from `check`) shows it escaped.
+#[test]
+fn a_broken_ladders_name_is_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder = dir.path().join("l\x1b[2J");
+    std::fs::create_dir(&ladder).unwrap();
+    std::fs::write(ladder.join("ladder.toml"), "name = [\n").unwrap();
+    for args in [&["report"][..], &["check"][..]] {
+        let out = stallscope()
+            .args(args)
+            .arg("--profiles")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let shown = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            shown.contains("l\\u{1b}[2J") && !shown.contains('\x1b'),
+            "{args:?}: {shown}"
+        );
+    }
+}
+
 #[test]
 fn report_markdown_shows_escape_sequences_of_imported_text_escaped() {
     let out = output_on_crafted(&["report", "--format", "markdown"]);

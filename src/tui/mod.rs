@@ -169,7 +169,7 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// The terminal as the shell had it: mouse reports off, the screen cleared (a terminal
+/// The terminal as the shell had it: mouse reports off, the cursor shown, the screen cleared (a terminal
 /// without an alternate screen, or tmux with `alternate-screen off`, would keep the
 /// last frame), the alternate screen left, raw mode off.
 fn give_back_terminal() {
@@ -177,7 +177,10 @@ fn give_back_terminal() {
         std::io::stdout(),
         DisableMouseCapture,
         term::Clear(ClearType::All),
-        ratatui::crossterm::cursor::MoveTo(0, 0)
+        ratatui::crossterm::cursor::MoveTo(0, 0),
+        // The frames hide it; an ending signal leaves before the terminal's drop would
+        // show it again.
+        ratatui::crossterm::cursor::Show
     );
     ratatui::restore();
 }
