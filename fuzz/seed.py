@@ -3,7 +3,7 @@
 ncu_parse:   the exports of tests/fixtures, whole when small, else cut to their first
              rows and, for wide pages, their first columns; some of them gzipped.
 manifest:    every profiles/*/ladder.toml.
-recipe:      every kernels/*/ladder.toml.
+recipe:      every kernels/*/recipe.toml.
 launch_expr: every grid, block, shared and flops expression of those recipes, at the
              reference shape (the target's input is five u32 then the expression).
 
@@ -71,7 +71,7 @@ def manifests():
 
 def recipes():
     shape = struct.pack("<5I", 1, 64, 1024, 128, 132)
-    for path in sorted((ROOT / "kernels").glob("*/ladder.toml")):
+    for path in sorted((ROOT / "kernels").glob("*/recipe.toml")):
         text = path.read_text(encoding="utf-8")
         put("recipe", text)
         recipe = tomllib.loads(text)

@@ -1,4 +1,4 @@
-//! Any text given as a kernel recipe (kernels/LADDER/ladder.toml) parses and validates
+//! Any text given as a kernel recipe (kernels/LADDER/recipe.toml) parses and validates
 //! or fails cleanly; a valid one launches every version at its reference shape.
 #![no_main]
 
