@@ -59,7 +59,7 @@ pub struct Common {
         env = crate::files::MAX_FILE_SIZE_VAR,
         value_name = "SIZE",
         value_parser = crate::files::parse_size,
-        default_value = "1GiB"
+        default_value = crate::files::default_max_file_size_text()
     )]
     pub max_file_size: u64,
 
@@ -71,7 +71,7 @@ pub struct Common {
         env = crate::files::MAX_DECOMPRESSED_VAR,
         value_name = "SIZE",
         value_parser = crate::files::parse_size,
-        default_value = "2GiB"
+        default_value = crate::files::default_max_decompressed_text()
     )]
     pub max_decompressed: u64,
 }
@@ -473,13 +473,12 @@ impl ProfileArgs {
             ladder: self.ladder.clone(),
             version,
             title: self.title.clone(),
-            target: crate::nsight::Target {
-                command: self.command.clone(),
-                kernel: self.kernel.clone(),
-                launch_skip: self.launch_skip,
-                launch_count: 1,
-                set: self.set.clone(),
-            },
+            target: crate::nsight::Target::new(
+                self.command.clone(),
+                self.kernel.clone(),
+                self.launch_skip,
+                &self.set,
+            ),
             timeout: std::time::Duration::from_secs(self.timeout),
             force: self.force,
             placement,
@@ -524,4 +523,51 @@ pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
 pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     clap_mangen::generate_to(man_command(), dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).expect("the arguments parse")
+    }
+
+    #[test]
+    fn the_size_limits_default_to_the_reading_side_constants() {
+        let c = parse(&["stallscope", "check"]).common;
+        assert_eq!(
+            (c.max_file_size, c.max_decompressed),
+            (
+                crate::files::DEFAULT_MAX_FILE_SIZE,
+                crate::files::DEFAULT_MAX_DECOMPRESSED
+            )
+        );
+    }
+
+    #[test]
+    fn a_profiled_command_takes_the_launch_count_the_explorer_takes() {
+        let Some(Command::Profile(p)) = parse(&[
+            "stallscope",
+            "profile",
+            "--ladder",
+            "mine",
+            "--version",
+            "v1",
+            "--",
+            "./app",
+        ])
+        .command
+        else {
+            panic!("a profile command");
+        };
+        let req = p
+            .command_request(PathBuf::from("profiles"))
+            .expect("a command")
+            .expect("a request");
+        assert_eq!(
+            req.target,
+            crate::nsight::Target::new(vec!["./app".into()], None, 0, profile::DEFAULT_SET)
+        );
+    }
 }

@@ -27,6 +27,9 @@ pub fn find_ncu() -> Result<PathBuf> {
         })
 }
 
+/// Launches profiled: one, the launch after `launch_skip`.
+pub const LAUNCH_COUNT: u32 = 1;
+
 /// What to profile and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
@@ -38,6 +41,25 @@ pub struct Target {
     pub launch_count: u32,
     /// The section set (`full` gives stall sampling and the source page).
     pub set: String,
+}
+
+impl Target {
+    /// `command` profiled at [`LAUNCH_COUNT`] launch of the kernels `kernel` matches,
+    /// after `launch_skip` of them, with the section set `set`.
+    pub fn new(
+        command: Vec<OsString>,
+        kernel: Option<String>,
+        launch_skip: u32,
+        set: &str,
+    ) -> Target {
+        Target {
+            command,
+            kernel,
+            launch_skip,
+            launch_count: LAUNCH_COUNT,
+            set: set.to_string(),
+        }
+    }
 }
 
 /// The pages exported from a report: file name and ncu's options. The source page is
@@ -213,13 +235,7 @@ mod tests {
     use super::*;
 
     fn target(kernel: Option<&str>) -> Target {
-        Target {
-            command: vec!["./app".into()],
-            kernel: kernel.map(str::to_string),
-            launch_skip: 2,
-            launch_count: 1,
-            set: "full".into(),
-        }
+        Target::new(vec!["./app".into()], kernel.map(str::to_string), 2, "full")
     }
 
     #[test]

@@ -158,13 +158,7 @@ fn profile_one(
         command.push("--causal".into());
     }
     // The worker launches the version three times: two warm-ups, then the profiled one.
-    let target = nsight::Target {
-        command,
-        kernel: Some(format!("regex:^{}$", v.entry)),
-        launch_skip: 2,
-        launch_count: 1,
-        set: req.set.clone(),
-    };
+    let target = nsight::Target::new(command, Some(format!("regex:^{}$", v.entry)), 2, &req.set);
     let limits = Limits::new(req.timeout, cancel);
     let wrap = |c| placement.wrap(c);
     let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &wrap, &mut |_| {})?;
