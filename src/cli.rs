@@ -443,12 +443,19 @@ impl RunArgs {
     }
 }
 
+/// A command to profile (after `--`), and the version its profile becomes.
+#[derive(Debug, Clone)]
+pub struct CommandProfile {
+    pub request: profile::CommandRequest,
+    pub ladder: Option<String>,
+    pub version: String,
+    pub title: Option<String>,
+    pub force: bool,
+}
+
 impl ProfileArgs {
     /// The request to profile a command, when one was given after `--`.
-    pub fn command_request(
-        &self,
-        profiles: PathBuf,
-    ) -> Option<anyhow::Result<profile::CommandRequest>> {
+    pub fn command_request(&self) -> Option<anyhow::Result<CommandProfile>> {
         if self.command.is_empty() {
             return None;
         }
@@ -468,24 +475,25 @@ impl ProfileArgs {
             Ok(s) => s.placements().remove(0),
             Err(e) => return Some(Err(e)),
         };
-        Some(Ok(profile::CommandRequest {
-            profiles,
+        Some(Ok(CommandProfile {
+            request: profile::CommandRequest {
+                target: crate::nsight::Target::new(
+                    self.command.clone(),
+                    self.kernel.clone(),
+                    self.launch_skip,
+                    &self.set,
+                ),
+                timeout: std::time::Duration::from_secs(self.timeout),
+                placement,
+            },
             ladder: self.ladder.clone(),
             version,
             title: self.title.clone(),
-            target: crate::nsight::Target::new(
-                self.command.clone(),
-                self.kernel.clone(),
-                self.launch_skip,
-                &self.set,
-            ),
-            timeout: std::time::Duration::from_secs(self.timeout),
             force: self.force,
-            placement,
         }))
     }
 
-    pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
+    pub fn request(&self, common: &Common) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {
             slots: self.slots.slots()?,
@@ -494,7 +502,7 @@ impl ProfileArgs {
             causal: self.causal,
             set: self.set.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
-            ..profile::Request::new(kernels, profiles)
+            ..profile::Request::new(kernels)
         })
     }
 }
@@ -561,12 +569,9 @@ mod tests {
         else {
             panic!("a profile command");
         };
-        let req = p
-            .command_request(PathBuf::from("profiles"))
-            .expect("a command")
-            .expect("a request");
+        let req = p.command_request().expect("a command").expect("a request");
         assert_eq!(
-            req.target,
+            req.request.target,
             crate::nsight::Target::new(vec!["./app".into()], None, 0, profile::DEFAULT_SET)
         );
     }

@@ -3,6 +3,7 @@
 //! wrong when ncu fails. Used by `profile` (stallscope's own kernels or any command) and
 //! by the reading of `.ncu-rep` reports.
 
+use crate::model::manifest::ProfileCommand;
 use crate::process::{self, Limits, Line};
 use anyhow::{Context, Result, anyhow, bail};
 use std::ffi::OsString;
@@ -58,6 +59,30 @@ impl Target {
             launch_skip,
             launch_count: LAUNCH_COUNT,
             set: set.to_string(),
+        }
+    }
+
+    /// A stored command profiled again.
+    pub fn from_stored(c: &ProfileCommand) -> Target {
+        Target::new(
+            c.command.iter().map(Into::into).collect(),
+            c.kernel.clone(),
+            c.launch_skip,
+            &c.set,
+        )
+    }
+
+    /// The target as a ladder's manifest stores it with the version it became.
+    pub fn stored(&self) -> ProfileCommand {
+        ProfileCommand {
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            kernel: self.kernel.clone(),
+            launch_skip: self.launch_skip,
+            set: self.set.clone(),
         }
     }
 }
