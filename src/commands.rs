@@ -827,9 +827,17 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
             format!("{} {}", v.id, v.title)
         }
     };
+    // A file's side is named by the path given; a version's as the report names it.
+    let file_of = |given: &str, l: &Ladder| (l.name == "files").then(|| given.to_string());
+    let (path_a, path_b) = match args.b.as_deref() {
+        Some(b) => (file_of(a, &ladder_a), file_of(b, &ladder_b)),
+        None => (None, None),
+    };
     let input = CompareInput {
         a_name: name(&ladder_a, ia),
         b_name: name(&ladder_b, ib),
+        a: report::CompareSide::of(va, path_a),
+        b: report::CompareSide::of(vb, path_b),
         comparison: &comparison,
     };
     emit(
