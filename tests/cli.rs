@@ -356,36 +356,37 @@ fn ladder_with_run_file(make: impl FnOnce(&std::path::Path)) -> tempfile::TempDi
     dir
 }
 
+/// `report` on the ladder's profiles folder fails saying `message` (given the run file's path).
+fn report_fails_saying(dir: &tempfile::TempDir, message: impl Fn(&str) -> String) {
+    let path = dir.path().join("toy/runs.json");
+    stallscope()
+        .args(["report", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(message(
+            &path.display().to_string(),
+        )));
+}
+
 #[test]
 fn a_run_file_of_a_newer_schema_is_refused_with_what_to_do() {
     let dir = ladder_with_run_file(|p| {
         std::fs::write(p, r#"{"schema": "stallscope/runs/99", "runs": []}"#).unwrap()
     });
-    let path = dir.path().join("toy/runs.json");
-    stallscope()
-        .args(["report", "--profiles"])
-        .arg(dir.path())
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains(format!(
-            "{} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/1): update stallscope",
-            path.display()
-        )));
+    report_fails_saying(&dir, |path| {
+        format!(
+            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/1): update stallscope"
+        )
+    });
 }
 
 #[test]
 fn a_run_file_that_is_a_folder_is_named_by_its_path() {
     let dir = ladder_with_run_file(|p| std::fs::create_dir(p).unwrap());
-    let path = dir.path().join("toy/runs.json");
-    stallscope()
-        .args(["report", "--profiles"])
-        .arg(dir.path())
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains(format!(
-            "{} cannot be read (runs.json is a folder",
-            path.display()
-        )));
+    report_fails_saying(&dir, |path| {
+        format!("{path} cannot be read (runs.json is a folder")
+    });
 }
 
 #[test]

@@ -29,15 +29,7 @@ fn json(args: &[&str]) -> Value {
 #[test]
 fn report_and_compare_agree_in_json() {
     let report = json(&["report", "--ladder", "sgemm-toy", "--format", "json"]);
-    let compare = json(&[
-        "compare",
-        "v1",
-        "v2",
-        "--ladder",
-        "sgemm-toy",
-        "--format",
-        "json",
-    ]);
+    let compare: Value = serde_json::from_str(&compare_sgemm("json")).unwrap();
     assert_eq!(report["schema"], "stallscope/report/2");
     assert_eq!(compare["schema"], "stallscope/compare/2");
     let units = report["units"].as_object().unwrap();
@@ -62,15 +54,7 @@ fn report_and_compare_agree_in_json() {
 #[test]
 fn report_and_compare_agree_in_csv() {
     let report = out(&["report", "--ladder", "sgemm-toy", "--format", "csv"]);
-    let compare = out(&[
-        "compare",
-        "v1",
-        "v2",
-        "--ladder",
-        "sgemm-toy",
-        "--format",
-        "csv",
-    ]);
+    let compare = compare_sgemm("csv");
     let mut r = csv::Reader::from_reader(report.as_bytes());
     let head = r.headers().unwrap().clone();
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
