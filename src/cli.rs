@@ -59,7 +59,7 @@ pub struct Common {
         env = crate::files::MAX_FILE_SIZE_VAR,
         value_name = "SIZE",
         value_parser = crate::files::parse_size,
-        default_value = "1GiB"
+        default_value = crate::files::default_max_file_size_text()
     )]
     pub max_file_size: u64,
 
@@ -71,7 +71,7 @@ pub struct Common {
         env = crate::files::MAX_DECOMPRESSED_VAR,
         value_name = "SIZE",
         value_parser = crate::files::parse_size,
-        default_value = "2GiB"
+        default_value = crate::files::default_max_decompressed_text()
     )]
     pub max_decompressed: u64,
 }
@@ -444,12 +444,19 @@ impl RunArgs {
     }
 }
 
+/// A command to profile (after `--`), and the version its profile becomes.
+#[derive(Debug, Clone)]
+pub struct CommandProfile {
+    pub request: profile::CommandRequest,
+    pub ladder: Option<String>,
+    pub version: String,
+    pub title: Option<String>,
+    pub force: bool,
+}
+
 impl ProfileArgs {
     /// The request to profile a command, when one was given after `--`.
-    pub fn command_request(
-        &self,
-        profiles: PathBuf,
-    ) -> Option<anyhow::Result<profile::CommandRequest>> {
+    pub fn command_request(&self) -> Option<anyhow::Result<CommandProfile>> {
         if self.command.is_empty() {
             return None;
         }
@@ -469,25 +476,25 @@ impl ProfileArgs {
             Ok(s) => s.placements().remove(0),
             Err(e) => return Some(Err(e)),
         };
-        Some(Ok(profile::CommandRequest {
-            profiles,
+        Some(Ok(CommandProfile {
+            request: profile::CommandRequest {
+                target: crate::nsight::Target::new(
+                    self.command.clone(),
+                    self.kernel.clone(),
+                    self.launch_skip,
+                    &self.set,
+                ),
+                timeout: std::time::Duration::from_secs(self.timeout),
+                placement,
+            },
             ladder: self.ladder.clone(),
             version,
             title: self.title.clone(),
-            target: crate::nsight::Target {
-                command: self.command.clone(),
-                kernel: self.kernel.clone(),
-                launch_skip: self.launch_skip,
-                launch_count: 1,
-                set: self.set.clone(),
-            },
-            timeout: std::time::Duration::from_secs(self.timeout),
             force: self.force,
-            placement,
         }))
     }
 
-    pub fn request(&self, common: &Common, profiles: PathBuf) -> anyhow::Result<profile::Request> {
+    pub fn request(&self, common: &Common) -> anyhow::Result<profile::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         Ok(profile::Request {
             slots: self.slots.slots()?,
@@ -496,7 +503,7 @@ impl ProfileArgs {
             causal: self.causal,
             set: self.set.clone(),
             timeout: std::time::Duration::from_secs(self.timeout),
-            ..profile::Request::new(kernels, profiles)
+            ..profile::Request::new(kernels)
         })
     }
 }
@@ -549,5 +556,49 @@ pub fn flop_count(s: &str) -> Result<f64, String> {
         Ok(n)
     } else {
         Err(format!("{s} is no FLOP count: give a positive number"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).expect("the arguments parse")
+    }
+
+    #[test]
+    fn the_size_limits_default_to_the_reading_side_constants() {
+        let c = parse(&["stallscope", "check"]).common;
+        assert_eq!(
+            (c.max_file_size, c.max_decompressed),
+            (
+                crate::files::DEFAULT_MAX_FILE_SIZE,
+                crate::files::DEFAULT_MAX_DECOMPRESSED
+            )
+        );
+    }
+
+    #[test]
+    fn a_profiled_command_takes_the_launch_count_the_explorer_takes() {
+        let Some(Command::Profile(p)) = parse(&[
+            "stallscope",
+            "profile",
+            "--ladder",
+            "mine",
+            "--version",
+            "v1",
+            "--",
+            "./app",
+        ])
+        .command
+        else {
+            panic!("a profile command");
+        };
+        let req = p.command_request().expect("a command").expect("a request");
+        assert_eq!(
+            req.request.target,
+            crate::nsight::Target::new(vec!["./app".into()], None, 0, profile::DEFAULT_SET)
+        );
     }
 }

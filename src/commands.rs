@@ -95,12 +95,9 @@ pub fn run(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Some(Command::Run(a)) => run_command(common, &a),
-        Some(Command::Profile(a)) => match a.command_request(writable_profiles(common)) {
-            Some(req) => profile_any_command(&req?),
-            None => {
-                let req = a.request(common, writable_profiles(common))?;
-                profile_command(&req)
-            }
+        Some(Command::Profile(a)) => match a.command_request() {
+            Some(req) => profile_any_command(&req?, &writable_profiles(common)),
+            None => profile_command(&a.request(common)?, &writable_profiles(common)),
         },
         Some(Command::Build(a)) => build_command(common, &a),
         Some(Command::Check) => check_command(common),
@@ -499,7 +496,7 @@ fn slower_than(
 /// The schema of `run --json`.
 pub const RUN_SCHEMA: &str = "stallscope/run/1";
 
-fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
+fn profile_any_command(req: &crate::cli::CommandProfile, profiles: &Path) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
     let bar = ProgressBar::new_spinner().with_style(
@@ -507,13 +504,29 @@ fn profile_any_command(req: &profile::CommandRequest) -> Result<bool> {
     );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar.set_message("starting");
-    let done = profile::profile_command(req, &cancel, &mut |s| bar.set_message(s.to_string()));
+    let exports = profile::profile_command(&req.request, &cancel, &mut |s| {
+        bar.set_message(s.to_string())
+    });
     bar.finish_and_clear();
-    eprintln!("{}", done?);
+    let exports = exports?;
+    let done = import::import_command_profile(
+        &import::Request {
+            title: req.title.as_deref(),
+            ..import::Request::profiled(
+                profiles,
+                req.ladder.as_deref(),
+                &req.version,
+                &exports.files,
+                req.force,
+            )
+        },
+        &req.request.target.stored(),
+    )?;
+    eprintln!("{done}");
     Ok(true)
 }
 
-fn profile_command(req: &profile::Request) -> Result<bool> {
+fn profile_command(req: &profile::Request, profiles: &Path) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
     let placements = req.slots.placements();
@@ -523,21 +536,26 @@ fn profile_command(req: &profile::Request) -> Result<bool> {
         .map(|_| bars.add(progress_bar()))
         .collect();
     let many = placements.len() > 1;
-    let results = profile::run(req, &cancel, &|p, id, i, n| {
-        let bar = placements
-            .iter()
-            .position(|x| x == p)
-            .map(|k| &lines[k])
-            .unwrap_or(&lines[0]);
-        bar.set_length(n as u64);
-        bar.set_position(i as u64);
-        let on = if many {
-            format!("{}: ", p.describe())
-        } else {
-            String::new()
-        };
-        bar.set_message(format!("{on}profiling {id} with ncu"));
-    });
+    let results = profile::run(
+        req,
+        &cancel,
+        &|p, id, i, n| {
+            let bar = placements
+                .iter()
+                .position(|x| x == p)
+                .map(|k| &lines[k])
+                .unwrap_or(&lines[0]);
+            bar.set_length(n as u64);
+            bar.set_position(i as u64);
+            let on = if many {
+                format!("{}: ", p.describe())
+            } else {
+                String::new()
+            };
+            bar.set_message(format!("{on}profiling {id} with ncu"));
+        },
+        &|recipe, v, files| crate::tui::jobs::store_recipe_profile(profiles, recipe, v, files),
+    );
     for b in &lines {
         b.finish_and_clear();
     }
@@ -811,9 +829,17 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
             format!("{} {}", v.id, v.title)
         }
     };
+    // A file's side is named by the path given; a version's as the report names it.
+    let file_of = |given: &str, l: &Ladder| (l.name == "files").then(|| given.to_string());
+    let (path_a, path_b) = match args.b.as_deref() {
+        Some(b) => (file_of(a, &ladder_a), file_of(b, &ladder_b)),
+        None => (None, None),
+    };
     let input = CompareInput {
         a_name: name(&ladder_a, ia),
         b_name: name(&ladder_b, ib),
+        a: report::CompareSide::of(va, path_a),
+        b: report::CompareSide::of(vb, path_b),
         comparison: &comparison,
     };
     emit(

@@ -20,6 +20,20 @@ pub const DEFAULT_MAX_DECOMPRESSED: u64 = 2 << 30;
 pub const MAX_FILE_SIZE_VAR: &str = "STALLSCOPE_MAX_FILE_SIZE";
 pub const MAX_DECOMPRESSED_VAR: &str = "STALLSCOPE_MAX_DECOMPRESSED";
 
+/// [`DEFAULT_MAX_FILE_SIZE`] as `--max-file-size` shows and parses it (`1 GiB`).
+pub fn default_max_file_size_text() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| size_text(DEFAULT_MAX_FILE_SIZE));
+    &TEXT
+}
+
+/// [`DEFAULT_MAX_DECOMPRESSED`] as `--max-decompressed` shows and parses it (`2 GiB`).
+pub fn default_max_decompressed_text() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| size_text(DEFAULT_MAX_DECOMPRESSED));
+    &TEXT
+}
+
 /// How much stallscope reads of one file, and lets one gzip file inflate to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {

@@ -3,6 +3,7 @@
 //! wrong when ncu fails. Used by `profile` (stallscope's own kernels or any command) and
 //! by the reading of `.ncu-rep` reports.
 
+use crate::model::manifest::ProfileCommand;
 use crate::process::{self, Limits, Line};
 use anyhow::{Context, Result, anyhow, bail};
 use std::ffi::OsString;
@@ -27,6 +28,9 @@ pub fn find_ncu() -> Result<PathBuf> {
         })
 }
 
+/// Launches profiled: one, the launch after `launch_skip`.
+pub const LAUNCH_COUNT: u32 = 1;
+
 /// What to profile and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
@@ -38,6 +42,49 @@ pub struct Target {
     pub launch_count: u32,
     /// The section set (`full` gives stall sampling and the source page).
     pub set: String,
+}
+
+impl Target {
+    /// `command` profiled at [`LAUNCH_COUNT`] launch of the kernels `kernel` matches,
+    /// after `launch_skip` of them, with the section set `set`.
+    pub fn new(
+        command: Vec<OsString>,
+        kernel: Option<String>,
+        launch_skip: u32,
+        set: &str,
+    ) -> Target {
+        Target {
+            command,
+            kernel,
+            launch_skip,
+            launch_count: LAUNCH_COUNT,
+            set: set.to_string(),
+        }
+    }
+
+    /// A stored command profiled again.
+    pub fn from_stored(c: &ProfileCommand) -> Target {
+        Target::new(
+            c.command.iter().map(Into::into).collect(),
+            c.kernel.clone(),
+            c.launch_skip,
+            &c.set,
+        )
+    }
+
+    /// The target as a ladder's manifest stores it with the version it became.
+    pub fn stored(&self) -> ProfileCommand {
+        ProfileCommand {
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            kernel: self.kernel.clone(),
+            launch_skip: self.launch_skip,
+            set: self.set.clone(),
+        }
+    }
 }
 
 /// The pages exported from a report: file name and ncu's options. The source page is
@@ -213,13 +260,7 @@ mod tests {
     use super::*;
 
     fn target(kernel: Option<&str>) -> Target {
-        Target {
-            command: vec!["./app".into()],
-            kernel: kernel.map(str::to_string),
-            launch_skip: 2,
-            launch_count: 1,
-            set: "full".into(),
-        }
+        Target::new(vec!["./app".into()], kernel.map(str::to_string), 2, "full")
     }
 
     #[test]

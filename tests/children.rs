@@ -1,6 +1,12 @@
 //! Children always stop: stand-ins for a hung kernel's worker, for the PyTorch baseline
 //! script and for ncu (which starts the program it profiles) hang on purpose; the
-//! timeout and cancel end each one with every process it started. No GPU needed.
+//! timeout and cancel end each one with every process it started. No GPU needed. The
+//! stand-ins are driven through the library (`process::run`, `Starting::spawn`) and
+//! through the built binary: `profile` under an `$NCU` that hangs, `run --baselines`
+//! with a `$STALLSCOPE_PYTHON` that hangs in place of the SDPA script, and Ctrl-C sent
+//! to `profile`.
+
+mod common;
 
 use stallscope::gpu::protocol::{Starting, WorkerError};
 use stallscope::process::{self, Limits, Stopped};
@@ -134,4 +140,133 @@ fn a_child_that_exits_leaves_no_straggler_behind() {
     assert_eq!(out.stdout.trim(), "done");
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(survivors(&m), Vec::<String>::new());
+}
+
+/// The built binary, with no profiles folder from the environment.
+fn stallscope() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("stallscope").unwrap();
+    c.env_remove("STALLSCOPE_PROFILES");
+    c
+}
+
+#[test]
+fn profile_under_a_hanging_ncu_ends_at_the_timeout_with_all_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = marker("profile");
+    let ncu = hanging_script(dir.path(), &m);
+    let start = Instant::now();
+    let out = stallscope()
+        .env("NCU", &ncu)
+        .args([
+            "profile",
+            "--ladder",
+            "my",
+            "--version",
+            "v1",
+            "--timeout",
+            "2",
+        ])
+        .arg("--profiles")
+        .arg(dir.path().join("profiles"))
+        .args(["--", "/bin/true", &m])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Error: ncu timed out after 2 s"),
+        "{stderr}"
+    );
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(8),
+        "{took:?}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(survivors(&m), Vec::<String>::new());
+}
+
+/// Without a GPU the runner starts nothing on this host; through a launcher (here
+/// `env`, which runs the command as it is) the workers say so themselves, so the
+/// baselines' children start: the SDPA script's interpreter is the hanging stand-in.
+#[test]
+fn a_hanging_sdpa_baseline_ends_at_the_timeout_with_all_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = marker("sdpa-baseline");
+    let python = hanging_script(dir.path(), &m);
+    let start = Instant::now();
+    let out = stallscope()
+        .env("STALLSCOPE_PYTHON", &python)
+        .env("STALLSCOPE_CACHE", dir.path().join("cache"))
+        .arg("--kernels")
+        .arg(common::repo().join("kernels/flash-attention"))
+        .args(["run", "v01", "--baselines", "--no-save", "--no-cases"])
+        .args(["--launcher", "env", "--timeout", "2"])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for backend in ["cudnn", "fa2", "mem-efficient"] {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(backend))
+            .unwrap_or_else(|| panic!("no line for {backend}: {stderr}"));
+        assert!(line.contains("timed out after 2 s"), "{line}");
+    }
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(survivors(&m), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_under_profile_reaches_the_ncu_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (started, seen) = (dir.path().join("started"), dir.path().join("got-sigint"));
+    // An ncu stand-in that notes SIGINT in a file and exits; without the forwarding it
+    // would loop until the timeout (the test's SIGINT goes to stallscope alone).
+    let ncu = dir.path().join("ncu");
+    std::fs::write(
+        &ncu,
+        format!(
+            "#!/bin/sh\ntrap 'touch {}; exit 1' INT\ntouch {}\nwhile true; do sleep 0.05; done\n",
+            seen.display(),
+            started.display()
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&ncu).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&ncu, perm).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallscope"))
+        .env("NCU", &ncu)
+        .args([
+            "profile",
+            "--ladder",
+            "my",
+            "--version",
+            "v1",
+            "--timeout",
+            "60",
+        ])
+        .arg("--profiles")
+        .arg(dir.path().join("profiles"))
+        .args(["--", "/bin/true"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while !started.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the ncu stand-in started");
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.exists(), "the ncu stand-in got the forwarded SIGINT");
 }

@@ -49,7 +49,7 @@ fn report_formats() {
         .unwrap();
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "stallscope/report/1");
+    assert_eq!(doc["schema"], "stallscope/report/2");
     let v = &doc["ladders"];
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
     assert_eq!(v[0]["trail"][1]["verdict"], "moved");
@@ -344,6 +344,49 @@ fn help_answers() {
             .stdout(predicate::str::contains("Usage: stallscope"));
     }
     stallscope().arg("--version").assert().success();
+}
+
+/// A ladder `toy` in a temporary profiles folder whose runs.json `make` writes.
+fn ladder_with_run_file(make: impl FnOnce(&std::path::Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder = dir.path().join("toy");
+    std::fs::create_dir_all(&ladder).unwrap();
+    std::fs::write(ladder.join("ladder.toml"), "title = 'toy'\n").unwrap();
+    make(&ladder.join("runs.json"));
+    dir
+}
+
+/// `report` on the ladder's profiles folder fails saying `message` (given the run file's path).
+fn report_fails_saying(dir: &tempfile::TempDir, message: impl Fn(&str) -> String) {
+    let path = dir.path().join("toy/runs.json");
+    stallscope()
+        .args(["report", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(message(
+            &path.display().to_string(),
+        )));
+}
+
+#[test]
+fn a_run_file_of_a_newer_schema_is_refused_with_what_to_do() {
+    let dir = ladder_with_run_file(|p| {
+        std::fs::write(p, r#"{"schema": "stallscope/runs/99", "runs": []}"#).unwrap()
+    });
+    report_fails_saying(&dir, |path| {
+        format!(
+            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/1): update stallscope"
+        )
+    });
+}
+
+#[test]
+fn a_run_file_that_is_a_folder_is_named_by_its_path() {
+    let dir = ladder_with_run_file(|p| std::fs::create_dir(p).unwrap());
+    report_fails_saying(&dir, |path| {
+        format!("{path} cannot be read (runs.json is a folder")
+    });
 }
 
 #[test]

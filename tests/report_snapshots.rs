@@ -39,6 +39,8 @@ fn sgemm_comparison_table() {
     let text = report::exporter(Format::Table).compare(&CompareInput {
         a_name: "v1 naive".into(),
         b_name: "v2 tiled".into(),
+        a: report::CompareSide::of(va, None),
+        b: report::CompareSide::of(vb, None),
         comparison: &c,
     });
     insta::assert_snapshot!(text);

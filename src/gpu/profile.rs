@@ -1,12 +1,12 @@
 //! `stallscope profile`: runs Nsight Compute on stallscope itself (the hidden child mode
-//! that launches one version after two warm-up launches), exports the raw, details and
-//! source pages in base units, and imports them into the profiles ladder.
+//! that launches one version after two warm-up launches), or on any command, and
+//! exports the raw, details and source pages in base units. Storing the exports is the
+//! caller's (the model side imports them into the profiles ladder).
 
 use super::placement::{Placement, Slots};
+use super::recipe::{KernelRecipe, KernelVersion};
 use super::worker::Mode;
 use crate::model::Shape;
-use crate::model::import;
-use crate::model::manifest;
 use crate::nsight;
 use crate::process::Limits;
 use anyhow::{Context, Result, anyhow, bail};
@@ -27,7 +27,6 @@ pub struct Request {
     pub versions: Vec<String>,
     pub shape: Option<Shape>,
     pub causal: bool,
-    pub profiles: PathBuf,
     pub set: String,
     pub timeout: Duration,
     /// Where the ncu children run: the versions are spread over the slots.
@@ -35,20 +34,19 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn new(kernels: PathBuf, profiles: PathBuf) -> Request {
+    pub fn new(kernels: PathBuf) -> Request {
         Request {
             kernels,
             versions: Vec::new(),
             shape: None,
             causal: false,
-            profiles,
             set: DEFAULT_SET.into(),
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             slots: Slots::default(),
         }
     }
 }
-/// One version's profile: where it went, or why it failed.
+/// One version's profile: what storing it said, or why it failed.
 pub struct Profiled {
     pub id: String,
     pub outcome: Result<String>,
@@ -56,45 +54,52 @@ pub struct Profiled {
 
 pub use crate::nsight::find_ncu;
 
+/// Stores one version's exported pages (the caller's: the model side imports them) and
+/// says what it did; called one version at a time, as each profile is exported.
+pub type Store<'a> =
+    dyn Fn(&KernelRecipe, &KernelVersion, &[PathBuf]) -> Result<String> + Sync + 'a;
+
 /// Profiles the request's versions, spread over its slots (one ncu child a slot at a
-/// time); `progress` hears which version starts where (`i` of `n` started so far).
+/// time); `progress` hears which version starts where (`i` of `n` started so far);
+/// `store` takes each version's exports, whichever slot finishes first.
 pub fn run(
     req: &Request,
     cancel: &AtomicBool,
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
+    store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let ladder = super::load_recipe(&req.kernels)?;
-    let versions = ladder.select(&req.versions)?;
+    let recipe = super::load_recipe(&req.kernels)?;
+    let versions = recipe.select(&req.versions)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()
         && let Some(why) = super::device::unavailable()
     {
         bail!(why);
     }
-    let shape = req.shape.unwrap_or_else(|| ladder.reference_shape());
+    let shape = req.shape.unwrap_or_else(|| recipe.reference_shape());
     let exe = super::runner::stallscope_exe()?;
-    if !ladder
+    if !recipe
         .ladder
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        || ladder.ladder.starts_with('.')
+        || recipe.ladder.starts_with('.')
     {
         bail!(
             "the recipe's ladder {:?} must be a plain folder name",
-            ladder.ladder
+            recipe.ladder
         );
     }
     let work = tempfile::tempdir().context("temporary folder")?;
     let n = versions.len();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // Imports rewrite the one manifest: one at a time, whichever slot finishes first.
-    let importing = std::sync::Mutex::new(());
+    // Storing rewrites the one manifest: one at a time, whichever slot finishes first.
+    let storing = std::sync::Mutex::new(());
     let out: std::sync::Mutex<Vec<Option<Profiled>>> =
         std::sync::Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|scope| {
         for placement in req.slots.placements() {
-            let (next, importing, out, versions, ladder) =
-                (&next, &importing, &out, &versions, &ladder);
+            let (next, storing, out, versions, recipe) =
+                (&next, &storing, &out, &versions, &recipe);
             let (ncu, exe, work) = (&ncu, &exe, work.path());
             scope.spawn(move || {
                 loop {
@@ -103,9 +108,12 @@ pub fn run(
                     progress(&placement, &v.id, i, n);
                     let outcome = match v.unsupported(&shape, req.causal) {
                         Some(why) => Err(anyhow!("skipped: {why}")),
-                        None => profile_one(
-                            req, ncu, exe, work, ladder, v, shape, &placement, importing, cancel,
-                        ),
+                        None => profile_one(req, ncu, exe, work, v, shape, &placement, cancel)
+                            .and_then(|files| {
+                                let _one_at_a_time =
+                                    storing.lock().unwrap_or_else(|p| p.into_inner());
+                                store(recipe, v, &files)
+                            }),
                     };
                     out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(Profiled {
                         id: v.id.clone(),
@@ -123,19 +131,18 @@ pub fn run(
         .collect())
 }
 
+/// Profiles version `v` and exports its pages under `work`. Returns the page files.
 #[allow(clippy::too_many_arguments)]
 fn profile_one(
     req: &Request,
     ncu: &Path,
     exe: &Path,
     work: &Path,
-    ladder: &super::recipe::KernelRecipe,
-    v: &super::recipe::KernelVersion,
+    v: &KernelVersion,
     shape: Shape,
     placement: &Placement,
-    importing: &std::sync::Mutex<()>,
     cancel: &AtomicBool,
-) -> Result<String> {
+) -> Result<Vec<PathBuf>> {
     let mut command: Vec<OsString> = vec![exe.into(), "__worker".into()];
     command.extend(
         [
@@ -158,63 +165,35 @@ fn profile_one(
         command.push("--causal".into());
     }
     // The worker launches the version three times: two warm-ups, then the profiled one.
-    let target = nsight::Target {
-        command,
-        kernel: Some(format!("regex:^{}$", v.entry)),
-        launch_skip: 2,
-        launch_count: 1,
-        set: req.set.clone(),
-    };
+    let target = nsight::Target::new(command, Some(format!("regex:^{}$", v.entry)), 2, &req.set);
     let limits = Limits::new(req.timeout, cancel);
     let wrap = |c| placement.wrap(c);
     let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &wrap, &mut |_| {})?;
-    let files = nsight::export_pages(ncu, &rep, &work.join(format!("{}-pages", v.id)), &limits)?;
-    let _one_at_a_time = importing.lock().unwrap_or_else(|p| p.into_inner());
-    let done = import::import(&import::Request {
-        profiles: &req.profiles,
-        ladder: Some(&ladder.ladder),
-        version: &v.id,
-        title: Some(&v.title),
-        kernel: Some(&v.entry),
-        launch: None,
-        baseline: false,
-        files: &files,
-        force: true,
-        flops: None,
-        peak_tflops: None,
-    })?;
-    // The import wrote the exports; the recipe supplies title, notes and source.
-    let dir = req.profiles.join(&ladder.ladder);
-    manifest::record_versions(
-        &dir,
-        &ladder.manifest_defaults(),
-        &ladder.manifest_entries(&[v.id.as_str()], &dir),
-        &ladder.manifest_order(),
-    )?;
-    Ok(done.to_string())
+    nsight::export_pages(ncu, &rep, &work.join(format!("{}-pages", v.id)), &limits)
 }
 
-/// Any program profiled into a version: `profile --ladder L --version V -- CMD…`.
+/// Any program profiled: `profile --ladder L --version V -- CMD…`.
 #[derive(Debug, Clone)]
 pub struct CommandRequest {
-    pub profiles: PathBuf,
-    pub ladder: Option<String>,
-    pub version: String,
-    pub title: Option<String>,
     pub target: nsight::Target,
     pub timeout: Duration,
-    pub force: bool,
     /// Where ncu runs (a GPU of this host, a cluster launcher).
     pub placement: Placement,
 }
 
-/// Profiles a command with ncu and imports the pages as one version, the command
-/// stored with it so that it can be profiled again; `status` hears ncu's progress.
+/// The pages exported of a profile, in a temporary folder that lasts as long as this.
+pub struct Exports {
+    pub files: Vec<PathBuf>,
+    _work: tempfile::TempDir,
+}
+
+/// Profiles a command with ncu and exports the report's pages; `status` hears ncu's
+/// progress.
 pub fn profile_command(
     req: &CommandRequest,
     cancel: &AtomicBool,
     status: &mut dyn FnMut(&str),
-) -> Result<String> {
+) -> Result<Exports> {
     let ncu = find_ncu()?;
     let work = tempfile::tempdir().context("temporary folder")?;
     let limits = Limits::new(req.timeout, cancel);
@@ -229,34 +208,5 @@ pub fn profile_command(
     )?;
     status("exporting the report's pages");
     let files = nsight::export_pages(&ncu, &rep, &work.path().join("pages"), &limits)?;
-    let done = import::import(&import::Request {
-        profiles: &req.profiles,
-        ladder: req.ladder.as_deref(),
-        version: &req.version,
-        title: req.title.as_deref(),
-        kernel: None,
-        launch: None,
-        baseline: false,
-        files: &files,
-        force: req.force,
-        flops: None,
-        peak_tflops: None,
-    })?;
-    let ladder_dir = done.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
-    manifest::record_profile_command(
-        &ladder_dir,
-        &req.version,
-        &manifest::ProfileCommand {
-            command: req
-                .target
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            kernel: req.target.kernel.clone(),
-            launch_skip: req.target.launch_skip,
-            set: req.target.set.clone(),
-        },
-    )?;
-    Ok(done.to_string())
+    Ok(Exports { files, _work: work })
 }

@@ -34,6 +34,62 @@ pub struct Request<'a> {
     pub peak_tflops: Option<f64>,
 }
 
+impl<'a> Request<'a> {
+    /// The pages `stallscope profile` exported of `version`: no title, kernel or launch
+    /// chosen (the exports name one kernel), replacing the version's exports when `force`.
+    pub fn profiled(
+        profiles: &'a Path,
+        ladder: Option<&'a str>,
+        version: &'a str,
+        files: &'a [PathBuf],
+        force: bool,
+    ) -> Request<'a> {
+        Request {
+            profiles,
+            ladder,
+            version,
+            title: None,
+            kernel: None,
+            launch: None,
+            baseline: false,
+            files,
+            force,
+            flops: None,
+            peak_tflops: None,
+        }
+    }
+}
+
+/// Imports a recipe version's profile, then writes the recipe's entry of it (title,
+/// notes, source: `entries` for the ladder folder) into the ladder's manifest.
+pub fn import_recipe_profile(
+    req: &Request,
+    defaults: &Manifest,
+    entries: impl FnOnce(&Path) -> Vec<VersionEntry>,
+    order: &[&str],
+) -> Result<Imported> {
+    let done = import(req)?;
+    let dir = imported_ladder(&done);
+    manifest::record_versions(dir, defaults, &entries(dir), order)?;
+    Ok(done)
+}
+
+/// Imports a command's profile, then stores the command with the version so that it can
+/// be profiled again.
+pub fn import_command_profile(
+    req: &Request,
+    command: &manifest::ProfileCommand,
+) -> Result<Imported> {
+    let done = import(req)?;
+    manifest::record_profile_command(imported_ladder(&done), req.version, command)?;
+    Ok(done)
+}
+
+/// The ladder folder an import wrote into (its version folder's parent).
+fn imported_ladder(done: &Imported) -> &Path {
+    done.dir.parent().unwrap_or(Path::new("."))
+}
+
 /// What an import did, for the user.
 pub struct Imported {
     pub dir: PathBuf,

@@ -337,6 +337,11 @@ fn schema() -> String {
     SCHEMA.to_string()
 }
 
+/// The version number of a run file schema (`stallscope/runs/N`).
+fn schema_version(schema: &str) -> Option<u32> {
+    schema.strip_prefix("stallscope/runs/")?.parse().ok()
+}
+
 impl Default for RunFile {
     fn default() -> Self {
         RunFile {
@@ -355,13 +360,27 @@ impl RunFile {
         use anyhow::Context;
         let dir = path.parent().unwrap_or(std::path::Path::new(""));
         let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let shown = store.describe(path);
         let text = match store.read_confined_text(dir, &name, &[dir.to_path_buf()]) {
             Ok((_, text)) => text,
             Err(e) if e.missing => return Ok(RunFile::default()),
-            Err(e) => return Err(e.into()),
+            Err(e) => anyhow::bail!(
+                "{shown} cannot be read ({e}): it should hold the ladder's run results; move it aside to start a new history"
+            ),
         };
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a run file", store.describe(path)))
+        let value: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{shown} is not a run file"))?;
+        if let Some(schema) = value.get("schema").and_then(|s| s.as_str())
+            && schema != SCHEMA
+        {
+            anyhow::bail!(match schema_version(schema) {
+                Some(n) if n > schema_version(SCHEMA).unwrap_or(0) => format!(
+                    "{shown} was written by a newer stallscope (schema {schema}; this one reads {SCHEMA}): update stallscope to read it, or move it aside to start a new history"
+                ),
+                _ => format!("{shown} is not a run file (schema {schema}, expected {SCHEMA})"),
+            });
+        }
+        serde_json::from_value(value).with_context(|| format!("{shown} is not a run file"))
     }
 
     /// Adds results, replacing earlier ones of the same version, shape, masking and

@@ -11,9 +11,11 @@ use std::collections::BTreeMap;
 pub struct JsonExporter;
 
 /// The version of the report document's layout.
-pub const REPORT_SCHEMA: &str = "stallscope/report/1";
-/// The version of the comparison document's layout.
-pub const COMPARE_SCHEMA: &str = "stallscope/compare/1";
+/// 2: a version's `bottleneck` is the hottest (reason × opcode) cell or null.
+pub const REPORT_SCHEMA: &str = "stallscope/report/2";
+/// The version of the comparison document's layout. 2: `a` and `b` name each side as
+/// the report names a version (id, title, kernel; a file's path and launch).
+pub const COMPARE_SCHEMA: &str = "stallscope/compare/2";
 
 /// The unit of every metric id, as the values are written.
 fn units() -> BTreeMap<&'static str, &'static str> {
@@ -208,8 +210,8 @@ impl Exporter for JsonExporter {
         #[derive(Serialize)]
         struct Out<'a> {
             schema: &'static str,
-            a: &'a str,
-            b: &'a str,
+            a: &'a super::CompareSide,
+            b: &'a super::CompareSide,
             metrics: Vec<Metric>,
             /// Where each side's stall shares come from, and how many samples.
             stall_source: Pair<Option<&'static str>>,
@@ -237,8 +239,8 @@ impl Exporter for JsonExporter {
         let c = input.comparison;
         let out = Out {
             schema: COMPARE_SCHEMA,
-            a: &input.a_name,
-            b: &input.b_name,
+            a: &input.a,
+            b: &input.b,
             metrics: c
                 .metrics
                 .iter()

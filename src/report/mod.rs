@@ -48,11 +48,54 @@ impl<'a> Analysed<'a> {
     }
 }
 
-/// Two versions being compared, with their names.
+/// Two versions being compared: their display labels (tables, pages), what
+/// machine-readable output names them by, and the comparison.
 pub struct CompareInput<'a> {
     pub a_name: String,
     pub b_name: String,
+    pub a: CompareSide,
+    pub b: CompareSide,
     pub comparison: &'a Comparison,
+}
+
+/// One side of a comparison as the report's JSON names a version: id, title and the
+/// full kernel name, and for an export file its path and launch; never cut.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CompareSide {
+    pub id: String,
+    pub title: String,
+    pub kernel: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch: Option<u64>,
+}
+
+impl CompareSide {
+    /// Version `v`; `path`, the export file it was read from (its launch then named too).
+    pub fn of(v: &crate::model::Version, path: Option<String>) -> CompareSide {
+        let profile = v.profile.as_ref();
+        CompareSide {
+            id: v.id.clone(),
+            title: v.title.clone(),
+            kernel: profile.map(|p| p.kernel.clone()),
+            launch: path.as_ref().and(profile.and_then(|p| p.launch_id)),
+            path,
+        }
+    }
+
+    /// The side's name in compare's CSV header: the file's path, else the version id.
+    pub fn csv_name(&self) -> &str {
+        self.path.as_deref().unwrap_or(&self.id)
+    }
+}
+
+/// A verdict as machine-readable output writes it: the word compare's JSON gives it.
+pub fn verdict_word(v: analysis::Verdict) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(w)) => w,
+        _ => format!("{v:?}").to_lowercase(),
+    }
 }
 
 /// One output format.
@@ -292,7 +335,13 @@ impl Exporter for CsvExporter {
 
     fn compare(&self, input: &CompareInput) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["metric", "unit", &input.a_name, &input.b_name, "verdict"]);
+        let _ = w.write_record([
+            "metric",
+            "unit",
+            input.a.csv_name(),
+            input.b.csv_name(),
+            "verdict",
+        ]);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         for m in &input.comparison.metrics {
             let d = m.id.def();
@@ -302,7 +351,7 @@ impl Exporter for CsvExporter {
                 d.kind.output_unit(),
                 &out(m.a),
                 &out(m.b),
-                m.verdict.symbol(),
+                &verdict_word(m.verdict),
             ]);
         }
         for s in &input.comparison.stalls {
@@ -311,7 +360,7 @@ impl Exporter for CsvExporter {
                 STALL_UNIT,
                 &num(s.a),
                 &num(s.b),
-                s.verdict.symbol(),
+                &verdict_word(s.verdict),
             ]);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

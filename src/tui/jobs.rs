@@ -4,7 +4,7 @@
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
 use crate::gpu::{self, profile, runner};
-use crate::model::{self, LoadReport, Store, manifest, runs::RunFile};
+use crate::model::{self, LoadReport, Store, import, manifest, runs::RunFile};
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,29 +61,22 @@ fn run_job(
     {
         // A version of the user's own program: profile its stored command again.
         let c = profile::CommandRequest {
-            profiles,
-            ladder: Some(req.ladder.clone()),
-            version: version.clone(),
-            title: None,
-            target: crate::nsight::Target {
-                command: cmd.command.iter().map(Into::into).collect(),
-                kernel: cmd.kernel.clone(),
-                launch_skip: cmd.launch_skip,
-                launch_count: 1,
-                set: cmd.set.clone(),
-            },
+            target: crate::nsight::Target::from_stored(cmd),
             timeout: std::time::Duration::from_secs(profile::DEFAULT_TIMEOUT_S),
-            force: true,
             placement: Default::default(),
         };
-        let done = profile::profile_command(&c, cancel, &mut |s| {
+        let exports = profile::profile_command(&c, cancel, &mut |s| {
             let _ = tx.send(JobEvent::Progress {
                 current: s.to_string(),
                 done: 0,
                 total: 1,
             });
         })?;
-        return Ok((done, ladder_dir.to_path_buf()));
+        let done = import::import_command_profile(
+            &import::Request::profiled(&profiles, Some(&req.ladder), version, &exports.files, true),
+            cmd,
+        )?;
+        return Ok((done.to_string(), ladder_dir.to_path_buf()));
     }
     let recipe_dir = gpu::find_recipe(kernels, Some(&req.ladder))?;
     match req.kind {
@@ -136,15 +129,20 @@ fn run_job(
         JobKind::Profile => {
             let p = profile::Request {
                 versions: req.versions.clone(),
-                ..profile::Request::new(recipe_dir, profiles)
+                ..profile::Request::new(recipe_dir)
             };
-            let done = profile::run(&p, cancel, &|_, id, i, n| {
-                let _ = tx.send(JobEvent::Progress {
-                    current: id.to_string(),
-                    done: i,
-                    total: n,
-                });
-            })?;
+            let done = profile::run(
+                &p,
+                cancel,
+                &|_, id, i, n| {
+                    let _ = tx.send(JobEvent::Progress {
+                        current: id.to_string(),
+                        done: i,
+                        total: n,
+                    });
+                },
+                &|recipe, v, files| store_recipe_profile(&profiles, recipe, v, files),
+            )?;
             let failed: Vec<String> = done
                 .iter()
                 .filter_map(|d| d.outcome.as_ref().err().map(|e| format!("{}: {e:#}", d.id)))
@@ -159,4 +157,28 @@ fn run_job(
             }
         }
     }
+}
+
+/// Imports a recipe version's exported profile into `profiles` (replacing the last
+/// one), with the recipe's entry of it: the explorer's profile job and `stallscope
+/// profile` store alike.
+pub fn store_recipe_profile(
+    profiles: &Path,
+    recipe: &gpu::recipe::KernelRecipe,
+    v: &gpu::recipe::KernelVersion,
+    files: &[PathBuf],
+) -> Result<String> {
+    let req = import::Request {
+        title: Some(&v.title),
+        kernel: Some(&v.entry),
+        ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true)
+    };
+    let entries = |dir: &Path| recipe.manifest_entries(&[v.id.as_str()], dir);
+    let done = import::import_recipe_profile(
+        &req,
+        &recipe.manifest_defaults(),
+        entries,
+        &recipe.manifest_order(),
+    )?;
+    Ok(done.to_string())
 }

@@ -1,0 +1,42 @@
+//! The data flow the README's architecture section describes, checked in the sources:
+//! the GPU side only produces run results and profiles, so nothing under src/gpu/ names
+//! the report, the explorer, the commands or the model's import (storing a profile is
+//! the caller's).
+
+mod common;
+
+/// The lines of `src/gpu/*.rs` that name `what`, as `file:line: text`.
+fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
+    let dir = common::repo().join("src/gpu");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    paths.sort();
+    let mut found = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if what.iter().any(|w| code.contains(w)) {
+                found.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_gpu_side_imports_nothing_that_comes_after_it() {
+    assert_eq!(
+        gpu_lines_naming(&[
+            "crate::report",
+            "crate::tui",
+            "crate::commands",
+            "model::import",
+            "import::import",
+        ]),
+        Vec::<String>::new()
+    );
+}
