@@ -457,7 +457,12 @@ pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
         d: shape.d.into(),
         sms: sms.into(),
     };
-    launch_expr::eval(expr, &vars).map_err(|e| anyhow!("expression {expr:?}: {e}"))
+    // A long expression is quoted by its start: the error stays one readable line.
+    launch_expr::eval(expr, &vars).map_err(|e| {
+        let quoted: String = expr.chars().take(80).collect();
+        let more = if quoted.len() < expr.len() { "…" } else { "" };
+        anyhow!("expression {quoted:?}{more}: {e}")
+    })
 }
 
 #[cfg(test)]

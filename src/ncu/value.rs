@@ -52,7 +52,7 @@ pub enum Problem {
     Infinite,
     /// A negative duration or count.
     Negative,
-    /// A duration written as NaN or infinity.
+    /// A duration or count written as NaN or infinity.
     NotANumber,
     /// A count with a fraction.
     NotWhole,
@@ -73,7 +73,10 @@ impl std::fmt::Display for NumberError {
                 f,
                 "{cell:?} is negative, and no duration or count is: the file may be edited or damaged"
             ),
-            Problem::NotANumber => write!(f, "duration {cell:?} is not a number"),
+            Problem::NotANumber => write!(
+                f,
+                "{cell:?} is not a number, and no duration or count is: the file may be edited or damaged"
+            ),
             Problem::NotWhole => write!(f, "count {cell:?} is not a whole number"),
             Problem::TooLarge(max) => {
                 write!(f, "count {cell:?} is larger than {max}, the most it can be")
@@ -134,13 +137,41 @@ pub fn parse_count(cell: &str, max: u64) -> Result<Option<u64>, NumberError> {
     Ok(Some(x as u64))
 }
 
-/// Metric values no export holds: a negative PC-sampling count (`smsp__pcsamp_…`).
+/// Metric values no export holds, by the metric's name: a PC-sampling count
+/// (`smsp__pcsamp_…`) that is negative, fractional or past a u64; a launch statistic or
+/// an instruction count (`launch__…`, `sass__…`: registers, grid and block sizes, shared
+/// memory, spills) that is negative or NaN. The details page's names of them are
+/// checked alike ("Registers Per Thread", …).
 pub fn check_metric(metric: &str, cell: &str, value: &Value) -> Result<(), NumberError> {
-    match value {
-        Value::Num(x) if *x < 0.0 && metric.starts_with("smsp__pcsamp_") => Err(NumberError {
+    const DETAIL_COUNTS: [&str; 6] = [
+        "Registers Per Thread",
+        "Block Size",
+        "Grid Size",
+        "Threads",
+        "Waves Per SM",
+        "Shared Memory Configuration Size",
+    ];
+    let samples = metric.starts_with("smsp__pcsamp_");
+    let count = samples
+        || metric.starts_with("launch__")
+        || metric.starts_with("sass__")
+        || DETAIL_COUNTS.contains(&metric);
+    if !count {
+        return Ok(());
+    }
+    let problem = |problem| {
+        Err(NumberError {
             cell: cell.trim().to_string(),
-            problem: Problem::Negative,
-        }),
+            problem,
+        })
+    };
+    match value {
+        Value::Num(x) if *x < 0.0 => problem(Problem::Negative),
+        Value::Text(t) if is_not_a_number(t) => problem(Problem::NotANumber),
+        Value::Num(x) if samples && x.fract() != 0.0 => problem(Problem::NotWhole),
+        Value::Num(x) if samples && *x >= 18_446_744_073_709_551_616.0 => {
+            problem(Problem::TooLarge(u64::MAX))
+        }
         _ => Ok(()),
     }
 }
