@@ -841,6 +841,7 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         a: report::CompareSide::of(va, path_a),
         b: report::CompareSide::of(vb, path_b),
         comparison: &comparison,
+        run_shape: args.shape.map(|s| s.to_string()),
     };
     emit(
         &report::exporter(format).compare(&input),

@@ -840,3 +840,46 @@ fn import_takes_the_flops_as_an_expression() {
             "a FLOP count is a number or an expression of numbers",
         ));
 }
+
+/// `--shape` says which shape's run results are shown: in report's lines, compare's
+/// heading and both JSON documents.
+#[test]
+fn the_shape_of_the_run_results_shown_is_said() {
+    let report = |args: &[&str]| {
+        let out = stallscope()
+            .args(["--profiles"])
+            .arg(profiles())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let shape = ["--shape", "1,16,8192,128"];
+    let text = report(&[&["report", "--ladder", "flash-attention"][..], &shape].concat());
+    assert!(
+        text.contains("run results at 1,16,8192,128 (not the reference shape)"),
+        "{text}"
+    );
+    let text = report(&[&["compare", "v04", "v05"][..], &shape].concat());
+    assert!(
+        text.lines().nth(1) == Some("run results at 1,16,8192,128"),
+        "{text}"
+    );
+    let json = report(
+        &[
+            &["report", "--ladder", "flash-attention", "-f", "json"][..],
+            &shape,
+        ]
+        .concat(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["ladders"][0]["run_shape"], "1,16,8192,128");
+    let json = report(&[&["compare", "v04", "v05", "-f", "json"][..], &shape].concat());
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["run_shape"], "1,16,8192,128");
+}

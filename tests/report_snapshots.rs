@@ -42,6 +42,7 @@ fn sgemm_comparison_table() {
         a: report::CompareSide::of(va, None),
         b: report::CompareSide::of(vb, None),
         comparison: &c,
+        run_shape: None,
     });
     insta::assert_snapshot!(text);
 }

@@ -166,10 +166,15 @@ impl Ladder {
 
     /// The shape shown, as the ladder means it.
     pub fn shown_shape(&self) -> Option<RunShape> {
-        self.shown.or(self.reference_shape.map(|shape| RunShape {
+        self.shown.or(self.reference_run_shape())
+    }
+
+    /// The reference shape, without the causal mask.
+    pub fn reference_run_shape(&self) -> Option<RunShape> {
+        self.reference_shape.map(|shape| RunShape {
             shape,
             causal: false,
-        }))
+        })
     }
 }
 

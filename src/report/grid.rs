@@ -68,6 +68,14 @@ pub fn header_lines(a: &Analysed) -> Vec<String> {
     if let Some(p) = &ladder.problem {
         out.push(p.clone());
     }
+    // Run results of another shape than the reference (`--shape`): said, since the
+    // problem line tells the reference.
+    if let Some(s) = ladder
+        .shown
+        .filter(|s| Some(*s) != ladder.reference_run_shape())
+    {
+        out.push(format!("run results at {s} (not the reference shape)"));
+    }
     for &i in &display_order(ladder) {
         let v = &ladder.versions[i];
         let kind = if v.baseline { " (baseline)" } else { "" };
@@ -473,7 +481,14 @@ pub fn comparison(input: &CompareInput) -> Grid {
         }
     }
     Grid {
-        preamble: vec![format!("{} → {}", input.a_name, input.b_name)],
+        preamble: std::iter::once(format!("{} → {}", input.a_name, input.b_name))
+            .chain(
+                input
+                    .run_shape
+                    .iter()
+                    .map(|s| format!("run results at {s}")),
+            )
+            .collect(),
         header: vec![
             "metric".into(),
             input.a_name.clone(),

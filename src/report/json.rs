@@ -39,7 +39,10 @@ struct LadderJson<'a> {
     name: &'a str,
     title: &'a str,
     problem: Option<&'a str>,
+    /// FLOP of one launch at the reference shape.
     flops: Option<f64>,
+    /// The shape the run metrics (`run_*`) are of.
+    run_shape: Option<String>,
     trail: &'a [TrailStep],
     versions: Vec<VersionJson<'a>>,
 }
@@ -117,6 +120,7 @@ impl Exporter for JsonExporter {
                 title: &a.ladder.title,
                 problem: a.ladder.problem.as_deref(),
                 flops: a.ladder.flops,
+                run_shape: a.ladder.shown_shape().map(|s| s.to_string()),
                 trail: &a.analysis.trail,
                 versions: display_order(a.ladder)
                     .into_iter()
@@ -212,6 +216,9 @@ impl Exporter for JsonExporter {
             schema: &'static str,
             a: &'a super::CompareSide,
             b: &'a super::CompareSide,
+            /// The shape whose run results are compared (`--shape`); null: the
+            /// reference shape.
+            run_shape: Option<&'a str>,
             metrics: Vec<Metric>,
             /// Where each side's stall shares come from, and how many samples.
             stall_source: Pair<Option<&'static str>>,
@@ -241,6 +248,7 @@ impl Exporter for JsonExporter {
             schema: COMPARE_SCHEMA,
             a: &input.a,
             b: &input.b,
+            run_shape: input.run_shape.as_deref(),
             metrics: c
                 .metrics
                 .iter()

@@ -56,6 +56,8 @@ pub struct CompareInput<'a> {
     pub a: CompareSide,
     pub b: CompareSide,
     pub comparison: &'a Comparison,
+    /// The shape whose run results are compared, where one was asked for (`--shape`).
+    pub run_shape: Option<String>,
 }
 
 /// One side of a comparison as the report's JSON names a version: id, title and the
