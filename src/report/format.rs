@@ -54,6 +54,11 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
     let Some(v) = v else {
         return UNKNOWN.to_string();
     };
+    // A value no kernel has (a crafted or damaged export: 1e300 %) in a few columns,
+    // not hundreds of digits.
+    if v.abs() >= ABSURD {
+        return format!("{v:.3e}");
+    }
     match kind {
         Kind::Time => micros(v / 1e3),
         Kind::Tflops => format!("{v:.1}"),
@@ -66,6 +71,9 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
         Kind::Efficiency => format!("{v:.3}"),
     }
 }
+
+/// From here on a value is written with an exponent.
+const ABSURD: f64 = 1e15;
 
 /// A value with its unit ("61.02 µs", "62.0 %").
 pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
@@ -195,6 +203,13 @@ pub fn share_delta(a: Option<f64>, b: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_absurd_value_takes_a_few_columns() {
+        assert_eq!(value(Kind::Percent, Some(1e300)), "1.000e300");
+        assert_eq!(value(Kind::Count, Some(-2e20)), "-2.000e20");
+        assert_eq!(value(Kind::Percent, Some(99.95)), "100.0");
+    }
 
     #[test]
     fn formats() {
