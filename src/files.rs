@@ -363,7 +363,9 @@ pub fn check_folder_name(what: &str, name: &str) -> Result<()> {
             .chars()
             .any(|c| c == '/' || c == '\\' || c.is_control());
     if !ok {
-        bail!("{what} {name:?} must be a plain folder name: no '/' or '\\', not starting with '.'");
+        bail!(
+            "{what} {name:?} must be a plain folder name: not empty, at most 255 bytes, no '/', '\\' or control character, not starting with '.'"
+        );
     }
     Ok(())
 }

@@ -121,7 +121,7 @@ pub fn import(req: &Request) -> Result<Imported> {
         || req.version.contains(".staging-")
     {
         bail!(
-            "version id {:?} must be letters, digits, '-', '_' or '.' (it names a folder)",
+            "version id {:?} must be letters, digits, '-', '_' or '.', and not start with '.' (it names a folder)",
             req.version
         );
     }
