@@ -1053,3 +1053,14 @@ fn loose_files_carry_no_regression_marks() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_trail_follows_the_selected_version_to_the_end_of_the_ladder() {
+    // At 120×40 the whole trail takes more than its 3 lines: with v29 selected, the lines
+    // show the run of steps that ends with v29 (v28 beside it), "…" for the steps before.
+    let mut a = app();
+    select(&mut a, "v29");
+    let screen = render(&a, 120, 40);
+    let trail: Vec<&str> = screen.lines().skip(2).take(3).collect();
+    insta::assert_snapshot!("timeline_trail_v29_120x40", trail.join("\n"));
+}
