@@ -1064,3 +1064,24 @@ fn the_trail_follows_the_selected_version_to_the_end_of_the_ladder() {
     let trail: Vec<&str> = screen.lines().skip(2).take(3).collect();
     insta::assert_snapshot!("timeline_trail_v29_120x40", trail.join("\n"));
 }
+
+#[test]
+fn the_compare_view_gives_each_cell_its_samples_beside_its_share() {
+    // v12 against v11, the version it was built on: warpgroup_arrive @ HGMMA holds 669
+    // of v11's stall samples (8.8 %) and 687 of v12's (9.7 %).
+    let mut a = app();
+    select(&mut a, "v12");
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 120, 200);
+    let row = screen
+        .lines()
+        .find(|l| l.starts_with("warpgroup_arrive @ HGMMA"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        row,
+        "warpgroup_arrive @ HGMMA 669 · 8.8 687 · 9.7 +18 · +0.9 pt same"
+    );
+}

@@ -276,7 +276,7 @@ pub const MATRIX_ROWS: usize = 6;
 pub const MATRIX_COLUMNS: usize = 8;
 
 /// One version's (reason × opcode) heat table: the top reasons as rows, the top classes
-/// as columns, each cell its % of the version's stall samples.
+/// as columns, each cell its stall samples and their % of the version's.
 pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     let reasons = m.reasons();
     let opcodes = m.opcodes();
@@ -288,7 +288,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     let mut header = vec!["reason \\ opcode".to_string()];
     header.extend(cols.iter().map(|o| o.to_string()));
     header.push("all".into());
-    let pct = |n: u64| format!("{:.1}", 100.0 * n as f64 / m.samples.max(1) as f64);
+    let pct = |n: u64| format::samples_share(Some(n), Some(n as f64 / m.samples.max(1) as f64));
     let mut rows: Vec<Row> = reasons
         .iter()
         .take(MATRIX_ROWS)
@@ -308,7 +308,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     rows.push(Row::Cells(all));
     Grid {
         preamble: vec![format!(
-            "{} {}: where the warps wait (% of {} stall samples)",
+            "{} {}: where the warps wait (stall samples · % of all {})",
             v.id,
             v.title,
             format::thousands(m.samples as f64)
@@ -425,14 +425,14 @@ pub fn comparison(input: &CompareInput) -> Grid {
     }
     if !c.cells.is_empty() {
         rows.push(Row::Section(
-            "stall reason × instruction (% of stall samples; changed: z ≥ 2)".into(),
+            "stall reason × instruction (stall samples · % of them; changed: z ≥ 2)".into(),
         ));
         for d in &c.cells {
             rows.push(Row::Cells(vec![
                 format!("{} @ {}", d.reason, d.opcode),
-                format::share(d.a),
-                format::share(d.b),
-                format::share_delta(d.a, d.b),
+                format::samples_share(d.a_samples, d.a),
+                format::samples_share(d.b_samples, d.b),
+                format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),
                 d.verdict.symbol().to_string(),
             ]));
         }

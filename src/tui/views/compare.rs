@@ -210,19 +210,31 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     if !c.cells.is_empty() {
         out.push(Line::default());
         out.push(Line::styled(
-            "stall reason × instruction (% of stall samples; changed: beyond sampling noise)",
+            "stall reason × instruction (stall samples · % of them; changed: beyond sampling noise)",
             t.title(),
         ));
         let cell_w = name_w + 8;
+        // Room for the counts beside the shares.
+        let pair_w = val_w + 8;
         for d in &c.cells {
             out.push(Line::from(vec![
                 Span::raw(format!(
                     "{:<cell_w$}",
                     format!("{} @ {}", d.reason, d.opcode)
                 )),
-                Span::raw(format!("{:>w$}", format::share(d.a), w = val_w - 8)),
-                Span::raw(format!("{:>val_w$}", format::share(d.b))),
-                Span::raw(format!("{:>val_w$}", format::share_delta(d.a, d.b))),
+                Span::raw(format!(
+                    "{:>w$}",
+                    format::samples_share(d.a_samples, d.a),
+                    w = pair_w - 8
+                )),
+                Span::raw(format!(
+                    "{:>pair_w$}",
+                    format::samples_share(d.b_samples, d.b)
+                )),
+                Span::raw(format!(
+                    "{:>pair_w$}",
+                    format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b))
+                )),
                 Span::styled(format!("  {}", d.verdict.symbol()), t.dim()),
             ]));
         }
