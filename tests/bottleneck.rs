@@ -315,7 +315,63 @@ fn a_parent_that_is_not_a_version_of_the_ladder_is_refused() {
     .unwrap();
     let e = model::load_ladder(&Store::Disk, dir.path(), &mut LoadReport::default()).unwrap_err();
     assert!(
-        format!("{e:#}").contains("version v2: parent \"v9\" is not another version"),
+        format!("{e:#}").contains("version v2: parent \"v9\" is not an earlier version"),
+        "{e:#}"
+    );
+}
+
+/// A profiles folder holding one ladder `l` with this manifest.
+fn ladder_folder(manifest: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("l")).unwrap();
+    std::fs::write(dir.path().join("l/ladder.toml"), manifest).unwrap();
+    dir
+}
+
+#[test]
+fn a_version_built_on_itself_is_refused_by_report_and_check_alike() {
+    let dir = ladder_folder(
+        "title = 't'\n[[version]]\nid = 'v1'\ntitle = 'a'\n[[version]]\nid = 'v2'\ntitle = 'b'\nparent = 'v2'\n",
+    );
+    let said = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("stallscope")
+            .unwrap()
+            .args(args)
+            .arg("--profiles")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        let line = text
+            .lines()
+            .find_map(|l| l.find("version v2: parent").map(|at| l[at..].to_string()));
+        (out.status.success(), line)
+    };
+    let expected = Some(
+        "version v2: parent \"v2\" is not an earlier version of this ladder (a version is built on one listed before it)"
+            .to_string(),
+    );
+    assert_eq!(
+        (said(&["check"]), said(&["report", "--ladder", "l"])),
+        ((false, expected.clone()), (false, expected))
+    );
+}
+
+#[test]
+fn a_cycle_of_parents_is_refused() {
+    // v1 built on v2, v2 (by default) on v1.
+    let dir = ladder_folder(
+        "title = 't'\n[[version]]\nid = 'v1'\ntitle = 'a'\nparent = 'v2'\n[[version]]\nid = 'v2'\ntitle = 'b'\n",
+    );
+    let e = model::load_ladder(
+        &Store::Disk,
+        &dir.path().join("l"),
+        &mut LoadReport::default(),
+    )
+    .unwrap_err();
+    assert!(
+        format!("{e:#}").contains("version v1: parent \"v2\" is not an earlier version"),
         "{e:#}"
     );
 }
