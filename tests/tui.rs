@@ -1085,3 +1085,20 @@ fn the_compare_view_gives_each_cell_its_samples_beside_its_share() {
         "warpgroup_arrive @ HGMMA 669 · 8.8 687 · 9.7 +18 · +0.9 pt same"
     );
 }
+
+#[test]
+fn the_compare_view_gives_the_instruction_mix_its_stall_samples() {
+    // v12 against v11: the WARPGROUP class, its instructions, stall samples and share.
+    let mut a = app();
+    select(&mut a, "v12");
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 120, 200);
+    let row = screen
+        .lines()
+        .find(|l| l.trim_start().starts_with("WARPGROUP "))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(row, "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9");
+}

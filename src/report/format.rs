@@ -106,7 +106,11 @@ pub fn samples_share(samples: Option<u64>, share: Option<f64>) -> String {
 /// The change of a count and of a share between two sides: `+12 · -3.4 pt`.
 pub fn samples_share_delta(a: (Option<u64>, Option<f64>), b: (Option<u64>, Option<f64>)) -> String {
     match (a.0, b.0) {
-        (Some(x), Some(y)) => format!("{:+} · {}", y as i128 - x as i128, share_delta(a.1, b.1)),
+        (Some(x), Some(y)) => {
+            let d = y as i128 - x as i128;
+            let sign = if d >= 0 { "+" } else { "" };
+            format!("{sign}{} · {}", thousands(d as f64), share_delta(a.1, b.1))
+        }
         _ => UNKNOWN.to_string(),
     }
 }

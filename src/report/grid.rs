@@ -439,14 +439,14 @@ pub fn comparison(input: &CompareInput) -> Grid {
     }
     if !c.mix.is_empty() {
         rows.push(Row::Section(
-            "instruction mix (instructions, % of stall samples)".into(),
+            "instruction mix (instructions · stall samples · % of them)".into(),
         ));
         let side = |present: bool, m: &crate::analysis::sass::MixSide| {
             if present {
                 format!(
                     "{} · {}",
                     format::thousands(m.instructions as f64),
-                    format::share(Some(m.share))
+                    format::samples_share(Some(m.stall_samples), Some(m.share))
                 )
             } else {
                 UNKNOWN.to_string()
@@ -458,7 +458,10 @@ pub fn comparison(input: &CompareInput) -> Grid {
                 let n = r.b.instructions as i64 - r.a.instructions as i64;
                 format!(
                     "{n:+} · {}",
-                    format::share_delta(Some(r.a.share), Some(r.b.share))
+                    format::samples_share_delta(
+                        (Some(r.a.stall_samples), Some(r.a.share)),
+                        (Some(r.b.stall_samples), Some(r.b.share))
+                    )
                 )
             } else {
                 UNKNOWN.to_string()
@@ -484,6 +487,33 @@ pub fn comparison(input: &CompareInput) -> Grid {
         rows,
         text_columns: Vec::new(),
     }
+}
+
+/// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
+/// without a source page and how to export one, or that the listings could not be read.
+pub fn no_sass_line(input: &CompareInput) -> Option<String> {
+    let c = input.comparison;
+    if c.sass.is_some() {
+        return None;
+    }
+    let missing: Vec<&str> = [(&input.a_name, &c.a), (&input.b_name, &c.b)]
+        .into_iter()
+        .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    Some(match missing.as_slice() {
+        [] => "SASS: the listings could not be read (restart stallscope to read them again)"
+            .to_string(),
+        [one] => format!(
+            "SASS: {one} has no source page, so there is no SASS to compare: export one with `{}`",
+            crate::analysis::EXPORT_SOURCE
+        ),
+        _ => format!(
+            "SASS: {} have no source page, so there is no SASS to compare: export one with `{}`",
+            missing.join(" and "),
+            crate::analysis::EXPORT_SOURCE
+        ),
+    })
 }
 
 pub struct TextExporter {
@@ -519,6 +549,7 @@ impl Exporter for TextExporter {
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
                 out.push_str("```\n");
             }
+            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
             out
         } else {
             let mut out = render_text(&grid);
@@ -526,6 +557,7 @@ impl Exporter for TextExporter {
                 out.push_str(&format!("\n{}\n", sass_heading(d)));
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
             }
+            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
             out
         }
     }

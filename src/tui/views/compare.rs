@@ -243,7 +243,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     out.push(Line::default());
     out.push(Line::styled(
         format!(
-            "instruction mix: {} │ {} (instructions, % of stall samples)",
+            "instruction mix: {} │ {} (instructions, stall samples, % of them)",
             va.id, vb.id
         ),
         t.title(),
@@ -254,12 +254,13 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let side = |present: bool, m: &crate::analysis::sass::MixSide| {
         if present {
             format!(
-                "{:>6} {:>6}",
+                "{:>6} {:>7} {:>5}",
                 format::thousands(m.instructions as f64),
+                format::thousands(m.stall_samples as f64),
                 format::share(Some(m.share))
             )
         } else {
-            format!("{:>13}", format::UNKNOWN)
+            format!("{:>20}", format::UNKNOWN)
         }
     };
     let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
@@ -293,10 +294,14 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
                     .map(|l| styled_diff_line(app, l)),
             );
         }
-        None => out.push(Line::styled(
-            "SASS: one of the two versions has no source page",
-            t.dim(),
-        )),
+        None => out.extend(
+            crate::report::grid::no_sass_line(&crate::report::CompareInput {
+                a_name: va.id.clone(),
+                b_name: vb.id.clone(),
+                comparison: c,
+            })
+            .map(|l| Line::styled(l, t.dim())),
+        ),
     }
 
     out.push(Line::default());
