@@ -490,7 +490,8 @@ pub fn comparison(input: &CompareInput) -> Grid {
 }
 
 /// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
-/// without a source page and how to export one, or that the listings could not be read.
+/// without a source page and how to export one, or that the listings could not be read;
+/// printable (names escaped).
 pub fn no_sass_line(input: &CompareInput) -> Option<String> {
     let c = input.comparison;
     if c.sass.is_some() {
@@ -501,7 +502,7 @@ pub fn no_sass_line(input: &CompareInput) -> Option<String> {
         .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
         .map(|(name, _)| name.as_str())
         .collect();
-    Some(match missing.as_slice() {
+    let line = match missing.as_slice() {
         [] => "SASS: the listings could not be read (restart stallscope to read them again)"
             .to_string(),
         [one] => format!(
@@ -513,7 +514,9 @@ pub fn no_sass_line(input: &CompareInput) -> Option<String> {
             missing.join(" and "),
             crate::analysis::EXPORT_SOURCE
         ),
-    })
+    };
+    // The names are a file's or a manifest's text: shown escaped, as the grid shows them.
+    Some(format::printable(&line).into_owned())
 }
 
 pub struct TextExporter {
