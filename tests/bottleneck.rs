@@ -375,3 +375,56 @@ fn a_cycle_of_parents_is_refused() {
         "{e:#}"
     );
 }
+
+/// The JSON trail of `report` on loose files in a folder: the SGEMM toy's source page
+/// (two kernels), `again.csv` the same with its kernels renamed (two more launches), and
+/// `few.csv`, the last 14 instructions of its first kernel (95 samples: too few for a
+/// label), in the order `names` gives.
+fn loose_trail(names: &[&str]) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("sgemm/src_sass.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (2..lines.len())
+        .find(|&i| lines[i].starts_with("\"Kernel Name\""))
+        .unwrap();
+    let few = [&lines[..2], &lines[end - 14..end]].concat().join("\n");
+    std::fs::write(dir.path().join("few.csv"), few + "\n").unwrap();
+    std::fs::write(dir.path().join("src_sass.csv"), &text).unwrap();
+    let again = text.replace("\"Kernel Name\",\"mm_", "\"Kernel Name\",\"again_mm_");
+    std::fs::write(dir.path().join("again.csv"), again).unwrap();
+    let out = assert_cmd::Command::cargo_bin("stallscope")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["report", "--format", "json"])
+        .args(names)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["ladders"][0]["trail"].as_array().unwrap().clone()
+}
+
+fn parent_fields(step: &serde_json::Value) -> (String, String, String) {
+    let f = |k: &str| step[k].to_string();
+    (f("parent"), f("compared_with"), f("verdict"))
+}
+
+#[test]
+fn a_step_after_an_unlabelled_start_names_its_real_parent() {
+    // Version 1 has too few samples; version 2 was built on it, and is the trail's start.
+    let trail = loose_trail(&["few.csv", "src_sass.csv"]);
+    assert_eq!(
+        parent_fields(&trail[1]),
+        ("\"1\"".into(), "null".into(), "\"start\"".into())
+    );
+}
+
+#[test]
+fn a_step_judged_past_an_unlabelled_parent_names_the_version_it_was_compared_with() {
+    // Versions 1 and 2 (naive, tiled), 3 too few samples, 4 and 5 the two kernels again:
+    // 4 was built on 3, its label compared with 2's.
+    let trail = loose_trail(&["src_sass.csv", "few.csv", "again.csv"]);
+    assert_eq!(
+        parent_fields(&trail[3]),
+        ("\"3\"".into(), "\"2\"".into(), "\"moved\"".into())
+    );
+}
