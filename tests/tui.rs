@@ -1065,23 +1065,28 @@ fn the_trail_follows_the_selected_version_to_the_end_of_the_ladder() {
     insta::assert_snapshot!("timeline_trail_v29_120x40", trail.join("\n"));
 }
 
+/// The row of the compare view of `id` (against its parent) that starts with `start`,
+/// its words joined by one space.
+fn compare_row(id: &str, start: &str) -> String {
+    let mut a = app();
+    select(&mut a, id);
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 120, 200);
+    screen
+        .lines()
+        .find(|l| l.trim_start().starts_with(start))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn the_compare_view_gives_each_cell_its_samples_beside_its_share() {
     // v12 against v11, the version it was built on: warpgroup_arrive @ HGMMA holds 669
     // of v11's stall samples (8.8 %) and 687 of v12's (9.7 %).
-    let mut a = app();
-    select(&mut a, "v12");
-    a.update(Action::Show(View::Compare));
-    let screen = render(&a, 120, 200);
-    let row = screen
-        .lines()
-        .find(|l| l.starts_with("warpgroup_arrive @ HGMMA"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
     assert_eq!(
-        row,
+        compare_row("v12", "warpgroup_arrive @ HGMMA"),
         "warpgroup_arrive @ HGMMA 669 · 8.8 687 · 9.7 +18 · +0.9 pt same"
     );
 }
@@ -1089,16 +1094,8 @@ fn the_compare_view_gives_each_cell_its_samples_beside_its_share() {
 #[test]
 fn the_compare_view_gives_the_instruction_mix_its_stall_samples() {
     // v12 against v11: the WARPGROUP class, its instructions, stall samples and share.
-    let mut a = app();
-    select(&mut a, "v12");
-    a.update(Action::Show(View::Compare));
-    let screen = render(&a, 120, 200);
-    let row = screen
-        .lines()
-        .find(|l| l.trim_start().starts_with("WARPGROUP "))
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    assert_eq!(row, "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9");
+    assert_eq!(
+        compare_row("v12", "WARPGROUP "),
+        "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9"
+    );
 }
