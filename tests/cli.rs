@@ -159,7 +159,7 @@ fn compare_two_versions() {
         )
         .stdout(
             predicate::str::is_match(
-                r"\nLDG\s+58 · 76\.3\s+2 · 2\.6\s+-56 · -73\.6 pt\nLDS\s+0 · 0\.0\s+40 · 72\.2",
+                r"\nLDG\s+58 · 252,997 · 76\.3\s+2 · 5,935 · 2\.6\s+-56 · -247,062 · -73\.6 pt\nLDS\s+0 · 0 · 0\.0\s+40 · 162,538 · 72\.2",
             )
             .unwrap(),
         );
@@ -176,6 +176,45 @@ fn compare_one_version_with_its_parent() {
         .stdout(predicate::str::starts_with(
             "v15 128-key tiles → v17 conditional rescale\n",
         ));
+}
+
+/// The stdout of `compare ARGS` on the bundled profiles.
+fn compared(args: &[&str]) -> String {
+    let out = stallscope()
+        .arg("compare")
+        .args(args)
+        .arg("--profiles")
+        .arg(profiles())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn compare_gives_the_instruction_mix_its_stall_samples() {
+    // v11 → v12: the WARPGROUP instructions' instructions · stall samples · share.
+    let text = compared(&["v11", "v12"]);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("WARPGROUP "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    assert_eq!(
+        row.as_deref(),
+        Some("WARPGROUP 4 · 1,388 · 18.2 4 · 1,561 · 21.9 +0 · +173 · +3.7 pt")
+    );
+}
+
+#[test]
+fn compare_with_a_version_without_source_page_says_why_there_is_no_sass() {
+    let text = compared(&["cudnn", "v29"]);
+    let said: Vec<&str> = text.lines().filter(|l| l.starts_with("SASS")).collect();
+    assert_eq!(
+        said,
+        [
+            "SASS: cudnn cuDNN (PyTorch SDPA cuDNN backend) has no source page, so there is no SASS to compare: export one with `ncu --import REPORT --csv --page source --print-source sass`"
+        ]
+    );
 }
 
 /// The first version has nothing before it: compare says so instead of comparing it

@@ -615,8 +615,62 @@ fn more_selected_samples_than_samples_are_refused() {
 }
 
 #[test]
+fn stall_columns_adding_up_past_all_samples_are_refused() {
+    // Column 34 is stall_long_sb (0); the line's 60 samples are all in named columns.
+    let err = refused("src.csv", &with_cell("sgemm/src_sass.csv", 3, 34, "1"));
+    assert_eq!(
+        err.to_string(),
+        "src.csv:3: the line's stall_* columns add up to 61 samples, more than its \
+         \"Warp Stall Sampling (All Samples)\" (60)"
+    );
+}
+
+#[test]
+fn the_samples_no_source_column_names_are_the_raw_page_s_warpgroup_arrive() {
+    // ncu 2025.3's source page has no stall_warpgroup_arrive column: what All Samples
+    // holds beyond the named columns (on v11's HGMMA lines) is the raw page's counter.
+    let listing = match ncu::read_file(&fixture("h200/attn_v11_source.csv.gz"))
+        .unwrap()
+        .records
+        .remove(0)
+        .page
+    {
+        ncu::Page::Source(l) => l,
+        _ => panic!("a source page"),
+    };
+    let inferred: u64 = listing
+        .lines
+        .iter()
+        .map(|l| u64::from(l.stall(ncu::StallReason::WarpgroupArrive)))
+        .sum();
+    let raw = match &ncu::read_file(&fixture("h200/attn_v11_raw.csv.gz"))
+        .unwrap()
+        .records[0]
+        .page
+    {
+        ncu::Page::Raw(r) => r.num("smsp__pcsamp_warps_issue_stalled_warpgroup_arrive"),
+        _ => panic!("a raw page"),
+    };
+    assert_eq!((inferred as f64, raw), (669.0, Some(669.0)));
+}
+
+#[test]
+fn samples_past_the_named_columns_by_more_than_32_bits_are_refused() {
+    let huge = "10,000,000,000";
+    let err = refused("src.csv", &with_cell("sgemm/src_sass.csv", 3, 2, huge));
+    assert!(
+        err.line == Some(3) && err.message.contains("by more than 4294967295"),
+        "{err}"
+    );
+}
+
+#[test]
 fn samples_adding_up_past_64_bits_are_refused() {
-    let text = std::fs::read_to_string(fixture("sgemm/src_sass.csv")).unwrap();
+    // Under ncu 2021's name for the samples column (with "All Samples", samples beyond
+    // the named columns are warpgroup_arrive ones, and these would be too many).
+    let text = std::fs::read_to_string(fixture("sgemm/src_sass.csv"))
+        .unwrap()
+        .replace("(All Samples)", "(All Cycles)");
     let huge = "10,000,000,000,000,000,000";
     let twice = edit(&edit(&text, 3, 2, huge), 4, 2, huge);
     let err = refused("src.csv", twice.as_bytes());

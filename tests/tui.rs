@@ -1068,3 +1068,49 @@ fn loose_files_carry_no_regression_marks() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_trail_follows_the_selected_version_to_the_end_of_the_ladder() {
+    // At 120×40 the whole trail takes more than its 3 lines: with v29 selected, the lines
+    // show the run of steps that ends with v29 (v28 beside it), "…" for the steps before.
+    let mut a = app();
+    select(&mut a, "v29");
+    let screen = render(&a, 120, 40);
+    let trail: Vec<&str> = screen.lines().skip(2).take(3).collect();
+    insta::assert_snapshot!("timeline_trail_v29_120x40", trail.join("\n"));
+}
+
+/// The row of the compare view of `id` (against its parent) that starts with `start`,
+/// its words joined by one space.
+fn compare_row(id: &str, start: &str) -> String {
+    let mut a = app();
+    select(&mut a, id);
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 120, 200);
+    screen
+        .lines()
+        .find(|l| l.trim_start().starts_with(start))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_compare_view_gives_each_cell_its_samples_beside_its_share() {
+    // v12 against v11, the version it was built on: warpgroup_arrive @ HGMMA holds 669
+    // of v11's stall samples (8.8 %) and 687 of v12's (9.7 %).
+    assert_eq!(
+        compare_row("v12", "warpgroup_arrive @ HGMMA"),
+        "warpgroup_arrive @ HGMMA 669 · 8.8 687 · 9.7 +18 · +0.9 pt same"
+    );
+}
+
+#[test]
+fn the_compare_view_gives_the_instruction_mix_its_stall_samples() {
+    // v12 against v11: the WARPGROUP class, its instructions, stall samples and share.
+    assert_eq!(
+        compare_row("v12", "WARPGROUP "),
+        "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9"
+    );
+}

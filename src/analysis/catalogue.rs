@@ -620,6 +620,11 @@ const CELLS: &[(StallReason, &str, &str)] = {
         ),
         (
             WarpgroupArrive,
+            "HGMMA",
+            "the wgmma waits for every warp of its warpgroup to arrive at it: a warpgroup MMA issues only when all four warps have",
+        ),
+        (
+            WarpgroupArrive,
             "WARPGROUP",
             "waiting at wgmma.fence for the registers the wgmma reads or writes",
         ),

@@ -7,6 +7,9 @@ use crate::ncu::StallReason;
 use serde::Serialize;
 use std::fmt;
 
+/// How to export the source page a label (and a SASS comparison) needs.
+pub const EXPORT_SOURCE: &str = "ncu --import REPORT --csv --page source --print-source sass";
+
 /// One cell of the table: the samples of one reason at one instruction class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {
@@ -193,9 +196,9 @@ impl NoLabel {
     pub fn explain(self) -> String {
         match self {
             NoLabel::NoProfile => "no profile".to_string(),
-            NoLabel::NoSourcePage => "the label needs a source page: export it with \
-                `ncu --import REPORT --csv --page source --print-source sass`"
-                .to_string(),
+            NoLabel::NoSourcePage => {
+                format!("the label needs a source page: export it with `{EXPORT_SOURCE}`")
+            }
             NoLabel::TooFewSamples(n) => format!(
                 "too few samples ({n}): a label needs {MIN_SAMPLES} stall samples on the \
                  source page (profile a longer launch, or several)"

@@ -14,7 +14,7 @@ mod trail;
 
 pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
-pub use matrix::{Bottleneck, Cell, NoLabel, StallMatrix};
+pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NoLabel, StallMatrix};
 pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
 pub use trail::{StepVerdict, TrailStep};
 

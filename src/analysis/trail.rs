@@ -31,9 +31,12 @@ pub struct TrailStep {
     /// Index into the ladder's versions.
     pub index: usize,
     pub id: String,
-    /// The version this step is judged against: the labelled version it was built on
-    /// (its parent, or the nearest labelled ancestor).
+    /// The version it was built on (its parent), labelled or not.
     pub parent: Option<String>,
+    /// The labelled version this step's label was compared with, where that is not its
+    /// parent (the parent has no label: the nearest labelled ancestor); `None` where it
+    /// is the parent or there is none.
+    pub compared_with: Option<String>,
     /// The version was built on another than the one before it.
     pub branch: bool,
     /// The label (`barrier @ WARPGROUP`, or `A ≈ B` for a near-tie); `None` where the
@@ -49,6 +52,17 @@ pub struct TrailStep {
     /// A move (`verdict` is `moved`).
     #[serde(skip)]
     pub changed: bool,
+}
+
+impl TrailStep {
+    /// The version the step's label was compared with (its parent, or the nearest
+    /// labelled ancestor), where there was one.
+    pub fn judged_against(&self) -> Option<&str> {
+        match self.verdict {
+            StepVerdict::Start | StepVerdict::NoLabel => None,
+            _ => self.compared_with.as_deref().or(self.parent.as_deref()),
+        }
+    }
 }
 
 /// The trail over the ladder's own versions (baselines stand apart).
@@ -83,7 +97,12 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
         steps.push(TrailStep {
             index,
             id: v.id.clone(),
-            parent: parent.map(|p| ladder.versions[p].id.clone()),
+            parent: ladder
+                .parent_of(index)
+                .map(|p| ladder.versions[p].id.clone()),
+            compared_with: parent
+                .filter(|&p| Some(p) != ladder.parent_of(index))
+                .map(|p| ladder.versions[p].id.clone()),
             branch: ladder.branches_at(index),
             label: a.bottleneck.as_ref().map(|b| b.label()),
             near_tie: a.bottleneck.as_ref().is_some_and(|b| b.near_tie),

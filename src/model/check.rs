@@ -1,7 +1,8 @@
 //! `stallscope check`: verifies a profiles folder without changing anything in it. Every
 //! manifest parses and names each version once, every file it names exists, lies in
 //! the ladder's folders and parses, every version's launch can be picked, the run file
-//! reads, and nothing is left of an interrupted import; one line per problem.
+//! reads, every parent is an earlier version, and nothing is left of an interrupted
+//! import; one line per problem.
 
 use super::ladder::{named_file_error, read_manifest, roots};
 use super::runs::{self, RunFile, Shape};
@@ -71,6 +72,11 @@ fn check_ladder(dir: &Path, out: &mut Checked) {
     if let Err(e) = RunFile::read(&store, &dir.join(runs::FILE_NAME)) {
         out.problems.push(format!("{e:#}"));
     }
+    out.problems.extend(
+        m.parent_problems()
+            .into_iter()
+            .map(|p| format!("{}: {p}", store.describe(&manifest_path))),
+    );
     let mut exports: HashMap<String, Option<ncu::Export>> = HashMap::new();
     for entry in &m.versions {
         out.versions += 1;

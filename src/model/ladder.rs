@@ -462,16 +462,8 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             profiled_with: entry.profile.clone(),
         });
     }
-    for entry in &m.versions {
-        if let Some(p) = &entry.parent
-            && (p == &entry.id || !m.versions.iter().any(|v| &v.id == p))
-        {
-            bail!(
-                "{}: version {}: parent {p:?} is not another version of this ladder",
-                store.describe(&manifest_path),
-                entry.id
-            );
-        }
+    if let Some(problem) = m.parent_problems().first() {
+        bail!("{}: {problem}", store.describe(&manifest_path));
     }
     Ok(Ladder {
         name: folder_name(dir),

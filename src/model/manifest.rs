@@ -120,6 +120,28 @@ impl Manifest {
         toml::to_string_pretty(self).expect("a manifest always serializes")
     }
 
+    /// Each version whose `parent` is not an earlier version of the ladder, in one line:
+    /// a parent is one of the (non-baseline) versions listed before it, which also rules
+    /// out a version built on itself and a cycle. `report`, the explorer (both refuse
+    /// the ladder) and `check` (which lists them) say the same.
+    pub fn parent_problems(&self) -> Vec<String> {
+        self.versions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let p = v.parent.as_ref()?;
+                let earlier = self.versions[..i].iter().any(|e| &e.id == p && !e.baseline);
+                (!earlier).then(|| {
+                    format!(
+                        "version {}: parent {p:?} is not an earlier version of this ladder \
+                         (a version is built on one listed before it)",
+                        v.id
+                    )
+                })
+            })
+            .collect()
+    }
+
     pub fn version_mut(&mut self, id: &str) -> Option<&mut VersionEntry> {
         self.versions.iter_mut().find(|v| v.id == id)
     }

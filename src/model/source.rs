@@ -105,7 +105,11 @@ pub fn summary_name(export: &str) -> String {
 
 const SUMMARY_SUFFIX: &str = ".summary.json";
 
-const SCHEMA: &str = "stallscope/source-summary/1";
+/// The summary's version: a summary is of the export's bytes *as this build reads them*,
+/// so a change to what a listing's samples count as (2: the `warpgroup_arrive` samples
+/// ncu 2025.3's source page leaves unnamed) takes a new one, and older summaries are
+/// ignored until `import` or the `source_summaries` example writes them again.
+const SCHEMA: &str = "stallscope/source-summary/2";
 
 /// The summary file as stored.
 #[derive(Serialize, Deserialize)]

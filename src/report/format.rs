@@ -103,6 +103,26 @@ pub fn share(s: Option<f64>) -> String {
     }
 }
 
+/// Stall samples with their share: `1,674 · 17.5` (the share in %).
+pub fn samples_share(samples: Option<u64>, share: Option<f64>) -> String {
+    match (samples, share) {
+        (Some(n), Some(s)) => format!("{} · {}", thousands(n as f64), self::share(Some(s))),
+        _ => UNKNOWN.to_string(),
+    }
+}
+
+/// The change of a count and of a share between two sides: `+12 · -3.4 pt`.
+pub fn samples_share_delta(a: (Option<u64>, Option<f64>), b: (Option<u64>, Option<f64>)) -> String {
+    match (a.0, b.0) {
+        (Some(x), Some(y)) => {
+            let d = y as i128 - x as i128;
+            let sign = if d >= 0 { "+" } else { "" };
+            format!("{sign}{} · {}", thousands(d as f64), share_delta(a.1, b.1))
+        }
+        _ => UNKNOWN.to_string(),
+    }
+}
+
 pub fn thousands(v: f64) -> String {
     if v.fract() != 0.0 && v.abs() < 1000.0 {
         return format!("{v:.2}");

@@ -284,7 +284,7 @@ pub const MATRIX_ROWS: usize = 6;
 pub const MATRIX_COLUMNS: usize = 8;
 
 /// One version's (reason × opcode) heat table: the top reasons as rows, the top classes
-/// as columns, each cell its % of the version's stall samples.
+/// as columns, each cell its stall samples and their % of the version's.
 pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     let reasons = m.reasons();
     let opcodes = m.opcodes();
@@ -296,7 +296,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     let mut header = vec!["reason \\ opcode".to_string()];
     header.extend(cols.iter().map(|o| o.to_string()));
     header.push("all".into());
-    let pct = |n: u64| format!("{:.1}", 100.0 * n as f64 / m.samples.max(1) as f64);
+    let pct = |n: u64| format::samples_share(Some(n), Some(n as f64 / m.samples.max(1) as f64));
     let mut rows: Vec<Row> = reasons
         .iter()
         .take(MATRIX_ROWS)
@@ -316,7 +316,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     rows.push(Row::Cells(all));
     Grid {
         preamble: vec![format!(
-            "{} {}: where the warps wait (% of {} stall samples)",
+            "{} {}: where the warps wait (stall samples · % of all {})",
             v.id,
             v.title,
             format::thousands(m.samples as f64)
@@ -433,28 +433,28 @@ pub fn comparison(input: &CompareInput) -> Grid {
     }
     if !c.cells.is_empty() {
         rows.push(Row::Section(
-            "stall reason × instruction (% of stall samples; changed: z ≥ 2)".into(),
+            "stall reason × instruction (stall samples · % of them; changed: z ≥ 2)".into(),
         ));
         for d in &c.cells {
             rows.push(Row::Cells(vec![
                 format!("{} @ {}", d.reason, d.opcode),
-                format::share(d.a),
-                format::share(d.b),
-                format::share_delta(d.a, d.b),
+                format::samples_share(d.a_samples, d.a),
+                format::samples_share(d.b_samples, d.b),
+                format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),
                 d.verdict.symbol().to_string(),
             ]));
         }
     }
     if !c.mix.is_empty() {
         rows.push(Row::Section(
-            "instruction mix (instructions, % of stall samples)".into(),
+            "instruction mix (instructions · stall samples · % of them)".into(),
         ));
         let side = |present: bool, m: &crate::analysis::sass::MixSide| {
             if present {
                 format!(
                     "{} · {}",
                     format::thousands(m.instructions as f64),
-                    format::share(Some(m.share))
+                    format::samples_share(Some(m.stall_samples), Some(m.share))
                 )
             } else {
                 UNKNOWN.to_string()
@@ -466,7 +466,10 @@ pub fn comparison(input: &CompareInput) -> Grid {
                 let n = r.b.instructions as i64 - r.a.instructions as i64;
                 format!(
                     "{n:+} · {}",
-                    format::share_delta(Some(r.a.share), Some(r.b.share))
+                    format::samples_share_delta(
+                        (Some(r.a.stall_samples), Some(r.a.share)),
+                        (Some(r.b.stall_samples), Some(r.b.share))
+                    )
                 )
             } else {
                 UNKNOWN.to_string()
@@ -499,6 +502,36 @@ pub fn comparison(input: &CompareInput) -> Grid {
         rows,
         text_columns: Vec::new(),
     }
+}
+
+/// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
+/// without a source page and how to export one, or that the listings could not be read;
+/// printable (names escaped).
+pub fn no_sass_line(input: &CompareInput) -> Option<String> {
+    let c = input.comparison;
+    if c.sass.is_some() {
+        return None;
+    }
+    let missing: Vec<&str> = [(&input.a_name, &c.a), (&input.b_name, &c.b)]
+        .into_iter()
+        .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let line = match missing.as_slice() {
+        [] => "SASS: the listings could not be read (restart stallscope to read them again)"
+            .to_string(),
+        [one] => format!(
+            "SASS: {one} has no source page, so there is no SASS to compare: export one with `{}`",
+            crate::analysis::EXPORT_SOURCE
+        ),
+        _ => format!(
+            "SASS: {} have no source page, so there is no SASS to compare: export one with `{}`",
+            missing.join(" and "),
+            crate::analysis::EXPORT_SOURCE
+        ),
+    };
+    // The names are a file's or a manifest's text: shown escaped, as the grid shows them.
+    Some(format::printable(&line).into_owned())
 }
 
 pub struct TextExporter {
@@ -534,6 +567,7 @@ impl Exporter for TextExporter {
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
                 out.push_str("```\n");
             }
+            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
             out
         } else {
             let mut out = render_text(&grid);
@@ -541,6 +575,7 @@ impl Exporter for TextExporter {
                 out.push_str(&format!("\n{}\n", sass_heading(d)));
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
             }
+            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
             out
         }
     }

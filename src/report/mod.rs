@@ -191,7 +191,7 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
         StepVerdict::Moved => parts.push(format!("moved{}", z(s.z))),
         StepVerdict::WithinNoise => parts.push(format!(
             "changed within noise of {}{}",
-            s.parent.as_deref().unwrap_or("its parent"),
+            s.judged_against().unwrap_or("its parent"),
             z(s.z)
         )),
         StepVerdict::Start | StepVerdict::Same | StepVerdict::NoLabel => {}

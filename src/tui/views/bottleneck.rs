@@ -12,9 +12,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-/// Width of a reason (row name) and of an opcode column.
+/// Width of a reason (row name), the least of an opcode column, and of a share in it.
 const NAME_W: usize = 20;
 const COL_W: usize = 10;
+const SHARE_W: usize = 5;
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let Some(i) = app.version_index() else {
@@ -152,17 +153,21 @@ fn source_line(a: &VersionAnalysis) -> String {
     };
     match &a.matrix {
         Some(m) => format!(
-            "{shares}; table of {} stall samples from the source page (% of them, selected left out)",
+            "{shares}; table of {} stall samples from the source page (samples and % of them, selected left out)",
             format::thousands(m.samples as f64)
         ),
         None => shares,
     }
 }
 
-/// The heat table as lines (the header first) and the line of the cursor's row.
+/// The heat table as lines (the header first) and the line of the cursor's row: each
+/// cell its stall samples (dim) and their % of the table's.
 fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize) {
     let t = &app.theme;
-    let cols_fit = (width.saturating_sub(NAME_W + COL_W) / COL_W).max(1);
+    // Wide enough for the largest count (the table's own, in the corner) and "100.0".
+    let count_w = format::width(&format::thousands(m.samples as f64));
+    let col_w = (count_w + SHARE_W + 2).max(COL_W);
+    let cols_fit = (width.saturating_sub(NAME_W + col_w) / col_w).max(1);
     let opcodes = m.opcodes();
     let cols: Vec<&str> = opcodes.iter().take(cols_fit).map(|(o, _)| *o).collect();
     let mut header = vec![Span::styled(
@@ -171,11 +176,25 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
     )];
     header.extend(
         cols.iter()
-            .map(|o| Span::styled(format!("{o:>COL_W$}"), t.title())),
+            .map(|o| Span::styled(format!("{o:>col_w$}"), t.title())),
     );
-    header.push(Span::styled(format!("{:>COL_W$}", "all"), t.title()));
+    header.push(Span::styled(format!("{:>col_w$}", "all"), t.title()));
     let mut lines = vec![Line::from(header)];
     let share = |n: u64| n as f64 / m.samples.max(1) as f64;
+    // A cell: its samples, dim, and their share.
+    let cell = |n: u64, style: ratatui::style::Style| {
+        [
+            Span::styled(
+                format!(
+                    "{:>w$}",
+                    format::thousands(n as f64),
+                    w = col_w - SHARE_W - 1
+                ),
+                t.dim(),
+            ),
+            Span::styled(format!(" {:>SHARE_W$.1}", share(n) * 100.0), style),
+        ]
+    };
     let cursor = app.bottleneck_reason().map(|(r, _)| r);
     let top = m.cells.first();
     for (r, n) in m.reasons() {
@@ -186,16 +205,14 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
         ];
         for o in &cols {
             let c = m.count(r, o);
-            let text = if c == 0 {
-                format!("{:>COL_W$}", "·")
-            } else {
-                format!("{:>COL_W$.1}", share(c) * 100.0)
-            };
+            if c == 0 {
+                spans.push(Span::raw(format!("{:>col_w$}", "·")));
+                continue;
+            }
             let is_top = top.is_some_and(|x| x.reason == r && x.opcode == *o);
-            let style = if is_top { t.moved() } else { t.hot(share(c)) };
-            spans.push(Span::styled(text, style));
+            spans.extend(cell(c, if is_top { t.moved() } else { t.hot(share(c)) }));
         }
-        spans.push(Span::raw(format!("{:>COL_W$.1}", share(n) * 100.0)));
+        spans.extend(cell(n, ratatui::style::Style::new()));
         let line = Line::from(spans);
         lines.push(if Some(r) == cursor {
             line.style(t.selected())
@@ -204,13 +221,10 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
         });
     }
     let mut all = vec![Span::styled(format!("{:<NAME_W$}", "all"), t.title())];
-    all.extend(
-        opcodes
-            .iter()
-            .take(cols_fit)
-            .map(|&(_, n)| Span::raw(format!("{:>COL_W$.1}", share(n) * 100.0))),
-    );
-    all.push(Span::raw(format!("{:>COL_W$.1}", 100.0)));
+    for &(_, n) in opcodes.iter().take(cols_fit) {
+        all.extend(cell(n, ratatui::style::Style::new()));
+    }
+    all.extend(cell(m.samples, ratatui::style::Style::new()));
     lines.push(Line::from(all));
     (lines, app.bottleneck_row)
 }

@@ -210,19 +210,31 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     if !c.cells.is_empty() {
         out.push(Line::default());
         out.push(Line::styled(
-            "stall reason × instruction (% of stall samples; changed: beyond sampling noise)",
+            "stall reason × instruction (stall samples · % of them; changed: beyond sampling noise)",
             t.title(),
         ));
         let cell_w = name_w + 8;
+        // Room for the counts beside the shares.
+        let pair_w = val_w + 8;
         for d in &c.cells {
             out.push(Line::from(vec![
                 Span::raw(format!(
                     "{:<cell_w$}",
                     format!("{} @ {}", d.reason, d.opcode)
                 )),
-                Span::raw(format!("{:>w$}", format::share(d.a), w = val_w - 8)),
-                Span::raw(format!("{:>val_w$}", format::share(d.b))),
-                Span::raw(format!("{:>val_w$}", format::share_delta(d.a, d.b))),
+                Span::raw(format!(
+                    "{:>w$}",
+                    format::samples_share(d.a_samples, d.a),
+                    w = pair_w - 8
+                )),
+                Span::raw(format!(
+                    "{:>pair_w$}",
+                    format::samples_share(d.b_samples, d.b)
+                )),
+                Span::raw(format!(
+                    "{:>pair_w$}",
+                    format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b))
+                )),
                 Span::styled(format!("  {}", d.verdict.symbol()), t.dim()),
             ]));
         }
@@ -231,7 +243,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     out.push(Line::default());
     out.push(Line::styled(
         format!(
-            "instruction mix: {} │ {} (instructions, % of stall samples)",
+            "instruction mix: {} │ {} (instructions, stall samples, % of them)",
             va.id, vb.id
         ),
         t.title(),
@@ -242,12 +254,13 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let side = |present: bool, m: &crate::analysis::sass::MixSide| {
         if present {
             format!(
-                "{:>6} {:>6}",
+                "{:>6} {:>7} {:>5}",
                 format::thousands(m.instructions as f64),
+                format::thousands(m.stall_samples as f64),
                 format::share(Some(m.share))
             )
         } else {
-            format!("{:>13}", format::UNKNOWN)
+            format!("{:>20}", format::UNKNOWN)
         }
     };
     let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
@@ -281,10 +294,14 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
                     .map(|l| styled_diff_line(app, l)),
             );
         }
-        None => out.push(Line::styled(
-            "SASS: one of the two versions has no source page",
-            t.dim(),
-        )),
+        None => out.extend(
+            crate::report::grid::no_sass_line(&crate::report::CompareInput {
+                a_name: va.id.clone(),
+                b_name: vb.id.clone(),
+                comparison: c,
+            })
+            .map(|l| Line::styled(l, t.dim())),
+        ),
     }
 
     out.push(Line::default());

@@ -2,7 +2,7 @@
 
 use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
 use crate::analysis::catalogue::{Kind, cell_help};
-use crate::analysis::{Better, METRICS, MetricId, StepVerdict, VersionAnalysis};
+use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
 use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
@@ -11,7 +11,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 /// Which versions are visible and how wide the columns are: the selected version is
 /// always among them. Used for drawing and for mouse clicks.
@@ -45,13 +45,20 @@ pub fn columns(app: &App, width: u16) -> Columns {
     }
 }
 
+/// The most lines the trail takes above the table.
+const TRAIL_LINES: usize = 3;
+
+/// The lines the trail may take in `body`: [`TRAIL_LINES`], fewer where the body is too
+/// low to keep the meaning line, three table rows and the legend beside them.
+fn trail_room(body: Rect) -> usize {
+    TRAIL_LINES
+        .min(usize::from(body.height.saturating_sub(5)))
+        .max(1)
+}
+
 /// Splits the body: trail, the meaning of the selected version's label, table, legend.
 pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
-    let trail_len: usize = trail_line(app)
-        .iter()
-        .map(|s| format::width(&s.content))
-        .sum();
-    let trail_h = (trail_len / body.width.max(1) as usize + 1).clamp(1, 3) as u16;
+    let trail_h = trail_lines(app, body.width as usize, trail_room(body)).len() as u16;
     Layout::vertical([
         Constraint::Length(trail_h),
         Constraint::Length(1),
@@ -95,38 +102,123 @@ fn meaning_line(app: &App) -> Line<'static> {
     }
 }
 
-fn trail_line(app: &App) -> Vec<Span<'static>> {
+/// One step of the trail as drawn: `v17 ← v15 barrier @ WARPGROUP`.
+fn step_spans(app: &App, s: &TrailStep) -> Vec<Span<'static>> {
     let t = &app.theme;
-    let a = &app.ladder().analysis;
-    let mut spans = vec![Span::styled("trail ", t.dim())];
-    if a.trail.is_empty() {
-        spans.push(Span::styled("(only baselines in this ladder)", t.dim()));
-    }
-    for (n, s) in a.trail.iter().enumerate() {
-        if n > 0 {
-            spans.push(Span::raw(" → "));
-        }
-        let label = s
-            .label
-            .clone()
-            .or_else(|| s.no_label.map(|n| n.short()))
-            .unwrap_or_else(|| format::UNKNOWN.into());
-        spans.push(Span::styled(format!("{} ", step_name(s)), t.title()));
-        spans.push(Span::styled(
-            label,
-            if s.changed { t.moved() } else { Style::new() },
-        ));
-        if s.verdict == StepVerdict::WithinNoise {
-            spans.push(Span::styled(" (within noise)", t.dim()));
-        }
+    let label = s
+        .label
+        .clone()
+        .or_else(|| s.no_label.map(|n| n.short()))
+        .unwrap_or_else(|| format::UNKNOWN.into());
+    let mut spans = vec![
+        Span::styled(format!("{} ", step_name(s)), t.title()),
+        Span::styled(label, if s.changed { t.moved() } else { Style::new() }),
+    ];
+    if s.verdict == StepVerdict::WithinNoise {
+        spans.push(Span::styled(" (within noise)", t.dim()));
     }
     spans.into_iter().map(printable_span).collect()
+}
+
+/// The trail in at most `room` lines of `width` columns, a step never split between two
+/// lines: all of it where it fits, otherwise the longest run of steps that holds the
+/// selected version's step and its neighbours, with `…` where more steps lie before or
+/// after (selecting another version moves the run); where not even the selected step
+/// fits, that step alone on one line, cut.
+fn trail_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let trail = &app.ladder().analysis.trail;
+    if trail.is_empty() {
+        return vec![Line::from(vec![
+            Span::styled("trail ", t.dim()),
+            Span::styled("(only baselines in this ladder)", t.dim()),
+        ])];
+    }
+    let steps: Vec<Vec<Span<'static>>> = trail.iter().map(|s| step_spans(app, s)).collect();
+    let more = || vec![Span::styled("…", t.dim())];
+    // The steps `lo..hi`, wrapped.
+    let wrapped = |lo: usize, hi: usize| {
+        let mut items: Vec<Vec<Span<'static>>> = Vec::new();
+        if lo > 0 {
+            items.push(more());
+        }
+        items.extend(steps[lo..hi].iter().cloned());
+        if hi < steps.len() {
+            items.push(more());
+        }
+        wrap_steps(Span::styled("trail ", t.dim()), items, width)
+    };
+    let fits = |lo: usize, hi: usize| wrapped(lo, hi).len() <= room;
+    if fits(0, steps.len()) {
+        return wrapped(0, steps.len());
+    }
+    let at = app
+        .version_index()
+        .and_then(|i| trail.iter().position(|s| s.index == i))
+        .unwrap_or(0);
+    let (mut lo, mut hi) = (at.saturating_sub(1), (at + 2).min(steps.len()));
+    if !fits(lo, hi) {
+        (lo, hi) = (at, at + 1);
+    }
+    if !fits(lo, hi) {
+        let mut line = vec![Span::styled("trail ", t.dim())];
+        if at > 0 {
+            line.extend([Span::styled("…", t.dim()), Span::raw(" → ")]);
+        }
+        line.extend(steps[at].iter().cloned());
+        return vec![super::fit(Line::from(line), width)];
+    }
+    loop {
+        let later = hi < steps.len() && fits(lo, hi + 1);
+        if later {
+            hi += 1;
+        }
+        let earlier = lo > 0 && fits(lo - 1, hi);
+        if earlier {
+            lo -= 1;
+        }
+        if !later && !earlier {
+            break;
+        }
+    }
+    wrapped(lo, hi)
+}
+
+/// `head` and the items joined by ` → `, in lines of `width` columns: an item starts a
+/// new line where it would not fit on the current one, and a line still too wide (one
+/// item wider than the width) is cut with an ellipsis.
+fn wrap_steps(
+    head: Span<'static>,
+    items: Vec<Vec<Span<'static>>>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let span_width = |spans: &[Span]| -> usize { spans.iter().map(|s| s.width()).sum() };
+    let mut lines: Vec<Vec<Span<'static>>> = Vec::new();
+    let mut line = vec![head];
+    for (n, item) in items.into_iter().enumerate() {
+        let sep = if n == 0 { "" } else { " → " };
+        if n > 0 && span_width(&line) + format::width(sep) + span_width(&item) > width {
+            lines.push(std::mem::replace(&mut line, vec![Span::raw("→ ")]));
+        } else {
+            line.push(Span::raw(sep));
+        }
+        line.extend(item);
+    }
+    lines.push(line);
+    lines
+        .into_iter()
+        .map(|spans| super::fit(Line::from(spans), width))
+        .collect()
 }
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let [trail_area, meaning_area, table_area, legend_area] = layout(app, body);
     frame.render_widget(
-        Paragraph::new(Line::from(trail_line(app))).wrap(Wrap { trim: false }),
+        Paragraph::new(trail_lines(
+            app,
+            trail_area.width as usize,
+            trail_room(body),
+        )),
         trail_area,
     );
     frame.render_widget(
