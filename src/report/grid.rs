@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::catalogue::{cell_help, stall_help};
 use crate::analysis::compare::Side;
 use crate::analysis::sass::{Change, SassDiff};
-use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
+use crate::analysis::{Comparison, Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
 use crate::ncu::StallReason;
 
 pub enum Row {
@@ -507,15 +507,14 @@ pub fn comparison(input: &CompareInput) -> Grid {
 /// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
 /// without a source page and how to export one, or that the listings could not be read;
 /// printable (names escaped).
-pub fn no_sass_line(input: &CompareInput) -> Option<String> {
-    let c = input.comparison;
+pub fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison) -> Option<String> {
     if c.sass.is_some() {
         return None;
     }
-    let missing: Vec<&str> = [(&input.a_name, &c.a), (&input.b_name, &c.b)]
+    let missing: Vec<&str> = [(a_name, &c.a), (b_name, &c.b)]
         .into_iter()
         .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
-        .map(|(name, _)| name.as_str())
+        .map(|(name, _)| name)
         .collect();
     let line = match missing.as_slice() {
         [] => "SASS: the listings could not be read (restart stallscope to read them again)"
@@ -567,7 +566,10 @@ impl Exporter for TextExporter {
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
                 out.push_str("```\n");
             }
-            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
+            out.extend(
+                no_sass_line(&input.a_name, &input.b_name, input.comparison)
+                    .map(|l| format!("\n{l}\n")),
+            );
             out
         } else {
             let mut out = render_text(&grid);
@@ -575,7 +577,10 @@ impl Exporter for TextExporter {
                 out.push_str(&format!("\n{}\n", sass_heading(d)));
                 out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
             }
-            out.extend(no_sass_line(input).map(|l| format!("\n{l}\n")));
+            out.extend(
+                no_sass_line(&input.a_name, &input.b_name, input.comparison)
+                    .map(|l| format!("\n{l}\n")),
+            );
             out
         }
     }

@@ -295,12 +295,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             );
         }
         None => out.extend(
-            crate::report::grid::no_sass_line(&crate::report::CompareInput {
-                a_name: va.id.clone(),
-                b_name: vb.id.clone(),
-                comparison: c,
-            })
-            .map(|l| Line::styled(l, t.dim())),
+            crate::report::grid::no_sass_line(&va.id, &vb.id, c).map(|l| Line::styled(l, t.dim())),
         ),
     }
 
