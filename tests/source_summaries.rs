@@ -113,6 +113,30 @@ fn the_analysis_from_the_summaries_is_the_one_from_the_listings() {
     assert_eq!(analysed(&embedded("flash-attention")), analysed(&read));
 }
 
+/// A summary of the right bytes whose figures no page gives (every count 2^64 - 1: the
+/// table's total overflowed and the analysis panicked) is ignored: the page is read.
+#[test]
+fn a_summary_with_impossible_figures_is_ignored() {
+    let (_tmp, dir) = copy_without_summaries("sgemm-toy");
+    let page = dir.join("src_sass.csv.gz");
+    let bytes = std::fs::read(&page).unwrap();
+    let e = stallscope::ncu::parse_bytes(&page, &bytes).unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&source::summary_json(&bytes, &source::summaries(&e))).unwrap();
+    for listing in doc["listings"].as_array_mut().unwrap() {
+        for op in listing["opcodes"].as_array_mut().unwrap() {
+            op["samples"] = u64::MAX.into();
+            for (_, n) in op["stalls"].as_object_mut().unwrap() {
+                *n = u64::MAX.into();
+            }
+        }
+    }
+    std::fs::write(source::summary_path(&page), doc.to_string()).unwrap();
+    let l = disk(&dir);
+    assert!(source_pages(&l).iter().all(|p| p.rows_read()));
+    assert_eq!(analysed(&l), analysed(&embedded("sgemm-toy")));
+}
+
 #[test]
 fn a_summary_of_other_bytes_is_ignored() {
     // The source page compressed anew: the same listing in other bytes, so the summary

@@ -227,6 +227,17 @@ fn summary_of(l: &ListingJson) -> Option<SourceSummary> {
             })
         })
         .collect::<Option<Vec<_>>>()?;
+    // A summary is trusted for its export's hash, which anyone can compute: one whose
+    // figures no parsed page gives (a class's reasons past its samples, a listing's
+    // samples past a u64) is ignored, and the page is read and checked instead.
+    let mut total: u64 = 0;
+    for o in &opcodes {
+        let stalls = o.stalls.iter().try_fold(0u64, |t, &n| t.checked_add(n))?;
+        total = total.checked_add(o.samples)?;
+        if stalls > o.samples {
+            return None;
+        }
+    }
     Some(SourceSummary {
         opcodes,
         instructions: l.instructions,
