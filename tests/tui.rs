@@ -1034,6 +1034,22 @@ fn k_shows_the_full_kernel_name() {
     );
 }
 
+/// Compare at 40 columns stacks each row, so that no number is cut (it showed `68…` for
+/// 688 W, and the stall rows one number with no version named).
+#[test]
+fn compare_at_40_columns_cuts_no_number() {
+    let mut a = app();
+    select(&mut a, "v14");
+    a.update(Action::Show(View::Compare));
+    let shown = render(&a, 40, 200);
+    let cut_number = shown.lines().find(|l| {
+        l.char_indices()
+            .any(|(i, c)| c == '…' && l[..i].ends_with(|d: char| d.is_ascii_digit()))
+    });
+    assert_eq!(cut_number, None, "{shown}");
+    assert!(shown.contains("  v13 821 W   v14 688 W"), "{shown}");
+}
+
 /// In a narrow popup the short name is cut with an ellipsis inside the border (it ran
 /// into the border and stopped there, with nothing to say it was cut).
 #[test]

@@ -71,8 +71,8 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ),
     ])];
     // Columns as wide as their values (and two spaces), the delta column as its
-    // deltas: on a narrow terminal a row runs past the edge (cut there with an
-    // ellipsis) rather than a value being cut or running into the next.
+    // deltas; a terminal too narrow for them gets each row stacked (`stacked_row`),
+    // so that no value is cut or runs into the next.
     // Per metric: its verdict and its cells (name, a, b, delta).
     let rows: Vec<_> = c
         .metrics
@@ -104,27 +104,43 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         .min(24)
         .min(width.saturating_sub(2 * val_w + delta_w))
         .max(10);
-    out.push(Line::styled(
-        format!(
-            "{}{}{}{}  verdict",
-            format::left("metric", name_w),
-            format::right(&va.id, val_w),
-            format::right(&vb.id, val_w),
-            format::right("delta", delta_w)
-        ),
-        t.dim(),
-    ));
-    for (verdict, [name, a, b, delta]) in &rows {
-        out.push(Line::from(vec![
-            Span::raw(format::left(name, name_w)),
-            Span::raw(format::right(a, val_w)),
-            Span::raw(format::right(b, val_w)),
-            Span::raw(format::right(delta, delta_w)),
-            Span::styled(
-                format!("  {}", verdict.symbol()),
+    // Too narrow for a row of four columns (40 columns): each metric stacked, its name
+    // on a line, then its values and its delta packed into lines that hold them whole.
+    let stacked = 10 + 2 * val_w + delta_w + 3 > width;
+    if stacked {
+        out.push(Line::styled("metric", t.dim()));
+        for (verdict, [name, a, b, delta]) in &rows {
+            out.extend(stacked_row(
+                Line::raw(name.clone()),
+                [format!("{} {a}", va.id), format!("{} {b}", vb.id)],
+                format!("{delta} {}", verdict.symbol()),
                 verdict_style(app, *verdict),
+                width,
+            ));
+        }
+    } else {
+        out.push(Line::styled(
+            format!(
+                "{}{}{}{}  verdict",
+                format::left("metric", name_w),
+                format::right(&va.id, val_w),
+                format::right(&vb.id, val_w),
+                format::right("delta", delta_w)
             ),
-        ]));
+            t.dim(),
+        ));
+        for (verdict, [name, a, b, delta]) in &rows {
+            out.push(Line::from(vec![
+                Span::raw(format::left(name, name_w)),
+                Span::raw(format::right(a, val_w)),
+                Span::raw(format::right(b, val_w)),
+                Span::raw(format::right(delta, delta_w)),
+                Span::styled(
+                    format!("  {}", verdict.symbol()),
+                    verdict_style(app, *verdict),
+                ),
+            ]));
+        }
     }
     let name_w = name_w.max(24);
 
@@ -194,6 +210,22 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let reasons: Vec<_> = c.stalls.iter().map(|s| s.reason).collect();
     out.push(stall_legend(app, "stalls", &reasons));
     for s in &c.stalls {
+        if stacked {
+            out.extend(stacked_row(
+                Line::from(vec![
+                    Span::styled(t.reason_fill(s.reason).to_string(), t.reason(s.reason)),
+                    Span::raw(format!(" {}", s.reason.metric_name())),
+                ]),
+                [
+                    format!("{} {}", va.id, format::share(s.a)),
+                    format!("{} {}", vb.id, format::share(s.b)),
+                ],
+                format!("{} {}", format::share_delta(s.a, s.b), s.verdict.symbol()),
+                verdict_style(app, s.verdict),
+                width,
+            ));
+            continue;
+        }
         out.push(Line::from(vec![
             Span::styled(t.reason_fill(s.reason).to_string(), t.reason(s.reason)),
             Span::raw(format!(" {:<w$}", s.reason.metric_name(), w = name_w - 2)),
@@ -217,6 +249,23 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         // Room for the counts beside the shares.
         let pair_w = val_w + 8;
         for d in &c.cells {
+            if stacked {
+                out.extend(stacked_row(
+                    Line::raw(format!("{} @ {}", d.reason, d.opcode)),
+                    [
+                        format!("{} {}", va.id, format::samples_share(d.a_samples, d.a)),
+                        format!("{} {}", vb.id, format::samples_share(d.b_samples, d.b)),
+                    ],
+                    format!(
+                        "{} {}",
+                        format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),
+                        d.verdict.symbol()
+                    ),
+                    t.dim(),
+                    width,
+                ));
+                continue;
+            }
             out.push(Line::from(vec![
                 Span::raw(format!(
                     "{:<cell_w$}",
@@ -346,4 +395,35 @@ fn styled_diff_line(app: &App, l: String) -> Line<'static> {
         Style::new()
     };
     Line::styled(l, style)
+}
+
+/// A row too wide for the terminal (40 columns): its name on a line (cut on the right),
+/// then the two versions' values and the delta packed into lines that hold each whole,
+/// three spaces apart; the line with the delta in `style`.
+fn stacked_row(
+    name: Line<'static>,
+    values: [String; 2],
+    delta: String,
+    style: Style,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<String> = Vec::new();
+    for item in values.into_iter().chain([delta]) {
+        match lines.last_mut() {
+            Some(l) if 2 + format::width(l) + 3 + format::width(&item) <= width => {
+                l.push_str("   ");
+                l.push_str(&item);
+            }
+            _ => lines.push(item),
+        }
+    }
+    let last = lines.len() - 1;
+    std::iter::once(super::fit(name, width))
+        .chain(lines.into_iter().enumerate().map(|(n, l)| {
+            Line::styled(
+                format!("  {l}"),
+                if n == last { style } else { Style::new() },
+            )
+        }))
+        .collect()
 }
