@@ -168,7 +168,7 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     show_shape(&mut ladders, a.shape)?;
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
-    let exporter = match terminal_width(a) {
+    let exporter = match terminal_width(a.format, a.output.as_deref(), a.wide) {
         Some(w) => report::table_exporter(Some(w)),
         None => exporter,
     };
@@ -184,11 +184,11 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     Ok(finish(&report))
 }
 
-/// The width the table fits: the terminal's, when it is printed on one (not with
+/// The width a table fits: the terminal's, when it is printed on one (not with
 /// `--wide`, `-o FILE` or another format).
-fn terminal_width(a: &ReportArgs) -> Option<usize> {
+fn terminal_width(format: Format, output: Option<&Path>, wide: bool) -> Option<usize> {
     use std::io::IsTerminal;
-    let on_terminal = a.format == Format::Table && a.output.is_none() && !a.wide;
+    let on_terminal = format == Format::Table && output.is_none() && !wide;
     if !(on_terminal && std::io::stdout().is_terminal()) {
         return None;
     }
@@ -843,10 +843,11 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         comparison: &comparison,
         run_shape: args.shape.map(|s| s.to_string()),
     };
-    emit(
-        &report::exporter(format).compare(&input),
-        args.output.as_deref(),
-    )?;
+    let exporter = match terminal_width(format, args.output.as_deref(), false) {
+        Some(w) => report::table_exporter(Some(w)),
+        None => report::exporter(format),
+    };
+    emit(&exporter.compare(&input), args.output.as_deref())?;
     Ok(finish(&report))
 }
 

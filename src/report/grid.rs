@@ -572,15 +572,26 @@ impl Exporter for TextExporter {
             );
             out
         } else {
-            let mut out = render_text(&grid);
+            // On a terminal, within its width like the report: the table in blocks of
+            // columns, the other lines cut or broken to fit.
+            let mut out = render_text_within(&grid, self.width);
+            let text = |l: &str| fit_line(&format::printable(l), self.width);
             if let Some(d) = diff {
-                out.push_str(&format!("\n{}\n", sass_heading(d)));
-                out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
+                out.push('\n');
+                out.push_str(&text(&sass_heading(d)));
+                // An instruction is cut, not broken, at the edge.
+                out.extend(sass_lines(d).iter().map(|l| {
+                    let l = format::printable(l);
+                    match self.width {
+                        Some(w) => format!("{}\n", format::cut(&l, w)),
+                        None => format!("{l}\n"),
+                    }
+                }));
             }
-            out.extend(
-                no_sass_line(&input.a_name, &input.b_name, input.comparison)
-                    .map(|l| format!("\n{l}\n")),
-            );
+            if let Some(l) = no_sass_line(&input.a_name, &input.b_name, input.comparison) {
+                out.push('\n');
+                out.push_str(&text(&l));
+            }
             out
         }
     }
