@@ -172,7 +172,7 @@ fn the_bottleneck_cursor_stays_on_the_table() {
         .reasons()
         .len();
     a.update(Action::Up);
-    assert_eq!(a.bottleneck_row, rows - 2);
+    assert_eq!(a.bottleneck.row, rows - 2);
 }
 
 #[test]

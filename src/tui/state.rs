@@ -236,6 +236,33 @@ pub struct SourceState {
     pub searching: bool,
 }
 
+/// The timeline view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct TimelineState {
+    pub scroll: usize,
+}
+
+/// The compare view's state: its scroll, and the comparison of the pair it shows,
+/// refreshed by `update` while the view shows.
+#[derive(Default)]
+pub struct CompareState {
+    pub scroll: usize,
+    pub cache: Option<CompareCache>,
+}
+
+/// The bottleneck view's state: its cursor, a row (stall reason) of the selected
+/// version's (reason × opcode) table.
+#[derive(Debug, Default)]
+pub struct BottleneckState {
+    pub row: usize,
+}
+
+/// The notes view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct NotesState {
+    pub scroll: usize,
+}
+
 pub struct App {
     pub ladders: Vec<LadderState>,
     pub current: usize,
@@ -244,17 +271,13 @@ pub struct App {
     pub selected: usize,
     /// Version (index into the ladder's versions) marked for compare.
     pub marked: Option<usize>,
-    /// Scroll offsets of the timeline, compare and notes views.
-    pub timeline_scroll: usize,
-    pub compare_scroll: usize,
-    pub notes_scroll: usize,
+    /// Each view's own state.
+    pub timeline: TimelineState,
+    pub compare: CompareState,
     pub inspect: InspectState,
     pub source: SourceState,
-    /// The bottleneck view's cursor: a row (stall reason) of the selected version's
-    /// (reason × opcode) table.
-    pub bottleneck_row: usize,
-    /// The compare view's comparison, refreshed by `update` while that view shows.
-    pub compare: Option<CompareCache>,
+    pub bottleneck: BottleneckState,
+    pub notes: NotesState,
     pub help: bool,
     pub help_scroll: usize,
     /// The full kernel names of the version shown (K), in a popup.
@@ -280,9 +303,9 @@ impl App {
             view: View::Timeline,
             selected: 0,
             marked: None,
-            timeline_scroll: 0,
-            compare_scroll: 0,
-            notes_scroll: 0,
+            timeline: TimelineState::default(),
+            compare: CompareState::default(),
+            notes: NotesState::default(),
             inspect: InspectState::default(),
             source: SourceState {
                 cursor: 0,
@@ -291,8 +314,7 @@ impl App {
                 searching: false,
             },
             kernel_popup: false,
-            bottleneck_row: 0,
-            compare: None,
+            bottleneck: BottleneckState::default(),
             help: false,
             help_scroll: 0,
             status: None,
@@ -345,7 +367,7 @@ impl App {
             .matrix
             .as_ref()?
             .reasons();
-        rows.get(self.bottleneck_row.min(rows.len().saturating_sub(1)))
+        rows.get(self.bottleneck.row.min(rows.len().saturating_sub(1)))
             .copied()
     }
 
@@ -356,23 +378,23 @@ impl App {
     /// The scroll offset (or, in the source view, the cursor) of a view.
     pub fn scroll_of(&self, v: View) -> usize {
         match v {
-            View::Timeline => self.timeline_scroll,
-            View::Compare => self.compare_scroll,
+            View::Timeline => self.timeline.scroll,
+            View::Compare => self.compare.scroll,
             View::Inspect => self.inspect.scroll,
             View::Source => self.source.cursor,
-            View::Bottleneck => self.bottleneck_row,
-            View::Notes => self.notes_scroll,
+            View::Bottleneck => self.bottleneck.row,
+            View::Notes => self.notes.scroll,
         }
     }
 
     fn scroll_mut(&mut self) -> &mut usize {
         match self.view {
-            View::Timeline => &mut self.timeline_scroll,
-            View::Compare => &mut self.compare_scroll,
+            View::Timeline => &mut self.timeline.scroll,
+            View::Compare => &mut self.compare.scroll,
             View::Inspect => &mut self.inspect.scroll,
             View::Source => &mut self.source.cursor,
-            View::Bottleneck => &mut self.bottleneck_row,
-            View::Notes => &mut self.notes_scroll,
+            View::Bottleneck => &mut self.bottleneck.row,
+            View::Notes => &mut self.notes.scroll,
         }
     }
 
@@ -411,7 +433,7 @@ impl App {
             Msg::Job(e) => {
                 // A result or a reload changes the analysis the comparison was made from.
                 if !matches!(e, JobEvent::Progress { .. }) {
-                    self.compare = None;
+                    self.compare.cache = None;
                 }
                 self.job_event(e);
                 self.clamp_bottleneck_row();
@@ -482,8 +504,8 @@ impl App {
                 self.current = (self.current + 1) % self.ladders.len();
                 self.selected = 0;
                 self.marked = None;
-                self.timeline_scroll = 0;
-                self.compare_scroll = 0;
+                self.timeline.scroll = 0;
+                self.compare.scroll = 0;
                 self.reset_version_views();
             }
             Mark => {
@@ -657,6 +679,7 @@ impl App {
     /// The comparison of the compare view's pair, from the cache when it holds that pair.
     pub fn cached_comparison(&self, pair: (usize, usize)) -> Option<&analysis::Comparison> {
         self.compare
+            .cache
             .as_ref()
             .filter(|c| c.ladder == self.current && c.pair == pair)
             .map(|c| &c.comparison)
@@ -668,7 +691,7 @@ impl App {
             return;
         }
         let Some(pair) = self.compare_pair() else {
-            self.compare = None;
+            self.compare.cache = None;
             return;
         };
         if self.cached_comparison(pair).is_some() {
@@ -681,7 +704,7 @@ impl App {
             &ls.analysis.versions[pair.1],
             va.readable_listing().zip(vb.readable_listing()),
         );
-        self.compare = Some(CompareCache {
+        self.compare.cache = Some(CompareCache {
             ladder: self.current,
             pair,
             comparison,
@@ -695,7 +718,7 @@ impl App {
             let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
             Some(m.reasons().len())
         });
-        self.bottleneck_row = self.bottleneck_row.min(rows.unwrap_or(1).saturating_sub(1));
+        self.bottleneck.row = self.bottleneck.row.min(rows.unwrap_or(1).saturating_sub(1));
     }
 
     /// Moves the source cursor to the next (or previous) instruction matching the
@@ -757,8 +780,8 @@ impl App {
     fn reset_version_views(&mut self) {
         self.inspect.scroll = 0;
         self.source.cursor = 0;
-        self.bottleneck_row = 0;
-        self.notes_scroll = 0;
+        self.bottleneck.row = 0;
+        self.notes.scroll = 0;
     }
 
     fn job_event(&mut self, e: JobEvent) {

@@ -226,7 +226,7 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
     }
     all.extend(cell(m.samples, ratatui::style::Style::new()));
     lines.push(Line::from(all));
-    (lines, app.bottleneck_row)
+    (lines, app.bottleneck.row)
 }
 
 /// What the row under the cursor means, and its hottest cell.
