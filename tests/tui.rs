@@ -701,6 +701,38 @@ fn shape_key_switches_the_run_results_shown() {
     assert!(shown.contains("median (µs)"), "{shown}");
 }
 
+/// The bottleneck view tells a step from the version it was judged against: where the
+/// parent has too few samples for a label, the labelled one before it (it showed the
+/// parent's "no label" before the arrow, and the verdict against the other).
+#[test]
+fn the_bottleneck_view_names_the_version_a_step_was_compared_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::fixture("sgemm/src_sass.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (2..lines.len())
+        .find(|&i| lines[i].starts_with("\"Kernel Name\""))
+        .unwrap();
+    // The last 14 instructions of the first kernel: 95 samples, too few for a label.
+    let few = [&lines[..2], &lines[end - 14..end]].concat().join("\n");
+    let again = text.replace("\"Kernel Name\",\"mm_", "\"Kernel Name\",\"again_mm_");
+    let mut paths = Vec::new();
+    for (name, body) in [
+        ("src_sass.csv", text.clone()),
+        ("few.csv", few + "\n"),
+        ("again.csv", again),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        paths.push(path);
+    }
+    let ladder = model::load_files(&paths, &mut LoadReport::default()).unwrap();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    select(&mut a, "4");
+    a.update(Action::Show(View::Bottleneck));
+    let shown = render(&a, 160, 40);
+    assert!(shown.contains("built on 3, compared with 2: "), "{shown}");
+}
+
 /// A source page with CUDA lines (`--print-source cuda,sass`) adds a third order to the
 /// source view: the hottest CUDA lines, each with its SASS under it; a SASS-only page
 /// cycles between two.

@@ -107,28 +107,35 @@ pub fn summary(app: &App, i: usize) -> Vec<Line<'static>> {
             t.dim(),
         )),
     }
+    // The step from the version it was judged against: its parent, or the labelled
+    // version before it where the parent has no label.
     if let Some(s) = ls.analysis.trail.iter().find(|s| s.index == i)
         && let Some(p) = &s.parent
     {
-        let parent = ls.ladder.version_index(p).map(|p| &ls.analysis.versions[p]);
-        let before = parent
-            .map(|pa| report::label_text(pa.bottleneck.as_ref(), pa.no_label))
+        let built_on = match s.judged_against().filter(|j| j != p) {
+            Some(j) => format!("built on {p}, compared with {j}: "),
+            None => format!("built on {p}: "),
+        };
+        let against = s.judged_against().unwrap_or(p);
+        let before = ls
+            .ladder
+            .version_index(against)
+            .map(|j| &ls.analysis.versions[j])
+            .map(|ja| report::label_text(ja.bottleneck.as_ref(), ja.no_label))
             .unwrap_or_default();
         let verdict = report::verdict_text(s, None);
+        let said = match (verdict.is_empty(), s.verdict) {
+            (_, crate::analysis::StepVerdict::NoLabel) => String::new(),
+            (true, _) => "  (same cell)".to_string(),
+            (false, _) => format!("  ({verdict})"),
+        };
         out.push(Line::from(vec![
-            Span::styled(format!("built on {p}: "), t.dim()),
+            Span::styled(built_on, t.dim()),
             Span::raw(format!(
                 "{before} → {}",
-                report::label_text(a.bottleneck.as_ref(), None)
+                report::label_text(a.bottleneck.as_ref(), a.no_label)
             )),
-            Span::styled(
-                if verdict.is_empty() {
-                    "  (same cell)".to_string()
-                } else {
-                    format!("  ({verdict})")
-                },
-                t.dim(),
-            ),
+            Span::styled(said, t.dim()),
         ]));
     }
     out.push(Line::styled(source_line(a), t.dim()));
