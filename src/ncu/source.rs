@@ -198,11 +198,15 @@ impl Header {
             })?;
         let line_no = find("Line No");
         let cuda_text = line_no.and_then(|_| find("Source").filter(|&i| i < address));
-        let stalls: Vec<(usize, StallReason)> = names
+        let stall_columns: Vec<(usize, &str)> = names
             .iter()
             .enumerate()
             .filter(|(_, n)| n.starts_with("stall_") && !n.ends_with("(Not Issued)"))
-            .filter_map(|(i, n)| StallReason::from_name(n).map(|r| (i, r)))
+            .map(|(i, n)| (i, &**n))
+            .collect();
+        let stalls: Vec<(usize, StallReason)> = stall_columns
+            .iter()
+            .filter_map(|&(i, n)| StallReason::from_name(n).map(|r| (i, r)))
             .collect();
         let all_samples = find("Warp Stall Sampling (All Samples)");
         // ncu 2025.3 samples `warpgroup_arrive` (the raw page has
@@ -212,7 +216,11 @@ impl Header {
         // bundled flash-attention version that has any, the remainder sits on HGMMA lines
         // and adds up to the raw page's counter exactly (v11: 669 of 9,559 samples, v12:
         // 687, v17: 16, v29: 22), so it is counted as that reason.
+        // Only where every stall column is one stallscope knows (a column of a newer ncu
+        // would leave its samples in the remainder too), and only on the warpgroup MMA
+        // lines that reason stalls (see `read_row`).
         let remainder_is_warpgroup_arrive = all_samples.is_some()
+            && stalls.len() == stall_columns.len()
             && !stalls
                 .iter()
                 .any(|&(_, r)| r == StallReason::WarpgroupArrive);
@@ -428,7 +436,8 @@ fn read_row(
             ),
         ));
     }
-    if header.remainder_is_warpgroup_arrive && samples > named {
+    let opcode = opcode_class(text);
+    if header.remainder_is_warpgroup_arrive && samples > named && opcode == "HGMMA" {
         let rest = u32::try_from(samples - named).map_err(|_| {
             ParseError::at(
                 path,
@@ -455,7 +464,7 @@ fn read_row(
     }
     block.listing.lines.push(SassLine {
         address,
-        opcode: opcode_class(text).into(),
+        opcode: opcode.into(),
         text: text.into(),
         samples,
         samples_not_issued: count(header.not_issued)?.unwrap_or(0),
