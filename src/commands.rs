@@ -841,7 +841,10 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         a: report::CompareSide::of(va, path_a),
         b: report::CompareSide::of(vb, path_b),
         comparison: &comparison,
-        run_shape: args.shape.map(|s| s.to_string()),
+        run_shape: ladder_a.shown_shape().map(|s| s.to_string()),
+        other_shape: ladder_a
+            .shown
+            .is_some_and(|s| Some(s) != ladder_a.reference_run_shape()),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {
         Some(w) => report::table_exporter(Some(w)),

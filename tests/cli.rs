@@ -906,9 +906,15 @@ fn the_shape_of_the_run_results_shown_is_said() {
     );
     let text = report(&[&["compare", "v04", "v05"][..], &shape].concat());
     assert!(
-        text.lines().nth(1) == Some("run results at 1,16,8192,128"),
+        text.lines().nth(1) == Some("run results at 1,16,8192,128 (not the reference shape)"),
         "{text}"
     );
+    // At the reference shape the JSON names it, and the text says nothing.
+    let text = report(&["compare", "v04", "v05", "--shape", "1,64,1024,128"]);
+    assert!(!text.contains("run results at"), "{text}");
+    let json = report(&["compare", "v04", "v05", "-f", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["run_shape"], "1,64,1024,128");
     let json = report(
         &[
             &["report", "--ladder", "flash-attention", "-f", "json"][..],

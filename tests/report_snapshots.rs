@@ -43,6 +43,7 @@ fn sgemm_comparison_table() {
         b: report::CompareSide::of(vb, None),
         comparison: &c,
         run_shape: None,
+        other_shape: false,
     });
     insta::assert_snapshot!(text);
 }

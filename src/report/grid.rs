@@ -489,7 +489,8 @@ pub fn comparison(input: &CompareInput) -> Grid {
                 input
                     .run_shape
                     .iter()
-                    .map(|s| format!("run results at {s}")),
+                    .filter(|_| input.other_shape)
+                    .map(|s| format!("run results at {s} (not the reference shape)")),
             )
             .collect(),
         header: vec![

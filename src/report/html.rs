@@ -1033,8 +1033,12 @@ fn compare_page(input: &CompareInput) -> String {
         escape(&input.a_name),
         escape(&input.b_name)
     );
-    if let Some(s) = &input.run_shape {
-        let _ = writeln!(html, "<p class=\"meta\">Run results at {}.</p>", escape(s));
+    if let Some(s) = input.run_shape.as_ref().filter(|_| input.other_shape) {
+        let _ = writeln!(
+            html,
+            "<p class=\"meta\">Run results at {} (not the reference shape).</p>",
+            escape(s)
+        );
     }
     html.push_str("<h2>Metrics</h2>\n<div class=\"scroll\"><table><thead><tr><th>metric</th>");
     let _ = writeln!(

@@ -216,8 +216,8 @@ impl Exporter for JsonExporter {
             schema: &'static str,
             a: &'a super::CompareSide,
             b: &'a super::CompareSide,
-            /// The shape whose run results are compared (`--shape`); null: the
-            /// reference shape.
+            /// The shape whose run results are compared: the reference, unless `--shape`
+            /// chose another (null for export files).
             run_shape: Option<&'a str>,
             metrics: Vec<Metric>,
             /// Where each side's stall shares come from, and how many samples.

@@ -56,8 +56,11 @@ pub struct CompareInput<'a> {
     pub a: CompareSide,
     pub b: CompareSide,
     pub comparison: &'a Comparison,
-    /// The shape whose run results are compared, where one was asked for (`--shape`).
+    /// The shape whose run results are compared (the reference, unless `--shape` chose
+    /// another), as the report's JSON names it.
     pub run_shape: Option<String>,
+    /// Whether that is another shape than the reference: then the text says so.
+    pub other_shape: bool,
 }
 
 /// One side of a comparison as the report's JSON names a version: id, title and the
