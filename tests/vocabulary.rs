@@ -157,6 +157,26 @@ fn compare_csv_names_versions_by_id() {
     );
 }
 
+/// Two launches of one file: the CSV's two columns name the file with each launch, not
+/// the same path twice.
+#[test]
+fn compare_csv_names_two_launches_of_one_file_apart() {
+    let f = fixture("h200/others_basic_raw.csv");
+    let o = Command::cargo_bin("stallscope")
+        .unwrap()
+        .arg("compare")
+        .args([&f, &f])
+        .args(["--launch-a", "3", "--launch-b", "2", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = f.display();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().next(),
+        Some(format!("metric,unit,{p}#3,{p}#2,verdict").as_str())
+    );
+}
+
 #[test]
 fn compare_of_files_names_each_by_path_and_full_kernel() {
     let (a, b) = (

@@ -89,9 +89,14 @@ impl CompareSide {
         }
     }
 
-    /// The side's name in compare's CSV header: the file's path, else the version id.
-    pub fn csv_name(&self) -> &str {
-        self.path.as_deref().unwrap_or(&self.id)
+    /// How compare's CSV names this side: the version id, or the file's path with
+    /// `#launch` where one was chosen.
+    pub fn csv_name(&self) -> String {
+        match (&self.path, self.launch) {
+            (Some(p), Some(l)) => format!("{p}#{l}"),
+            (Some(p), None) => p.clone(),
+            (None, _) => self.id.clone(),
+        }
     }
 }
 
@@ -340,13 +345,13 @@ impl Exporter for CsvExporter {
 
     fn compare(&self, input: &CompareInput) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record([
-            "metric",
-            "unit",
-            input.a.csv_name(),
-            input.b.csv_name(),
-            "verdict",
-        ]);
+        // Two columns never share a name (v1 of two ladders): then each says its side.
+        let (mut a, mut b) = (input.a.csv_name(), input.b.csv_name());
+        if a == b {
+            a.push_str(" (a)");
+            b.push_str(" (b)");
+        }
+        let _ = w.write_record(["metric", "unit", &a, &b, "verdict"]);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         for m in &input.comparison.metrics {
             let d = m.id.def();

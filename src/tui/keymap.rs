@@ -110,6 +110,8 @@ impl Key {
             // Shifted letters arrive as upper-case characters.
             (KeyCode::Char(a), KeyCode::Char(b)) => a == b,
             (KeyCode::Null, KeyCode::Char(_)) => true,
+            // The stand-in matches characters alone, not a terminal's own Null key.
+            (KeyCode::Null, _) => false,
             (a, b) => a == b,
         }
     }
