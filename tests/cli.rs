@@ -370,7 +370,9 @@ fn import_refuses_a_file_that_is_not_an_export_and_writes_nothing() {
         .arg(&profiles)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("must be letters"));
+        .stderr(predicate::str::contains(
+            "holds '/': a version id is letters, digits, '-', '_' or '.'",
+        ));
 }
 
 #[test]
@@ -424,7 +426,7 @@ fn a_run_file_of_a_newer_schema_is_refused_with_what_to_do() {
 fn a_run_file_that_is_a_folder_is_named_by_its_path() {
     let dir = ladder_with_run_file(|p| std::fs::create_dir(p).unwrap());
     report_fails_saying(&dir, |path| {
-        format!("{path} cannot be read (runs.json is a folder")
+        format!("{path} cannot be read: runs.json is a folder")
     });
 }
 
@@ -927,4 +929,30 @@ fn the_shape_of_the_run_results_shown_is_said() {
     let json = report(&[&["compare", "v04", "v05", "-f", "json"][..], &shape].concat());
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["run_shape"], "1,16,8192,128");
+}
+
+/// Each broken rule of a version id is said as such; a long id is refused before it
+/// reaches the file system (300 characters gave "File name too long").
+#[test]
+fn a_version_id_refused_says_which_rule_it_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "v".repeat(300);
+    for (id, said) in [
+        ("..", "starts with '.'"),
+        ("a.staging-b", "marks an import in progress"),
+        (long.as_str(), "is 300 bytes long; at most 200 are allowed"),
+    ] {
+        stallscope()
+            .arg("import")
+            .arg(fixture("sgemm/raw.csv"))
+            .args(["--version", id, "--launch", "0", "--profiles"])
+            .arg(dir.path())
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(said));
+    }
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing written"
+    );
 }

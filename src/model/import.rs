@@ -111,20 +111,41 @@ impl std::fmt::Display for Imported {
     }
 }
 
-pub fn import(req: &Request) -> Result<Imported> {
-    if req.version.is_empty()
-        || !req
-            .version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        || req.version.starts_with('.')
-        || req.version.contains(".staging-")
+/// The longest version id: its folder's name, with the staging suffix an import adds
+/// beside it, stays within a file system's 255 bytes.
+pub const MAX_VERSION_ID: usize = 200;
+
+/// A version id names a folder: letters, digits, '-', '_' or '.', not starting with '.',
+/// not holding the staging mark, at most [`MAX_VERSION_ID`] bytes. The error says which
+/// rule the id breaks.
+fn check_version_id(id: &str) -> Result<()> {
+    let broken = if id.is_empty() {
+        "is empty".to_string()
+    } else if let Some(c) = id
+        .chars()
+        .find(|&c| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
     {
-        bail!(
-            "version id {:?} must be letters, digits, '-', '_' or '.', and not start with '.' (it names a folder)",
-            req.version
-        );
-    }
+        format!("holds {c:?}: a version id is letters, digits, '-', '_' or '.'")
+    } else if id.starts_with('.') {
+        "starts with '.'".to_string()
+    } else if id.contains(".staging-") {
+        "holds \".staging-\", which marks an import in progress".to_string()
+    } else if id.len() > MAX_VERSION_ID {
+        format!(
+            "is {} bytes long; at most {MAX_VERSION_ID} are allowed",
+            id.len()
+        )
+    } else {
+        return Ok(());
+    };
+    // A long id is quoted by its start.
+    let quoted: String = id.chars().take(60).collect();
+    let more = if quoted.len() < id.len() { "…" } else { "" };
+    bail!("version id {quoted:?}{more} {broken} (it names a folder)")
+}
+
+pub fn import(req: &Request) -> Result<Imported> {
+    check_version_id(req.version)?;
     // Read everything first: nothing is written unless every file is an ncu export.
     let mut exports = Vec::new();
     let mut contents = Vec::new();

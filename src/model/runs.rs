@@ -364,9 +364,15 @@ impl RunFile {
         let text = match store.read_confined_text(dir, &name, &[dir.to_path_buf()]) {
             Ok((_, text)) => text,
             Err(e) if e.missing => return Ok(RunFile::default()),
-            Err(e) => anyhow::bail!(
-                "{shown} cannot be read ({e}): it should hold the ladder's run results; move it aside to start a new history"
-            ),
+            // The reading error says what to do (raise a limit, make it a regular
+            // file); the file is named once.
+            Err(e) => {
+                let e = e.to_string();
+                if e.contains(&shown) {
+                    anyhow::bail!("{e}");
+                }
+                anyhow::bail!("{shown} cannot be read: {e}")
+            }
         };
         let value: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{shown} is not a run file"))?;
