@@ -27,6 +27,39 @@ fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
     found
 }
 
+/// The files of `src/gpu/` that bring the model's import in through a group
+/// (`use crate::model::{Shape, import};`), which a line-by-line look misses.
+fn gpu_files_grouping_model_import() -> Vec<String> {
+    let dir = common::repo().join("src/gpu");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("crate::model::{") {
+            let group = &rest[at + "crate::model::{".len()..];
+            let end = group.find("};").unwrap_or(group.len());
+            let names = group[..end].split([',', '{', '}']).map(str::trim);
+            if names
+                .clone()
+                .any(|n| n == "import" || n.starts_with("import::"))
+            {
+                found.push(p.display().to_string());
+            }
+            rest = &group[end..];
+        }
+    }
+    found
+}
+
+#[test]
+fn the_gpu_side_brings_in_no_model_import_through_a_group() {
+    assert_eq!(gpu_files_grouping_model_import(), Vec::<String>::new());
+}
+
 #[test]
 fn the_gpu_side_imports_nothing_that_comes_after_it() {
     assert_eq!(
