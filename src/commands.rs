@@ -554,7 +554,7 @@ fn profile_command(req: &profile::Request, profiles: &Path) -> Result<bool> {
             };
             bar.set_message(format!("{on}profiling {id} with ncu"));
         },
-        &|recipe, v, files| crate::tui::jobs::store_recipe_profile(profiles, recipe, v, files),
+        &|recipe, v, files| crate::profile_store::store_recipe_profile(profiles, recipe, v, files),
     );
     for b in &lines {
         b.finish_and_clear();

@@ -15,5 +15,6 @@ pub mod model;
 pub mod ncu;
 pub mod nsight;
 pub mod process;
+pub mod profile_store;
 pub mod report;
 pub mod tui;

@@ -141,7 +141,9 @@ fn run_job(
                         total: n,
                     });
                 },
-                &|recipe, v, files| store_recipe_profile(&profiles, recipe, v, files),
+                &|recipe, v, files| {
+                    crate::profile_store::store_recipe_profile(&profiles, recipe, v, files)
+                },
             )?;
             let failed: Vec<String> = done
                 .iter()
@@ -157,28 +159,4 @@ fn run_job(
             }
         }
     }
-}
-
-/// Imports a recipe version's exported profile into `profiles` (replacing the last
-/// one), with the recipe's entry of it: the explorer's profile job and `stallscope
-/// profile` store alike.
-pub fn store_recipe_profile(
-    profiles: &Path,
-    recipe: &gpu::recipe::KernelRecipe,
-    v: &gpu::recipe::KernelVersion,
-    files: &[PathBuf],
-) -> Result<String> {
-    let req = import::Request {
-        title: Some(&v.title),
-        kernel: Some(&v.entry),
-        ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true)
-    };
-    let entries = |dir: &Path| recipe.manifest_entries(&[v.id.as_str()], dir);
-    let done = import::import_recipe_profile(
-        &req,
-        &recipe.manifest_defaults(),
-        entries,
-        &recipe.manifest_order(),
-    )?;
-    Ok(done.to_string())
 }
