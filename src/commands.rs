@@ -845,6 +845,7 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
         other_shape: ladder_a
             .shown
             .is_some_and(|s| Some(s) != ladder_a.reference_run_shape()),
+        listing_error: va.listing_error().or_else(|| vb.listing_error()),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {
         Some(w) => report::table_exporter(Some(w)),

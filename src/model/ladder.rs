@@ -59,6 +59,12 @@ impl Version {
         Some(self.profile.as_ref()?.source.as_ref()?.listing())
     }
 
+    /// Why the version's SASS listing could not be read, naming the version; `None`
+    /// where it was read or there is none.
+    pub fn listing_error(&self) -> Option<String> {
+        Some(format!("{}: {}", self.id, self.listing()?.err()?))
+    }
+
     /// The SASS listing where there is one and its rows can be read.
     pub fn readable_listing(&self) -> Option<&crate::ncu::SourceListing> {
         self.listing()?.ok()

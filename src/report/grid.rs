@@ -508,7 +508,12 @@ pub fn comparison(input: &CompareInput) -> Grid {
 /// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
 /// without a source page and how to export one, or that the listings could not be read;
 /// printable (names escaped).
-pub fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison) -> Option<String> {
+pub fn no_sass_line(
+    a_name: &str,
+    b_name: &str,
+    c: &Comparison,
+    listing_error: Option<&str>,
+) -> Option<String> {
     if c.sass.is_some() {
         return None;
     }
@@ -518,8 +523,10 @@ pub fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison) -> Option<String
         .map(|(name, _)| name)
         .collect();
     let line = match missing.as_slice() {
-        [] => "SASS: the listings could not be read (restart stallscope to read them again)"
-            .to_string(),
+        [] => match listing_error {
+            Some(e) => format!("SASS: a listing could not be read: {e}"),
+            None => "SASS: the listings could not be read".to_string(),
+        },
         [one] => format!(
             "SASS: {one} has no source page, so there is no SASS to compare: export one with `{}`",
             crate::analysis::EXPORT_SOURCE
@@ -568,8 +575,13 @@ impl Exporter for TextExporter {
                 out.push_str("```\n");
             }
             out.extend(
-                no_sass_line(&input.a_name, &input.b_name, input.comparison)
-                    .map(|l| format!("\n{l}\n")),
+                no_sass_line(
+                    &input.a_name,
+                    &input.b_name,
+                    input.comparison,
+                    input.listing_error.as_deref(),
+                )
+                .map(|l| format!("\n{l}\n")),
             );
             out
         } else {
@@ -589,7 +601,12 @@ impl Exporter for TextExporter {
                     }
                 }));
             }
-            if let Some(l) = no_sass_line(&input.a_name, &input.b_name, input.comparison) {
+            if let Some(l) = no_sass_line(
+                &input.a_name,
+                &input.b_name,
+                input.comparison,
+                input.listing_error.as_deref(),
+            ) {
                 out.push('\n');
                 out.push_str(&text(&l));
             }

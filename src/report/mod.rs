@@ -61,6 +61,8 @@ pub struct CompareInput<'a> {
     pub run_shape: Option<String>,
     /// Whether that is another shape than the reference: then the text says so.
     pub other_shape: bool,
+    /// Why a side's SASS listing could not be read, where it could not.
+    pub listing_error: Option<String>,
 }
 
 /// One side of a comparison as the report's JSON names a version: id, title and the

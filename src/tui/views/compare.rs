@@ -344,7 +344,13 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             );
         }
         None => out.extend(
-            crate::report::grid::no_sass_line(&va.id, &vb.id, c).map(|l| Line::styled(l, t.dim())),
+            crate::report::grid::no_sass_line(
+                &va.id,
+                &vb.id,
+                c,
+                va.listing_error().or_else(|| vb.listing_error()).as_deref(),
+            )
+            .map(|l| Line::styled(l, t.dim())),
         ),
     }
 
