@@ -44,6 +44,7 @@ fn sgemm_comparison_table() {
         comparison: &c,
         run_shape: None,
         other_shape: false,
+        listing_error: None,
     });
     insta::assert_snapshot!(text);
 }
