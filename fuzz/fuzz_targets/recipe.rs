@@ -3,12 +3,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stallscope::gpu::recipe::KernelLadder;
+use stallscope::gpu::recipe::KernelRecipe;
 
 fuzz_target!(|text: &str| {
-    if let Ok(l) = KernelLadder::parse(text, "fuzz.toml") {
-        let shape = l.reference_shape();
-        for v in &l.versions {
+    if let Ok(r) = KernelRecipe::parse(text, "fuzz.toml") {
+        let shape = r.reference_shape();
+        for v in &r.versions {
             let _ = v.launch(&shape);
         }
     }
