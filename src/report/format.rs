@@ -186,7 +186,7 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
 
-/// [`printable`] for text of several lines: line breaks are kept.
+/// [`printable`] for text of several lines: line breaks are kept, a CRLF one as `\n`.
 pub fn printable_lines(s: &str) -> Cow<'_, str> {
     escape(s, true)
 }
@@ -200,9 +200,12 @@ fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             c if !unsafe_char(c) => out.push(c),
+            // The CR of a CRLF line end, where line ends are kept.
+            '\r' if keep_newlines && chars.peek() == Some(&'\n') => {}
             '\t' => out.push_str("    "),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
@@ -223,6 +226,12 @@ pub fn share_delta(a: Option<f64>, b: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crlf_line_end_is_a_line_end_and_a_lone_cr_is_shown() {
+        assert_eq!(printable_lines("a\r\nb\rc"), "a\nb\\rc");
+        assert_eq!(printable("a\r\nb"), "a\\r\\nb");
+    }
 
     #[test]
     fn an_absurd_value_takes_a_few_columns() {

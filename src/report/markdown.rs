@@ -9,10 +9,8 @@ use pulldown_cmark::{
 
 /// The notes as HTML; a note's `#` heading becomes `<h{1 + offset}>` (at most `<h6>`).
 pub fn to_html(markdown: &str, heading_offset: usize) -> String {
-    // Control characters of the notes shown escaped, as in the terminal: line ends kept
-    // (CRLF ones read as LF), a tab as four spaces.
-    let markdown = markdown.replace("\r\n", "\n");
-    let markdown = crate::report::format::printable_lines(&markdown);
+    // Control characters of the notes shown escaped, as in the terminal.
+    let markdown = crate::report::format::printable_lines(markdown);
     let markdown = markdown.as_ref();
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let events = Parser::new_ext(markdown, options).map(|e| safe_event(e, heading_offset));

@@ -155,9 +155,10 @@ pub fn exporter_with_chart(
 }
 
 /// Text made safe inside HTML and SVG, in element content and in quoted attributes.
-/// Control characters from imported data (other than line ends and tabs) are shown
-/// escaped as in the terminal (`\u{1b}`): a page holds none of them raw.
+/// Control characters from imported data are shown escaped as in the terminal
+/// ([`format::printable_lines`]): a page holds none of them raw.
 pub fn escape(s: &str) -> String {
+    let s = format::printable_lines(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -166,8 +167,6 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
