@@ -60,6 +60,12 @@ fn marker(name: &str) -> String {
     )
 }
 
+/// No process of the test's `marker` is left, a moment after its parent ended.
+fn assert_none_left(marker: &str) {
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(survivors(marker), Vec::<String>::new());
+}
+
 #[test]
 fn a_hanging_ncu_and_its_child_end_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
@@ -75,8 +81,7 @@ fn a_hanging_ncu_and_its_child_end_at_the_timeout() {
     .unwrap();
     assert!(matches!(out, Err(Stopped::TimedOut(_))), "{:?}", out.err());
     assert!(start.elapsed() < Duration::from_secs(5));
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 #[test]
@@ -94,8 +99,7 @@ fn a_worker_that_never_says_hello_ends_at_the_timeout() {
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("a hanging worker cannot be ready"),
     }
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 #[test]
@@ -116,8 +120,7 @@ fn cancel_stops_a_child_and_everything_it_started() {
     )
     .unwrap();
     assert!(matches!(out, Err(Stopped::Cancelled)));
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 #[test]
@@ -138,8 +141,7 @@ fn a_child_that_exits_leaves_no_straggler_behind() {
     .expect("it exits by itself");
     assert!(out.status.success());
     assert_eq!(out.stdout.trim(), "done");
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 /// The built binary, with no profiles folder from the environment.
@@ -181,8 +183,7 @@ fn profile_under_a_hanging_ncu_ends_at_the_timeout_with_all_it_started() {
         took >= Duration::from_secs(2) && took < Duration::from_secs(8),
         "{took:?}"
     );
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 /// Without a GPU the runner starts nothing on this host; through a launcher (here
@@ -213,8 +214,7 @@ fn a_hanging_sdpa_baseline_ends_at_the_timeout_with_all_it_started() {
         assert!(line.contains("timed out after 2 s"), "{line}");
     }
     assert!(took < Duration::from_secs(20), "{took:?}");
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(survivors(&m), Vec::<String>::new());
+    assert_none_left(&m);
 }
 
 #[test]

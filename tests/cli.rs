@@ -673,37 +673,38 @@ fn profiles_with_a_broken_ladder() -> tempfile::TempDir {
     dir
 }
 
-#[test]
-fn report_of_one_ladder_reads_only_that_ladder() {
+/// `stallscope ARGS… --profiles DIR`, DIR holding a broken ladder beside sgemm-toy:
+/// it succeeds, and prints `shown`.
+fn reads_past_the_broken_ladder(args: &[&str], shown: &str) {
     let dir = profiles_with_a_broken_ladder();
     stallscope()
-        .args(["report", "--ladder", "sgemm-toy", "--profiles"])
+        .args(args)
+        .arg("--profiles")
         .arg(dir.path())
         .assert()
         .success()
-        .stdout(predicate::str::contains("v2    mio_throttle @ LDS"));
+        .stdout(predicate::str::contains(shown));
+}
+
+#[test]
+fn report_of_one_ladder_reads_only_that_ladder() {
+    reads_past_the_broken_ladder(
+        &["report", "--ladder", "sgemm-toy"],
+        "v2    mio_throttle @ LDS",
+    );
 }
 
 #[test]
 fn compare_with_a_ladder_prefix_reads_only_that_ladder() {
-    let dir = profiles_with_a_broken_ladder();
-    stallscope()
-        .args(["compare", "sgemm-toy:v1", "sgemm-toy:v2", "--profiles"])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+    reads_past_the_broken_ladder(
+        &["compare", "sgemm-toy:v1", "sgemm-toy:v2"],
+        "v1 naive → v2 tiled",
+    );
 }
 
 #[test]
 fn compare_reads_only_the_ladder_that_holds_both_versions() {
-    let dir = profiles_with_a_broken_ladder();
-    stallscope()
-        .args(["compare", "v1", "v2", "--profiles"])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("v1 naive → v2 tiled"));
+    reads_past_the_broken_ladder(&["compare", "v1", "v2"], "v1 naive → v2 tiled");
 }
 
 #[test]

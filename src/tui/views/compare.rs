@@ -23,6 +23,9 @@ fn verdict_style(app: &App, v: Verdict) -> Style {
     }
 }
 
+/// The narrowest a metric's name is cut to before rows are stacked instead.
+const MIN_NAME_W: usize = 10;
+
 pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
@@ -103,10 +106,11 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let name_w = widest(&[0], 8)
         .min(24)
         .min(width.saturating_sub(2 * val_w + delta_w))
-        .max(10);
+        .max(MIN_NAME_W);
     // Too narrow for a row of four columns (40 columns): each metric stacked, its name
     // on a line, then its values and its delta packed into lines that hold them whole.
-    let stacked = 10 + 2 * val_w + delta_w + 3 > width;
+    // The row as laid out below: name, two values, delta and "  ▲".
+    let stacked = MIN_NAME_W + 2 * val_w + delta_w + 3 > width;
     if stacked {
         out.push(Line::styled("metric", t.dim()));
         for (verdict, [name, a, b, delta]) in &rows {
