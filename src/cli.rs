@@ -264,14 +264,31 @@ pub struct RunArgs {
     /// idle GPU at boost clock.
     #[arg(long, value_enum, default_value_t = Regime::Sustained)]
     pub regime: Regime,
-    /// Rounds: every candidate is measured this many times, in alternation (A B C A B
-    /// C …); the figure is the median over rounds, the spread its range.
-    #[arg(long, default_value_t = protocol::DEFAULT_ROUNDS)]
-    pub rounds: u32,
+    /// Rounds: every candidate is measured once a round, in alternation (A B C A B C
+    /// …), until the 95 % interval of every candidate's ratio to the reference (the
+    /// fastest version, or `--against`) is within ±`--target-noise`, after at least
+    /// `--min-rounds` and for at most `--max-time`. `--rounds K` runs exactly K rounds
+    /// instead (the intervals are still recorded).
+    #[arg(long, value_name = "K")]
+    pub rounds: Option<u32>,
+    /// The stopping rule's floor of rounds.
+    #[arg(long, value_name = "N", default_value_t = protocol::DEFAULT_MIN_ROUNDS, conflicts_with = "rounds")]
+    pub min_rounds: u32,
+    /// The stopping rule's target: each ratio's 95 % interval within ± PCT percent.
+    #[arg(long, value_name = "PCT", default_value_t = protocol::DEFAULT_TARGET_NOISE_PCT, conflicts_with = "rounds")]
+    pub target_noise: f64,
+    /// The stopping rule's cap: seconds of rounds per comparison (setup and checks
+    /// not counted); rounds that stop here say they did not converge.
+    #[arg(long, value_name = "SECONDS", default_value_t = protocol::DEFAULT_MAX_TIME_S, conflicts_with = "rounds")]
+    pub max_time: f64,
     /// Timed repetitions in each round's window, at least [default: 20 sustained, 15
     /// burst].
     #[arg(long)]
     pub reps: Option<u32>,
+    /// Each round's window lasts at least MS milliseconds of measured replays
+    /// [default: 200 sustained, 30 burst].
+    #[arg(long, value_name = "MS")]
+    pub min_window: Option<f64>,
     /// Print the results as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -288,8 +305,8 @@ pub struct RunArgs {
     /// than PCT percent (and the verdict says slower).
     #[arg(long, value_name = "PCT", requires = "against")]
     pub fail_if_slower: Option<f64>,
-    /// The candidate `--fail-if-slower` compares against (a version id or a baseline
-    /// such as cudnn).
+    /// The candidate the stopping rule and `--fail-if-slower` take ratios against (a
+    /// version id or a baseline such as cudnn) [default: the fastest version].
     #[arg(long, value_name = "ID")]
     pub against: Option<String>,
     /// Do not store the results.
@@ -425,9 +442,21 @@ impl RunArgs {
     fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
         let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
         let mut settings = protocol::Settings::for_regime(self.regime);
-        settings.rounds = self.rounds;
+        settings.fixed_rounds = self.rounds;
+        settings.min_rounds = self.min_rounds;
+        settings.target_noise = self.target_noise / 100.0;
+        if !(self.max_time > 0.0 && self.max_time.is_finite()) {
+            anyhow::bail!("--max-time must be a positive number of seconds");
+        }
+        settings.max_time = std::time::Duration::from_secs_f64(self.max_time);
         if let Some(r) = self.reps {
             settings.min_reps = r;
+        }
+        if let Some(w) = self.min_window {
+            if !(w > 0.0 && w.is_finite()) {
+                anyhow::bail!("--min-window must be a positive number of milliseconds");
+            }
+            settings.window_ms = w;
         }
         Ok(runner::Request {
             placement: Default::default(),
@@ -439,6 +468,7 @@ impl RunArgs {
             settings,
             timeout: std::time::Duration::from_secs(self.timeout),
             cases: !self.no_cases,
+            against: self.against.clone(),
             ..runner::Request::new(kernels)
         })
     }

@@ -289,7 +289,33 @@ struct ComparisonJson<'a> {
     causal: bool,
     seed: u64,
     environment: &'a model::runs::Environment,
-    results: &'a [model::RunResult],
+    results: Vec<ResultJson<'a>>,
+}
+
+/// A result with its verdicts: against the fastest version and each baseline of its
+/// comparison (the rule of `analysis::speed`).
+#[derive(serde::Serialize)]
+pub struct ResultJson<'a> {
+    #[serde(flatten)]
+    pub result: &'a model::RunResult,
+    pub verdicts: Vec<analysis::speed::Against>,
+}
+
+impl<'a> ResultJson<'a> {
+    /// Every result of one comparison with its verdicts.
+    pub fn all(
+        results: &'a [model::RunResult],
+        is_version: &dyn Fn(&str) -> bool,
+    ) -> Vec<ResultJson<'a>> {
+        let all: Vec<&model::RunResult> = results.iter().collect();
+        results
+            .iter()
+            .map(|r| ResultJson {
+                result: r,
+                verdicts: analysis::speed::verdicts(r, &all, is_version),
+            })
+            .collect()
+    }
 }
 
 fn progress_bar() -> ProgressBar {
@@ -405,7 +431,7 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
                     causal: o.causal,
                     seed: o.seed,
                     environment: &o.environment,
-                    results: &o.results,
+                    results: ResultJson::all(&o.results, &is_version),
                 })
                 .collect(),
         };
@@ -485,7 +511,7 @@ fn slower_than(
             let slower_pct = (1.0 / s.ratio - 1.0) * 100.0;
             (s.verdict == analysis::speed::SpeedVerdict::Slower && slower_pct > pct).then(|| {
                 format!(
-                    "{} is {slower_pct:.1} % slower than {against} (over rounds {:.3}–{:.3}×), more than --fail-if-slower {pct}",
+                    "{} is {slower_pct:.1} % slower than {against} (95 % interval {:.3}–{:.3}×), more than --fail-if-slower {pct}",
                     r.version, s.low, s.high
                 )
             })
@@ -494,7 +520,8 @@ fn slower_than(
 }
 
 /// The schema of `run --json`.
-pub const RUN_SCHEMA: &str = "stallscope/run/1";
+/// 2: each result carries `verdicts` and `rounds` as objects (see runs.json's schema 2).
+pub const RUN_SCHEMA: &str = "stallscope/run/2";
 
 fn profile_any_command(req: &crate::cli::CommandProfile, profiles: &Path) -> Result<bool> {
     process::handle_interrupts()?;
@@ -846,6 +873,10 @@ fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
             .shown
             .is_some_and(|s| Some(s) != ladder_a.reference_run_shape()),
         listing_error: va.listing_error().or_else(|| vb.listing_error()),
+        speed: ladder_a
+            .shown_run(va)
+            .zip(ladder_b.shown_run(vb))
+            .and_then(|(ra, rb)| analysis::speed::speedup(rb, ra)),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {
         Some(w) => report::table_exporter(Some(w)),

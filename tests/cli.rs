@@ -49,7 +49,7 @@ fn report_formats() {
         .unwrap();
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "stallscope/report/2");
+    assert_eq!(doc["schema"], "stallscope/report/3");
     let v = &doc["ladders"];
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
     assert_eq!(v[0]["trail"][1]["verdict"], "moved");
@@ -417,7 +417,7 @@ fn a_run_file_of_a_newer_schema_is_refused_with_what_to_do() {
     });
     report_fails_saying(&dir, |path| {
         format!(
-            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/1): update stallscope"
+            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/2): update stallscope"
         )
     });
 }

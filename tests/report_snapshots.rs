@@ -45,6 +45,7 @@ fn sgemm_comparison_table() {
         run_shape: None,
         other_shape: false,
         listing_error: None,
+        speed: None,
     });
     insta::assert_snapshot!(text);
 }

@@ -836,7 +836,7 @@ fn the_help_explains_the_timeline_colours_and_marks() {
     let screen = render(&a, 200, 60);
     assert!(
         screen.contains("▆ bars: TFLOPS as a share of the row's best")
-            && screen.contains("▼ a time or TFLOPS worse than the version it was built on")
+            && screen.contains("▼ slower than the version it was built on, by the speed verdict")
             && screen.contains("times and TFLOPS by ratio"),
         "{screen}"
     );

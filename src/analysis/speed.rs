@@ -1,30 +1,40 @@
 //! How much faster one candidate is than another, and whether that can be believed.
+//! The rule is stated here once; `run`'s table and JSON, the reports and the timeline's
+//! ▼ mark all take their verdicts from [`speedup`].
 //!
-//! The speed-up of `a` over `b` is b's time over a's. It is judged three ways:
-//! - over rounds: rounds are paired by position (each round ran every candidate once,
-//!   in the same order), so the per-round ratios give an interval; with one round the
-//!   interval is ±[`SINGLE_ROUND_BAND`];
-//! - in cycles: time × mean SM clock, which removes a clock difference between the two;
-//! - by clock: when the two mean SM clocks differ by more than [`CLOCK_BAND`] the two
-//!   were not measured alike, unless both were timed in the sustained regime after a
-//!   warm-up that settled: under the power cap each kernel then runs at the clock its
-//!   own power draw allows, and that clock is part of its speed, not noise. The ratio
-//!   in cycles is still checked for them: a gain in time that is a loss in cycles (won
-//!   by the clock alone) reads `unclear`, with both figures shown.
+//! The speed-up of `a` over `b` is b's time over a's. Rounds are paired by position (each
+//! round ran every candidate once, in the same order, so drift falls on both alike): the
+//! ratio is the geometric mean of the per-round ratios, and its 95 % interval the
+//! t-interval of their logarithms ([`paired`]). With fewer than two paired rounds (one
+//! round, or ncu's single launches) the interval is the ratio ∓ [`SINGLE_ROUND_BAND`].
+//! The same is done in cycles (each round's time × its mean SM clock), which removes
+//! a clock difference between the two.
 //!
-//! The verdict: `level` when the interval includes 1, `faster` or `slower` when it lies
-//! wholly above or below; `unclear` when the two ran in different runs or regimes, when
-//! their clocks differ by more than [`CLOCK_BAND`] outside settled sustained timing, or
-//! when the ratio in cycles falls on the other side of the interval's edge than the
-//! ratio in time says.
+//! The verdict, in this order:
+//! - `unclear` when the two ran in different runs or under different regimes, or when
+//!   their mean SM clocks differ by more than [`CLOCK_BAND`] outside settled sustained
+//!   timing (under the power cap, after a warm-up that settled, each kernel runs at the
+//!   clock its own power draw allows: that clock is part of its speed, not noise);
+//! - `level` when the interval lies inside the equivalence band, 1 ± [`EQUIVALENCE_BAND`];
+//! - `faster` or `slower` when it lies wholly above or below 1;
+//! - otherwise `unclear: not converged` (it includes 1 but is wider than the band);
+//! - and a verdict in time that cycles contradict (faster in time but level in cycles:
+//!   won by the clock alone; level in time but slower in cycles: made up by the clock)
+//!   reads `unclear: time and cycles disagree`.
+//!
+//! A warm-up that did not settle is no reason for `unclear` by itself; it is carried as
+//! a caveat beside the verdict, and the run table marks it.
 
 use crate::model::RunResult;
 use serde::Serialize;
 
-/// Clocks further apart than this make a comparison unclear.
+/// Clocks further apart than this make a comparison unclear (outside settled sustained
+/// timing).
 pub const CLOCK_BAND: f64 = 0.02;
-/// With one round, a ratio within this of 1 reads level.
+/// With fewer than two paired rounds, the interval is the ratio ∓ this.
 pub const SINGLE_ROUND_BAND: f64 = 0.02;
+/// Two candidates whose interval lies within 1 ± this are level.
+pub const EQUIVALENCE_BAND: f64 = 0.01;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,21 +56,150 @@ impl SpeedVerdict {
     }
 }
 
+/// Why a verdict is unclear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unclear {
+    /// The interval includes 1 but is wider than the equivalence band.
+    NotConverged,
+    /// The SM clocks differ by more than [`CLOCK_BAND`] outside settled sustained timing.
+    ClocksApart,
+    /// The verdict in cycles is another than in time.
+    TimeAndCyclesDisagree,
+    DifferentRuns,
+    DifferentRegimes,
+}
+
+impl Unclear {
+    pub fn words(self) -> &'static str {
+        match self {
+            Unclear::NotConverged => "not converged",
+            Unclear::ClocksApart => "clocks apart",
+            Unclear::TimeAndCyclesDisagree => "time and cycles disagree",
+            Unclear::DifferentRuns => "different runs",
+            Unclear::DifferentRegimes => "different regimes",
+        }
+    }
+}
+
+/// A ratio with its 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The paired rounds behind it (0: a single measurement each, the fixed band).
+    pub rounds: usize,
+}
+
+impl Interval {
+    /// A single measurement each: the ratio ∓ [`SINGLE_ROUND_BAND`].
+    fn single(ratio: f64) -> Interval {
+        Interval {
+            ratio,
+            low: ratio * (1.0 - SINGLE_ROUND_BAND),
+            high: ratio * (1.0 + SINGLE_ROUND_BAND),
+            rounds: 0,
+        }
+    }
+
+    /// Half the interval's width, in % of the ratio.
+    pub fn half_width_pct(&self) -> f64 {
+        (self.high - self.low) / 2.0 / self.ratio * 100.0
+    }
+
+    fn scaled(&self, k: f64) -> Interval {
+        Interval {
+            ratio: self.ratio * k,
+            low: self.low * k,
+            high: self.high * k,
+            rounds: self.rounds,
+        }
+    }
+
+    /// Where the interval lies: inside the band, above or below 1, or across 1 and
+    /// wider than the band.
+    fn side(&self) -> Result<SpeedVerdict, Unclear> {
+        if self.low >= 1.0 - EQUIVALENCE_BAND && self.high <= 1.0 + EQUIVALENCE_BAND {
+            Ok(SpeedVerdict::Level)
+        } else if self.low > 1.0 {
+            Ok(SpeedVerdict::Faster)
+        } else if self.high < 1.0 {
+            Ok(SpeedVerdict::Slower)
+        } else {
+            Err(Unclear::NotConverged)
+        }
+    }
+}
+
+/// The two-sided 95 % quantile of Student's t with `df` degrees of freedom (past the
+/// table, the value of the next smaller tabulated df: a little wide, never narrow).
+fn t95(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        31..=39 => TABLE[29],
+        40..=59 => 2.021,
+        60..=119 => 2.000,
+        _ => 1.980,
+    }
+}
+
+/// `b[i] / a[i]` over rounds paired by position: their geometric mean and its 95 %
+/// t-interval. `None` with fewer than two usable pairs.
+pub fn paired(a: &[f64], b: &[f64]) -> Option<Interval> {
+    let logs: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0 && x.is_finite() && y.is_finite())
+        .map(|(x, y)| (y / x).ln())
+        .collect();
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t95(n - 1) * (var / n as f64).sqrt();
+    Some(Interval {
+        ratio: mean.exp(),
+        low: (mean - half).exp(),
+        high: (mean + half).exp(),
+        rounds: n,
+    })
+}
+
 /// The speed-up of one candidate over another.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Speedup {
     /// b's time over a's: above 1, `a` is faster.
     pub ratio: f64,
-    /// The lowest and highest per-round ratio (or ratio ∓ the single-round band).
+    /// The 95 % interval of the ratio.
     pub low: f64,
     pub high: f64,
-    /// The same ratio in cycles (time × mean SM clock), where both clocks are known.
+    /// The paired rounds behind the interval (0: one measurement each).
+    pub rounds: usize,
+    /// The same ratio in cycles (time × mean SM clock), where both clocks are known,
+    /// with its interval.
     pub cycles: Option<f64>,
+    pub cycles_low: Option<f64>,
+    pub cycles_high: Option<f64>,
     /// a's mean SM clock over b's, where both are known.
     pub clock_ratio: Option<f64>,
     pub verdict: SpeedVerdict,
     /// Why the verdict is unclear, when it is.
-    pub why: Option<String>,
+    pub why: Option<Unclear>,
+    /// The same in words, with its figures.
+    pub detail: Option<String>,
+    /// What the verdict stands on that is less than it should be (a warm-up that did
+    /// not settle).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 /// The speed-up of `a` over `b`, when both have a time.
@@ -69,60 +208,101 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
     if ta <= 0.0 || tb <= 0.0 {
         return None;
     }
-    let ratio = tb / ta;
-    let paired: Vec<f64> = a
-        .rounds_us
-        .iter()
-        .zip(&b.rounds_us)
-        .filter(|(x, y)| **x > 0.0 && **y > 0.0)
-        .map(|(x, y)| y / x)
-        .collect();
-    let (low, high) = if paired.len() >= 2 && a.rounds_us.len() == b.rounds_us.len() {
-        (
-            paired.iter().copied().fold(f64::INFINITY, f64::min),
-            paired.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    } else {
-        (
-            ratio * (1.0 - SINGLE_ROUND_BAND),
-            ratio * (1.0 + SINGLE_ROUND_BAND),
-        )
-    };
+    let same_rounds = a.rounds.len() == b.rounds.len();
+    let time = same_rounds
+        .then(|| paired(&a.rounds_us(), &b.rounds_us()))
+        .flatten()
+        .unwrap_or_else(|| Interval::single(tb / ta));
     let clock_ratio = match (a.sm_clock_mhz, b.sm_clock_mhz) {
         (Some(x), Some(y)) if y > 0.0 => Some(x / y),
         _ => None,
     };
-    let cycles = clock_ratio.map(|c| ratio / c);
-    let by_time = side(low, high, 1.0);
-    let mut why = None;
-    if a.run_id.is_some() && a.run_id != b.run_id {
-        why = Some("measured in different runs".to_string());
+    // Cycles round by round where every round has its clock, else the whole ratio
+    // shifted by the mean clocks.
+    let cycles_of = |r: &RunResult| -> Option<Vec<f64>> {
+        r.rounds
+            .iter()
+            .map(|x| Some(x.us * x.sm_clock_mhz?))
+            .collect()
+    };
+    let cycles = match (same_rounds, cycles_of(a), cycles_of(b)) {
+        (true, Some(ca), Some(cb)) => paired(&ca, &cb),
+        _ => None,
+    }
+    .or_else(|| clock_ratio.map(|c| time.scaled(1.0 / c)));
+
+    let mut caveats = Vec::new();
+    for r in [a, b] {
+        let n = r.unsettled_rounds();
+        if n > 0 {
+            caveats.push(format!(
+                "{}: the warm-up of {n} of {} rounds did not settle",
+                r.version,
+                r.rounds.len()
+            ));
+        }
+    }
+    let unclear = |why: Unclear, detail: String| (SpeedVerdict::Unclear, Some(why), Some(detail));
+    let (verdict, why, detail) = if a.run_id.is_some() && a.run_id != b.run_id {
+        unclear(Unclear::DifferentRuns, "measured in different runs".into())
     } else if a.regime() != b.regime() {
-        why = Some("measured under different regimes".to_string());
+        unclear(
+            Unclear::DifferentRegimes,
+            "measured under different regimes".into(),
+        )
     } else if let Some(c) = clock_ratio
         .filter(|c| (c - 1.0).abs() > CLOCK_BAND)
         .filter(|_| !(settled_sustained(a) && settled_sustained(b)))
     {
-        why = Some(format!("SM clocks {:.1} % apart", (c - 1.0).abs() * 100.0));
-    } else if let Some(cy) = cycles {
-        // Shift the interval by the clock difference: does the verdict hold in cycles?
-        let k = cy / ratio;
-        if side(low * k, high * k, 1.0) != by_time {
-            why = Some(format!("in cycles the ratio is {cy:.3}×"));
+        unclear(
+            Unclear::ClocksApart,
+            format!("SM clocks {:.1} % apart", (c - 1.0).abs() * 100.0),
+        )
+    } else {
+        match time.side() {
+            Err(why) => unclear(
+                why,
+                format!(
+                    "the interval {:.3}–{:.3}× includes 1 and is wider than the ±{:.0} % band",
+                    time.low,
+                    time.high,
+                    EQUIVALENCE_BAND * 100.0
+                ),
+            ),
+            Ok(v) => match cycles.map(|c| c.side()) {
+                // Cycles contradict time: a gain won by the clock alone, or a level
+                // time that the clock made up.
+                Some(Ok(vc)) if vc != v => {
+                    let c = cycles.expect("matched");
+                    unclear(
+                        Unclear::TimeAndCyclesDisagree,
+                        format!(
+                            "{} in time but {} in cycles ({:.3}×, {:.3}–{:.3})",
+                            v.word(),
+                            vc.word(),
+                            c.ratio,
+                            c.low,
+                            c.high
+                        ),
+                    )
+                }
+                _ => (v, None, None),
+            },
         }
-    }
+    };
     Some(Speedup {
-        ratio,
-        low,
-        high,
-        cycles,
+        ratio: time.ratio,
+        low: time.low,
+        high: time.high,
+        rounds: time.rounds,
+        cycles: cycles.map(|c| c.ratio),
+        cycles_low: cycles.map(|c| c.low),
+        cycles_high: cycles.map(|c| c.high),
         clock_ratio,
-        verdict: if why.is_some() {
-            SpeedVerdict::Unclear
-        } else {
-            by_time
-        },
+        verdict,
         why,
+        detail,
+        caveats,
     })
 }
 
@@ -133,20 +313,98 @@ fn settled_sustained(r: &RunResult) -> bool {
     })
 }
 
-fn side(low: f64, high: f64, one: f64) -> SpeedVerdict {
-    if low > one {
-        SpeedVerdict::Faster
-    } else if high < one {
-        SpeedVerdict::Slower
-    } else {
-        SpeedVerdict::Level
+/// The verdict between two single measurements (ncu's one launch each): b's time over
+/// a's with the fixed band, as [`speedup`] judges a result of one round.
+pub fn single_verdict(ratio: f64) -> SpeedVerdict {
+    Interval::single(ratio)
+        .side()
+        .unwrap_or(SpeedVerdict::Unclear)
+}
+
+/// The verdicts of every version's shown run result (its `speedup` against the
+/// fastest version's and each baseline's, at the ladder's shown shape), by version.
+pub fn shown_verdicts(ladder: &crate::model::Ladder) -> Vec<Vec<Against>> {
+    let shown: Vec<Option<&RunResult>> = ladder
+        .versions
+        .iter()
+        .map(|v| ladder.shown_run(v))
+        .collect();
+    let all: Vec<&RunResult> = shown.iter().flatten().copied().collect();
+    let baseline: std::collections::HashSet<&str> = ladder
+        .versions
+        .iter()
+        .filter(|v| v.baseline)
+        .map(|v| v.id.as_str())
+        .collect();
+    let is_version = |id: &str| !baseline.contains(id);
+    shown
+        .iter()
+        .map(|r| {
+            r.map(|r| verdicts(r, &all, &is_version))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// A candidate's verdict against one other.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Against {
+    /// The other candidate's id.
+    pub against: String,
+    /// `best` (the fastest ladder version of the comparison) or `baseline`.
+    pub role: &'static str,
+    #[serde(flatten)]
+    pub speedup: Speedup,
+}
+
+/// Every verdict of `r` in a comparison: against the fastest ladder version (unless it
+/// is that version) and against each baseline (other than itself).
+pub fn verdicts(
+    r: &RunResult,
+    results: &[&RunResult],
+    is_version: &dyn Fn(&str) -> bool,
+) -> Vec<Against> {
+    let timed = |x: &&&RunResult| {
+        x.status == crate::model::RunStatus::Ok && x.median_us.is_some_and(|t| t > 0.0)
+    };
+    let best = results
+        .iter()
+        .filter(timed)
+        .filter(|x| is_version(&x.version))
+        .min_by(|a, b| a.median_us.partial_cmp(&b.median_us).expect("finite"));
+    let mut out = Vec::new();
+    if !timed(&&r) {
+        return out;
     }
+    if let Some(b) = best.filter(|b| b.version != r.version)
+        && let Some(s) = speedup(r, b)
+    {
+        out.push(Against {
+            against: b.version.clone(),
+            role: "best",
+            speedup: s,
+        });
+    }
+    for b in results
+        .iter()
+        .filter(timed)
+        .filter(|x| !is_version(&x.version) && x.version != r.version)
+    {
+        if let Some(s) = speedup(r, b) {
+            out.push(Against {
+                against: b.version.clone(),
+                role: "baseline",
+                speedup: s,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::runs::{Protocol, Regime};
+    use crate::model::runs::{Protocol, Regime, Round};
     use crate::model::{RunStatus, Shape};
 
     fn r(rounds: &[f64], clock: f64) -> RunResult {
@@ -154,7 +412,15 @@ mod tests {
         let mut v = rounds.to_vec();
         v.sort_by(f64::total_cmp);
         x.median_us = Some(v[v.len() / 2]);
-        x.rounds_us = rounds.to_vec();
+        x.rounds = rounds
+            .iter()
+            .map(|&us| Round {
+                us,
+                sm_clock_mhz: Some(clock),
+                settled: Some(true),
+                ..Round::default()
+            })
+            .collect();
         x.sm_clock_mhz = Some(clock);
         x.run_id = Some("run".into());
         x.protocol = Some(Protocol {
@@ -167,6 +433,8 @@ mod tests {
             warmup_ms: 300.0,
             settled: Some(true),
             idle_ms: None,
+            min_window_ms: Some(200.0),
+            convergence: None,
         });
         x
     }
@@ -180,13 +448,52 @@ mod tests {
         .unwrap();
         assert_eq!(s.verdict, SpeedVerdict::Faster, "{s:?}");
         assert!(s.low > 1.08 && s.high < 1.11, "{s:?}");
+        assert_eq!(s.rounds, 3);
     }
 
     #[test]
-    fn rounds_on_both_sides_of_one_are_level() {
+    fn the_interval_is_the_t_interval_of_the_log_ratios() {
+        // Ratios 1.10, 1.00, 1.05: mean log 0.04716, sd 0.04770; t(2) = 4.303.
+        let iv = paired(&[1.0, 1.0, 1.0], &[1.10, 1.00, 1.05]).unwrap();
+        let logs = [1.10f64.ln(), 0.0, 1.05f64.ln()];
+        let mean = logs.iter().sum::<f64>() / 3.0;
+        let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let half = 4.303 * sd / 3f64.sqrt();
+        assert!((iv.ratio - mean.exp()).abs() < 1e-12);
+        assert!((iv.low - (mean - half).exp()).abs() < 1e-12);
+        assert!((iv.high - (mean + half).exp()).abs() < 1e-12);
+        assert!(
+            paired(&[1.0], &[1.1]).is_none(),
+            "one pair gives no interval"
+        );
+    }
+
+    #[test]
+    fn level_means_inside_the_band_not_merely_including_one() {
+        // Rounds on both sides of 1 by 3 %: the interval includes 1, wider than ±1 %.
         let s = speedup(
-            &r(&[60.0, 61.0, 59.5], 1620.0),
-            &r(&[60.5, 60.2, 60.1], 1620.0),
+            &r(&[60.0, 61.8, 58.2, 60.0, 61.8], 1620.0),
+            &r(&[60.0, 60.0, 60.0, 60.0, 60.0], 1620.0),
+        )
+        .unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Unclear, "{s:?}");
+        assert_eq!(s.why, Some(Unclear::NotConverged));
+        // Within 0.2 % every round: level.
+        let s = speedup(
+            &r(&[60.0, 60.1, 59.95, 60.05, 60.0], 1620.0),
+            &r(&[60.0, 60.0, 60.0, 60.0, 60.0], 1620.0),
+        )
+        .unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Level, "{s:?}");
+        assert!(s.low >= 0.99 && s.high <= 1.01, "{s:?}");
+    }
+
+    #[test]
+    fn a_small_steady_gain_inside_the_band_is_level() {
+        // 0.5 % faster every round: a real difference, but inside ±1 %.
+        let s = speedup(
+            &r(&[60.0, 60.0, 60.0, 60.0, 60.0], 1620.0),
+            &r(&[60.3, 60.31, 60.29, 60.3, 60.3], 1620.0),
         )
         .unwrap();
         assert_eq!(s.verdict, SpeedVerdict::Level, "{s:?}");
@@ -194,6 +501,9 @@ mod tests {
 
     fn unsettled(mut x: RunResult) -> RunResult {
         x.protocol.as_mut().unwrap().settled = Some(false);
+        for r in &mut x.rounds {
+            r.settled = Some(false);
+        }
         x
     }
 
@@ -207,7 +517,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.verdict, SpeedVerdict::Unclear, "{s:?}");
-        assert!(s.why.unwrap().contains("clocks"));
+        assert_eq!(s.why, Some(Unclear::ClocksApart));
+        assert!(s.caveats[0].contains("3 of 3 rounds"), "{s:?}");
     }
 
     #[test]
@@ -223,26 +534,64 @@ mod tests {
     }
 
     #[test]
+    fn a_gain_in_time_won_by_the_clock_alone_is_unclear() {
+        // 3 % faster in time at a 5 % higher clock: slower in cycles.
+        let s = speedup(
+            &r(&[60.0, 60.1, 59.9, 60.0, 60.05], 1700.0),
+            &r(&[61.8, 61.9, 61.7, 61.8, 61.85], 1620.0),
+        )
+        .unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Unclear, "{s:?}");
+        assert_eq!(s.why, Some(Unclear::TimeAndCyclesDisagree));
+        assert!(s.cycles.unwrap() < 1.0, "{s:?}");
+    }
+
+    #[test]
     fn different_runs_are_unclear() {
         let a = r(&[60.0, 60.0, 60.0], 1620.0);
         let mut b = r(&[66.0, 66.0, 66.0], 1620.0);
         b.run_id = Some("other".into());
-        assert_eq!(speedup(&a, &b).unwrap().verdict, SpeedVerdict::Unclear);
+        let s = speedup(&a, &b).unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Unclear);
+        assert_eq!(s.why, Some(Unclear::DifferentRuns));
     }
 
     #[test]
-    fn one_round_reads_level_within_two_percent() {
-        assert_eq!(
-            speedup(&r(&[60.0], 1620.0), &r(&[60.9], 1620.0))
-                .unwrap()
-                .verdict,
-            SpeedVerdict::Level
-        );
+    fn one_round_has_the_fixed_band() {
+        let s = speedup(&r(&[60.0], 1620.0), &r(&[60.9], 1620.0)).unwrap();
+        assert_eq!(s.verdict, SpeedVerdict::Unclear, "±2 % is wider than ±1 %");
+        assert_eq!(s.rounds, 0);
         assert_eq!(
             speedup(&r(&[60.0], 1620.0), &r(&[63.0], 1620.0))
                 .unwrap()
                 .verdict,
             SpeedVerdict::Faster
         );
+    }
+
+    #[test]
+    fn verdicts_name_the_best_version_and_each_baseline() {
+        let mut v1 = r(&[70.0, 70.1, 69.9], 1620.0);
+        v1.version = "v1".into();
+        let mut v2 = r(&[60.0, 60.1, 59.9], 1620.0);
+        v2.version = "v2".into();
+        let mut cudnn = r(&[66.0, 66.1, 65.9], 1620.0);
+        cudnn.version = "cudnn".into();
+        let all = [&v1, &v2, &cudnn];
+        let is_version = |id: &str| id.starts_with('v');
+        let of = |x: &RunResult| -> Vec<(String, &'static str)> {
+            verdicts(x, &all, &is_version)
+                .into_iter()
+                .map(|a| (a.against, a.role))
+                .collect()
+        };
+        assert_eq!(
+            of(&v1),
+            vec![("v2".into(), "best"), ("cudnn".into(), "baseline")]
+        );
+        assert_eq!(of(&v2), vec![("cudnn".into(), "baseline")]);
+        assert_eq!(of(&cudnn), vec![("v2".into(), "best")]);
+        let v2_over_cudnn = &verdicts(&v2, &all, &is_version)[0].speedup;
+        assert_eq!(v2_over_cudnn.verdict, SpeedVerdict::Faster);
     }
 }

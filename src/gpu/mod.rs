@@ -21,6 +21,7 @@ pub mod protocol;
 pub mod recipe;
 pub mod runner;
 pub mod sdpa;
+pub mod stopping;
 pub mod unfused;
 pub mod worker;
 

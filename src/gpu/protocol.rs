@@ -10,7 +10,7 @@
 
 use super::check::ErrorStats;
 use super::nvml::{Monitor, Window};
-use crate::model::runs::{CaseCheck, Protocol, Regime};
+use crate::model::runs::{CaseCheck, Protocol, Regime, Round};
 use crate::process::{Child, Limits, Stopped};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
@@ -78,10 +78,17 @@ pub struct Settings {
     pub regime: Regime,
     /// Target length of one repetition (one graph replay).
     pub rep_ms: f64,
-    /// At least this much timed per round, and at least `min_reps` repetitions.
+    /// Every timed window lasts at least this (the sum of its repetitions' own
+    /// times), and holds at least `min_reps` repetitions.
     pub window_ms: f64,
     pub min_reps: u32,
-    pub rounds: u32,
+    /// The rounds: with `fixed_rounds` exactly that many; otherwise at least
+    /// `min_rounds`, then on until every candidate's ratio to the reference has a 95 %
+    /// interval within ±`target_noise`, or `max_time` of rounds has passed.
+    pub fixed_rounds: Option<u32>,
+    pub min_rounds: u32,
+    pub target_noise: f64,
+    pub max_time: Duration,
     /// Sustained: warm-up in chunks of this length until the mean SM clock of a chunk is
     /// within `settle_tolerance` of the chunk before, for at most `warmup_cap_ms`.
     pub chunk_ms: f64,
@@ -92,43 +99,49 @@ pub struct Settings {
     pub idle_ms: f64,
 }
 
-pub const DEFAULT_ROUNDS: u32 = 3;
+/// The stopping rule's defaults: at least this many rounds, …
+pub const DEFAULT_MIN_ROUNDS: u32 = 5;
+/// … until every ratio's interval is within ± this many percent …
+pub const DEFAULT_TARGET_NOISE_PCT: f64 = 1.0;
+/// … or this many seconds of rounds have passed (per comparison).
+pub const DEFAULT_MAX_TIME_S: f64 = 60.0;
 
 /// How much longer than `rep_ms` a calibrated graph aims to last.
 const CALIBRATION_MARGIN: f64 = 1.05;
 
 impl Settings {
     pub fn for_regime(regime: Regime) -> Settings {
-        match regime {
-            Regime::Sustained => Settings {
-                regime,
-                rep_ms: 10.0,
-                window_ms: 200.0,
-                min_reps: 20,
-                rounds: DEFAULT_ROUNDS,
-                chunk_ms: 100.0,
-                settle_tolerance: 0.01,
-                warmup_cap_ms: 3000.0,
-                idle_ms: 0.0,
-            },
-            Regime::Burst => Settings {
-                regime,
-                rep_ms: 2.0,
-                window_ms: 30.0,
-                min_reps: 15,
-                rounds: DEFAULT_ROUNDS,
-                chunk_ms: 0.0,
-                settle_tolerance: 0.0,
-                warmup_cap_ms: 0.0,
-                idle_ms: 1000.0,
-            },
+        let (rep_ms, window_ms, min_reps) = match regime {
+            Regime::Sustained => (10.0, 200.0, 20),
+            Regime::Burst => (2.0, 30.0, 15),
+        };
+        let sustained = regime == Regime::Sustained;
+        Settings {
+            regime,
+            rep_ms,
+            window_ms,
+            min_reps,
+            fixed_rounds: None,
+            min_rounds: DEFAULT_MIN_ROUNDS,
+            target_noise: DEFAULT_TARGET_NOISE_PCT / 100.0,
+            max_time: Duration::from_secs_f64(DEFAULT_MAX_TIME_S),
+            chunk_ms: if sustained { 100.0 } else { 0.0 },
+            settle_tolerance: if sustained { 0.01 } else { 0.0 },
+            warmup_cap_ms: if sustained { 3000.0 } else { 0.0 },
+            idle_ms: if sustained { 0.0 } else { 1000.0 },
         }
     }
 
-    /// Repetitions of a timed window for a graph whose replay takes `rep_ms`.
+    /// Repetitions to ask for first in a window, for a graph whose replay takes
+    /// `rep_ms`; more follow while the window is short of `window_ms`.
     pub fn reps_for(&self, rep_ms: f64) -> u32 {
         let by_window = (self.window_ms / rep_ms.max(1e-6)).ceil() as u32;
         by_window.max(self.min_reps)
+    }
+
+    /// The least rounds before the stopping rule is asked.
+    pub fn least_rounds(&self) -> u32 {
+        self.fixed_rounds.unwrap_or(self.min_rounds)
     }
 }
 
@@ -142,12 +155,32 @@ pub struct Measurement {
     pub warmup_ms: f64,
     pub settled: Option<bool>,
     pub window: Option<Window>,
+    /// The sum of the repetitions' own times, ms: what was timed.
     pub window_ms: f64,
 }
 
 impl Measurement {
     pub fn median_us(&self) -> f64 {
         median(&self.launch_us)
+    }
+
+    /// The round as a run result keeps it.
+    pub fn round(&self) -> Round {
+        let launches = (self.launch_us.len() as u32 * self.launches_per_rep) as f64;
+        let w = self.window.as_ref();
+        // Power only where the energy counter saw the window: a power reading lags the
+        // load, and in a short window reads the idle GPU before it.
+        let energy = w.and_then(|w| w.energy_mj);
+        Round {
+            us: self.median_us(),
+            reps: self.launch_us.len() as u32,
+            window_ms: self.window_ms,
+            warmup_ms: self.warmup_ms,
+            settled: self.settled,
+            sm_clock_mhz: w.and_then(|w| w.sm_clock_mhz),
+            power_w: energy.and(w.and_then(|w| w.power_w)),
+            energy_mj: energy.filter(|_| launches > 0.0).map(|e| e / launches),
+        }
     }
 }
 
@@ -351,6 +384,11 @@ fn next_json_line(child: &mut Child, limits: &Limits) -> Result<String, WorkerEr
     }
 }
 
+/// Most repetitions asked for in one command while a window is topped up, and most
+/// top-ups: a worker whose replays take no time cannot keep the runner going.
+const MAX_REPS_ASKED: u32 = 10_000;
+const MAX_TOP_UPS: u32 = 20;
+
 /// Measures one candidate once under the protocol: warm-up as the regime says, then a
 /// timed window of repetitions, the GPU watched meanwhile.
 pub fn measure(
@@ -394,14 +432,27 @@ pub fn measure(
         }
     }
     let warmup_ms = warm_start.elapsed().as_secs_f64() * 1e3;
-    // With graphs sized to about `rep_ms`, every candidate gets the same count
-    // (`min_reps` under the defaults); only a launch longer than a repetition, alone in
-    // its graph, can need fewer than the window asks, and it still gets `min_reps`.
+    // A first count from the calibrated length, then more until the replays' own
+    // times add up to the window: a graph can replay faster than it was timed to.
     let count = s.reps_for(s.rep_ms.max(rep_ms));
     let watch = monitor.map(|m| m.watch());
-    let t0 = Instant::now();
-    let times = w.reps(count, cancel)?;
-    let window_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut times = w.reps(count, cancel)?;
+    let mut window_ms: f64 = times.iter().sum();
+    for _ in 0..MAX_TOP_UPS {
+        if window_ms >= s.window_ms {
+            break;
+        }
+        let each = (window_ms / times.len() as f64).max(1e-3);
+        let more = (((s.window_ms - window_ms) / each).ceil() as u32).clamp(1, MAX_REPS_ASKED);
+        times.extend(w.reps(more, cancel)?);
+        window_ms = times.iter().sum();
+    }
+    if window_ms < s.window_ms {
+        return Err(WorkerError::Broken(format!(
+            "its replays added up to {window_ms:.1} ms, short of the {:.0} ms window, after {MAX_TOP_UPS} top-ups",
+            s.window_ms
+        )));
+    }
     let window = watch.map(|w| w.finish());
     Ok(Measurement {
         launch_us: times.iter().map(|ms| ms * 1e3 / launches as f64).collect(),
@@ -419,8 +470,9 @@ pub struct Summary {
     pub median_us: f64,
     pub min_us: f64,
     pub max_us: f64,
-    pub rounds_us: Vec<f64>,
+    pub rounds: Vec<Round>,
     pub sm_clock_mhz: Option<f64>,
+    /// Known only where every window's energy is: a power reading alone lags the load.
     pub power_w: Option<f64>,
     /// Per launch.
     pub energy_mj: Option<f64>,
@@ -429,65 +481,69 @@ pub struct Summary {
     pub protocol: Option<Protocol>,
 }
 
-pub fn summarize(s: &Settings, rounds: &[Measurement]) -> Result<Summary> {
-    let first = rounds.first().context("no round was measured")?;
-    let rounds_us: Vec<f64> = rounds.iter().map(Measurement::median_us).collect();
-    let all: Vec<f64> = rounds
+pub fn summarize(s: &Settings, measured: &[Measurement]) -> Result<Summary> {
+    let first = measured.first().context("no round was measured")?;
+    let rounds: Vec<Round> = measured.iter().map(Measurement::round).collect();
+    let all: Vec<f64> = measured
         .iter()
         .flat_map(|m| m.launch_us.iter().copied())
         .collect();
-    let windows: Vec<&Window> = rounds.iter().filter_map(|m| m.window.as_ref()).collect();
-    let weighted = |f: &dyn Fn(&Window) -> Option<f64>| -> Option<f64> {
+    // Means over the windows, each weighted by its length; unknown unless every
+    // window has the figure.
+    let weighted = |f: &dyn Fn(&Round) -> Option<f64>| -> Option<f64> {
         let (mut sum, mut weight) = (0.0, 0.0);
-        for w in &windows {
-            let x = f(w)?;
-            let t = w.duration.as_secs_f64();
-            sum += x * t;
-            weight += t;
+        for r in &rounds {
+            sum += f(r)? * r.window_ms;
+            weight += r.window_ms;
         }
-        (weight > 0.0 && windows.len() == rounds.len()).then(|| sum / weight)
+        (weight > 0.0).then(|| sum / weight)
     };
-    let launches: f64 = rounds
+    let launches: f64 = measured
         .iter()
         .map(|m| (m.launch_us.len() as u32 * m.launches_per_rep) as f64)
         .sum();
-    let energy: Option<f64> = if windows.len() == rounds.len() {
+    let windows: Vec<&Window> = measured.iter().filter_map(|m| m.window.as_ref()).collect();
+    let watched = windows.len() == measured.len();
+    let energy: Option<f64> = if watched {
         windows.iter().map(|w| w.energy_mj).sum::<Option<f64>>()
     } else {
         None
     };
-    let throttle = (windows.len() == rounds.len()).then(|| {
+    let throttle = watched.then(|| {
         let mut t: Vec<String> = windows.iter().flat_map(|w| w.throttle.clone()).collect();
         t.sort();
         t.dedup();
         t
     });
-    let n = rounds.len() as f64;
-    let settled = rounds
+    let n = measured.len() as f64;
+    let settled = measured
         .iter()
         .map(|m| m.settled)
         .collect::<Option<Vec<bool>>>()
         .map(|v| v.iter().all(|&b| b));
+    let rounds_us: Vec<f64> = rounds.iter().map(|r| r.us).collect();
     Ok(Summary {
         median_us: median(&rounds_us),
         min_us: all.iter().copied().fold(f64::INFINITY, f64::min),
         max_us: all.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        rounds_us,
-        sm_clock_mhz: weighted(&|w| w.sm_clock_mhz),
-        power_w: weighted(&|w| w.power_w),
+        sm_clock_mhz: weighted(&|r| r.sm_clock_mhz),
+        power_w: energy.and(weighted(&|r| r.power_w)),
         energy_mj: energy.map(|e| e / launches),
         throttle,
         protocol: Some(Protocol {
             regime: s.regime,
             mechanism: "cuda_graph".into(),
             launches_per_rep: first.launches_per_rep,
-            reps: first.launch_us.len() as u32,
-            rounds: rounds.len() as u32,
-            window_ms: rounds.iter().map(|m| m.window_ms).sum::<f64>() / n,
-            warmup_ms: rounds.iter().map(|m| m.warmup_ms).sum::<f64>() / n,
+            reps: rounds.iter().map(|r| r.reps).min().unwrap_or(0),
+            rounds: measured.len() as u32,
+            window_ms: rounds.iter().map(|r| r.window_ms).sum::<f64>() / n,
+            warmup_ms: measured.iter().map(|m| m.warmup_ms).sum::<f64>() / n,
             settled,
             idle_ms: (s.regime == Regime::Burst).then_some(s.idle_ms),
+            min_window_ms: Some(s.window_ms),
+            convergence: None,
         }),
+        rounds,
     })
 }
 
@@ -496,8 +552,17 @@ pub fn validate(s: &Settings) -> Result<()> {
     if !(s.rep_ms > 0.0 && s.window_ms > 0.0) {
         bail!("repetition and window lengths must be positive");
     }
-    if s.rounds == 0 {
+    if s.fixed_rounds == Some(0) {
         bail!("--rounds must be at least 1");
+    }
+    if s.min_rounds < 2 && s.fixed_rounds.is_none() {
+        bail!("--min-rounds must be at least 2: an interval needs two rounds");
+    }
+    if !(s.target_noise > 0.0 && s.target_noise.is_finite()) {
+        bail!("--target-noise must be a positive percentage");
+    }
+    if s.max_time.is_zero() {
+        bail!("--max-time must be positive");
     }
     if s.min_reps == 0 {
         return Err(anyhow!("--reps must be at least 1"));
@@ -536,7 +601,12 @@ mod tests {
             m(&[70.0, 71.0, 72.0], 1600.0, 120.0),
         ];
         let sum = summarize(&s, &rounds).unwrap();
-        assert_eq!(sum.rounds_us, vec![61.0, 60.0, 71.0]);
+        let us: Vec<f64> = sum.rounds.iter().map(|r| r.us).collect();
+        assert_eq!(us, vec![61.0, 60.0, 71.0]);
+        let clocks: Vec<Option<f64>> = sum.rounds.iter().map(|r| r.sm_clock_mhz).collect();
+        assert_eq!(clocks, vec![Some(1620.0), Some(1640.0), Some(1600.0)]);
+        // Each round's energy per launch: 120 mJ over 30 launches.
+        assert!((sum.rounds[0].energy_mj.unwrap() - 4.0).abs() < 1e-9);
         assert_eq!(sum.median_us, 61.0);
         assert_eq!((sum.min_us, sum.max_us), (59.0, 72.0));
         assert!((sum.sm_clock_mhz.unwrap() - 1620.0).abs() < 1e-9);
@@ -554,6 +624,72 @@ mod tests {
         short.window.as_mut().unwrap().energy_mj = None;
         let sum = summarize(&s, &[m(&[60.0], 1980.0, 10.0), short]).unwrap();
         assert_eq!(sum.energy_mj, None);
+    }
+
+    #[test]
+    fn power_is_unknown_where_energy_is() {
+        // A burst window too short for the energy counter: NVML's power reading there
+        // is the idle GPU's, not the kernel's.
+        let s = Settings::for_regime(Regime::Burst);
+        let mut short = m(&[60.0], 1980.0, 0.0);
+        short.window.as_mut().unwrap().energy_mj = None;
+        short.window.as_mut().unwrap().power_w = Some(130.0);
+        let sum = summarize(&s, &[short.clone(), short]).unwrap();
+        assert_eq!(sum.power_w, None);
+        assert!(sum.rounds.iter().all(|r| r.power_w.is_none()));
+        let sum = summarize(&s, &[m(&[60.0], 1980.0, 10.0)]).unwrap();
+        assert_eq!(sum.power_w, Some(600.0));
+    }
+
+    /// A worker in Python whose graph replays take `real_ms` each though it calibrated
+    /// them at `claimed_ms`, as a graph timed at a low clock replays faster later.
+    fn fake_worker(claimed_ms: f64, real_ms: f64) -> Worker {
+        let script = format!(
+            r#"
+import json, sys
+print(json.dumps({{"event": "ready", "gpu": None, "gpu_uuid": None, "first": None}}), flush=True)
+for line in sys.stdin:
+    c = json.loads(line)
+    if c["cmd"] == "calibrate":
+        print(json.dumps({{"reply": "calibrated", "launches": 10, "launch_ms": {claimed_ms} / 10}}), flush=True)
+    elif c["cmd"] == "reps":
+        print(json.dumps({{"reply": "times", "ms": [{real_ms}] * c["count"]}}), flush=True)
+    else:
+        break
+"#
+        );
+        let mut cmd = std::process::Command::new("python3");
+        cmd.args(["-c", &script]);
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        Starting::spawn("fake", cmd)
+            .unwrap()
+            .ready(Duration::from_secs(20), &cancel)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_window_is_as_long_as_measured_not_as_planned() {
+        if std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("SKIPPED a_window_is_as_long_as_measured_not_as_planned: no python3");
+            return;
+        }
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let s = Settings::for_regime(Regime::Sustained);
+        // Calibrated at 10.5 ms a replay, replaying in 6 ms: the 20 planned replays
+        // last 120 ms, and the window is topped up to 200.
+        let mut w = fake_worker(10.5, 6.0);
+        let m = measure(&mut w, &s, None, &cancel).unwrap();
+        assert!(m.window_ms >= 200.0, "{}", m.window_ms);
+        assert_eq!(m.launch_us.len(), 34, "20 planned, then 14 more");
+        assert!((m.median_us() - 600.0).abs() < 1e-9);
+        // Replays that take no time cannot be made into a window.
+        let mut w = fake_worker(10.5, 0.0);
+        let e = measure(&mut w, &s, None, &cancel).expect_err("refused");
+        assert!(e.to_string().contains("short of the 200 ms window"), "{e}");
     }
 
     #[test]

@@ -9,9 +9,10 @@ use super::nvml::Monitor;
 use super::placement::{Placement, Slots};
 use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError};
 use super::recipe::KernelRecipe;
+use super::stopping;
 use super::worker::{Mode, UNFUSED};
 use super::{check, sdpa};
-use crate::model::runs::{Environment, now_utc};
+use crate::model::runs::{Convergence, Environment, Protocol, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
 use crate::process;
 use anyhow::{Context, Result, bail};
@@ -40,6 +41,9 @@ pub struct Request {
     pub cases: bool,
     /// Where the workers run (a GPU of this host, a cluster launcher).
     pub placement: Placement,
+    /// The candidate the stopping rule takes ratios against [default: the fastest
+    /// version].
+    pub against: Option<String>,
 }
 
 impl Request {
@@ -57,6 +61,7 @@ impl Request {
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             cases: true,
             placement: Placement::default(),
+            against: None,
         }
     }
 }
@@ -187,8 +192,9 @@ pub fn run(
         }
     }
 
-    let rounds = req.settings.rounds as usize;
-    let total = candidates.len() * (rounds + 1);
+    // Progress counts the least rounds; rounds past them add to the total as they start.
+    let least = req.settings.least_rounds() as usize;
+    let total = candidates.len() * (least + 1);
     let mut step = 0;
     let mut step_to = |id: &str, what: String, progress: &mut dyn FnMut(Progress)| {
         progress(Progress::Step {
@@ -278,16 +284,41 @@ pub fn run(
         }
     }
 
-    // The rounds: every live candidate once per round, in the same order.
+    // The rounds: every live candidate once per round, in the same order, until the
+    // stopping rule says the ratios have converged (or time is up).
     let mut measured: Vec<Vec<Measurement>> = vec![Vec::new(); live.len()];
     let mut broken: Vec<Option<String>> = vec![None; live.len()];
-    for round in 0..rounds {
+    let is_version = |id: &str| recipe.version(id).is_some();
+    let against = req.against.as_deref();
+    let started = std::time::Instant::now();
+    let mut round = 0;
+    let stopping = loop {
+        let shown_total = if round < least {
+            total
+        } else {
+            total + (round + 1 - least) * live.len()
+        };
         for (i, (w, _)) in live.iter_mut().enumerate() {
             if broken[i].is_some() {
                 continue;
             }
             stop_if(cancel)?;
-            step_to(&w.id, format!("round {}/{rounds}", round + 1), progress);
+            let what = match req.settings.fixed_rounds {
+                Some(n) => format!("round {}/{n}", round + 1),
+                None if round < least => format!("round {}/{least}+", round + 1),
+                None => format!(
+                    "round {} (until ±{:.1} %)",
+                    round + 1,
+                    req.settings.target_noise * 100.0
+                ),
+            };
+            progress(Progress::Step {
+                id: w.id.clone(),
+                what,
+                index: step,
+                total: shown_total,
+            });
+            step += 1;
             match protocol::measure(w, &req.settings, monitor.as_ref(), cancel) {
                 Ok(m) => measured[i].push(m),
                 Err(WorkerError::Stopped(process::Stopped::Cancelled)) => bail!("stopped"),
@@ -295,9 +326,27 @@ pub fn run(
                 Err(e) => broken[i] = Some(format!("while timing: {e}")),
             }
         }
-    }
-
+        round += 1;
+        let ids: Vec<&str> = live.iter().map(|(w, _)| w.id.as_str()).collect();
+        let state = stopping::State {
+            ids: &ids,
+            rounds_us: &measured
+                .iter()
+                .zip(&broken)
+                .map(|(m, b)| {
+                    b.is_none()
+                        .then(|| m.iter().map(Measurement::median_us).collect())
+                })
+                .collect::<Vec<_>>(),
+            is_version: &is_version,
+            against,
+        };
+        if let Some(end) = stopping::check(&req.settings, &state, round as u32, started.elapsed()) {
+            break end;
+        }
+    };
     // The last launch, then the figures.
+    let ids: Vec<String> = live.iter().map(|(w, _)| w.id.clone()).collect();
     for (i, (mut w, _)) in live.into_iter().enumerate() {
         let mut r = blank(&w.id, RunStatus::Ok);
         judge_setup(&recipe, &w.id, &w, &mut r);
@@ -325,13 +374,22 @@ pub fn run(
                 r.median_us = Some(s.median_us);
                 r.min_us = Some(s.min_us);
                 r.max_us = Some(s.max_us);
-                r.rounds_us = s.rounds_us;
+                r.rounds = s.rounds;
                 r.tflops = Some(flops / s.median_us / 1e6);
                 r.sm_clock_mhz = s.sm_clock_mhz;
                 r.power_w = s.power_w;
                 r.energy_mj = s.energy_mj;
                 r.throttle = s.throttle;
-                r.protocol = s.protocol;
+                r.protocol = s.protocol.map(|p| Protocol {
+                    convergence: stopping.reference.map(|reference| Convergence {
+                        against: ids[reference].clone(),
+                        target_pct: stopping.target_pct,
+                        interval_pct: stopping.half_width_pct[i],
+                        converged: stopping.converged(i),
+                        stopped: stopping.stopped.word().to_string(),
+                    }),
+                    ..p
+                });
             }
         }
         w.quit();

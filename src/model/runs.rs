@@ -121,9 +121,10 @@ pub struct RunResult {
     pub min_us: Option<f64>,
     #[serde(default)]
     pub max_us: Option<f64>,
-    /// Each round's median, µs, in the order measured.
+    /// Each round's timed window, in the order measured: its median, clock, power and
+    /// energy, so that ratios (in time and in cycles) are taken round by round.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rounds_us: Vec<f64>,
+    pub rounds: Vec<Round>,
     #[serde(default)]
     pub tflops: Option<f64>,
     /// The worse of the first and the last launch at the timed shape.
@@ -174,6 +175,35 @@ pub struct RunResult {
     pub gpu_uuid: Option<String>,
 }
 
+/// One round of one candidate: its timed window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// The median time of one launch over the window's repetitions, µs.
+    pub us: f64,
+    /// Repetitions (graph replays) timed.
+    #[serde(default)]
+    pub reps: u32,
+    /// What was timed: the sum of the repetitions' own times, ms.
+    #[serde(default)]
+    pub window_ms: f64,
+    /// The warm-up before it, ms.
+    #[serde(default)]
+    pub warmup_ms: f64,
+    /// Whether that warm-up settled before its cap (sustained, with NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<bool>,
+    /// Mean SM clock over the window, MHz.
+    #[serde(default)]
+    pub sm_clock_mhz: Option<f64>,
+    /// Mean board power over the window, W: from the energy counter, unknown where
+    /// the window is too short for it (a power reading lags the load).
+    #[serde(default)]
+    pub power_w: Option<f64>,
+    /// Energy of one launch over the window, mJ.
+    #[serde(default)]
+    pub energy_mj: Option<f64>,
+}
+
 /// How a candidate warms up before its timed window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -216,6 +246,32 @@ pub struct Protocol {
     /// Idle time before each window, ms (burst).
     #[serde(default)]
     pub idle_ms: Option<f64>,
+    /// The least a window had to last, ms: every window lasted at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_window_ms: Option<f64>,
+    /// How the rounds ended: the stopping rule's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<Convergence>,
+}
+
+/// How a candidate's rounds ended under the stopping rule: rounds go on, every
+/// candidate once per round, until the 95 % interval of every candidate's ratio to the
+/// reference candidate is within the target, or the comparison's time is up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Convergence {
+    /// The reference candidate the intervals were taken against.
+    pub against: String,
+    /// The half-width the intervals had to reach, % of the ratio.
+    pub target_pct: f64,
+    /// The half-width this candidate's interval reached, % (none for the reference
+    /// itself, or with fewer than two rounds).
+    #[serde(default)]
+    pub interval_pct: Option<f64>,
+    /// Whether this candidate's interval reached the target.
+    pub converged: bool,
+    /// Why the rounds stopped: `converged` (every candidate did), `max_time` (the
+    /// comparison's time was up) or `rounds` (a fixed count was asked for).
+    pub stopped: String,
 }
 
 /// One input case a version was checked on.
@@ -274,7 +330,7 @@ impl RunResult {
             median_us: None,
             min_us: None,
             max_us: None,
-            rounds_us: Vec::new(),
+            rounds: Vec::new(),
             tflops: None,
             max_abs_err: None,
             rel_l2_err: None,
@@ -293,6 +349,19 @@ impl RunResult {
             gpu_index: None,
             gpu_uuid: None,
         }
+    }
+
+    /// Each round's median, µs, in the order measured.
+    pub fn rounds_us(&self) -> Vec<f64> {
+        self.rounds.iter().map(|r| r.us).collect()
+    }
+
+    /// The rounds whose sustained warm-up hit its cap before the SM clock settled.
+    pub fn unsettled_rounds(&self) -> usize {
+        self.rounds
+            .iter()
+            .filter(|r| r.settled == Some(false))
+            .count()
     }
 
     pub fn regime(&self) -> Option<Regime> {
@@ -320,8 +389,12 @@ pub fn now_utc() -> String {
         .to_string()
 }
 
-/// The version of the run file's layout.
-pub const SCHEMA: &str = "stallscope/runs/1";
+/// The version of the run file's layout. 2: `rounds` are objects (median, clock,
+/// power, energy of each window) instead of `rounds_us`; the protocol says how the
+/// rounds ended (`convergence`). Schema 1 is read too.
+pub const SCHEMA: &str = "stallscope/runs/2";
+/// The oldest run file layout this stallscope reads.
+const OLDEST_SCHEMA: u32 = 1;
 
 /// `runs.json`: every result kept, and the environment of every run they came from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -335,6 +408,23 @@ pub struct RunFile {
 
 fn schema() -> String {
     SCHEMA.to_string()
+}
+
+/// Schema 1 kept only each round's median (`rounds_us`): those become rounds without
+/// clocks.
+fn upgrade_rounds(file: &mut serde_json::Value) {
+    let Some(runs) = file.get_mut("runs").and_then(|r| r.as_array_mut()) else {
+        return;
+    };
+    for run in runs.iter_mut().filter_map(|r| r.as_object_mut()) {
+        if let Some(us) = run.remove("rounds_us")
+            && !run.contains_key("rounds")
+            && let Some(us) = us.as_array()
+        {
+            let rounds = us.iter().map(|u| serde_json::json!({ "us": u })).collect();
+            run.insert("rounds".into(), serde_json::Value::Array(rounds));
+        }
+    }
 }
 
 /// The version number of a run file schema (`stallscope/runs/N`).
@@ -376,17 +466,24 @@ impl RunFile {
         };
         let value: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{shown} is not a run file"))?;
-        if let Some(schema) = value.get("schema").and_then(|s| s.as_str())
-            && schema != SCHEMA
-        {
-            anyhow::bail!(match schema_version(schema) {
-                Some(n) if n > schema_version(SCHEMA).unwrap_or(0) => format!(
+        if let Some(schema) = value.get("schema").and_then(|s| s.as_str()) {
+            let newest = schema_version(SCHEMA).unwrap_or(0);
+            match schema_version(schema) {
+                Some(n) if (OLDEST_SCHEMA..=newest).contains(&n) => {}
+                Some(n) if n > newest => anyhow::bail!(
                     "{shown} was written by a newer stallscope (schema {schema}; this one reads {SCHEMA}): update stallscope to read it, or move it aside to start a new history"
                 ),
-                _ => format!("{shown} is not a run file (schema {schema}, expected {SCHEMA})"),
-            });
+                _ => {
+                    anyhow::bail!("{shown} is not a run file (schema {schema}, expected {SCHEMA})")
+                }
+            }
         }
-        serde_json::from_value(value).with_context(|| format!("{shown} is not a run file"))
+        let mut value = value;
+        upgrade_rounds(&mut value);
+        let mut file: RunFile =
+            serde_json::from_value(value).with_context(|| format!("{shown} is not a run file"))?;
+        file.schema = SCHEMA.to_string();
+        Ok(file)
     }
 
     /// Adds results, replacing earlier ones of the same version, shape, masking and

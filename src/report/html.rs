@@ -781,14 +781,7 @@ const RUN_COLUMNS: &[RunColumn] = &[
     RunColumn {
         heading: "protocol",
         text: true,
-        cell: |r| {
-            r.protocol.as_ref().map(|p| {
-                format!(
-                    "{}, {} rounds × {} reps of {} launches (CUDA graph), ~{:.0} ms windows, {:.0} ms warm-up",
-                    p.regime, p.rounds, p.reps, p.launches_per_rep, p.window_ms, p.warmup_ms
-                )
-            })
-        },
+        cell: |r| r.protocol.as_ref().map(super::runs::protocol_words),
     },
     RunColumn {
         heading: "checks",
@@ -1231,6 +1224,8 @@ mod tests {
                 warmup_ms: 300.0,
                 settled: Some(true),
                 idle_ms: None,
+                min_window_ms: Some(200.0),
+                convergence: None,
             });
             r
         };

@@ -3,6 +3,7 @@
 use super::{Analysed, CompareInput, Exporter, display_order};
 use crate::analysis::compare::{CellDelta, Side};
 use crate::analysis::sass::{MixRow, SassDiff};
+use crate::analysis::speed::Against;
 use crate::analysis::{Bottleneck, Cell, METRICS, NoLabel, OpcodeStat, StallMatrix, TrailStep};
 use crate::model::RunResult;
 use serde::Serialize;
@@ -12,10 +13,13 @@ pub struct JsonExporter;
 
 /// The version of the report document's layout.
 /// 2: a version's `bottleneck` is the hottest (reason × opcode) cell or null.
-pub const REPORT_SCHEMA: &str = "stallscope/report/2";
+/// 3: a version carries the `verdicts` of its shown run; `runs` hold `rounds` as
+/// objects (runs.json's schema 2).
+pub const REPORT_SCHEMA: &str = "stallscope/report/3";
 /// The version of the comparison document's layout. 2: `a` and `b` name each side as
 /// the report names a version (id, title, kernel; a file's path and launch).
-pub const COMPARE_SCHEMA: &str = "stallscope/compare/2";
+/// 3: `speed`, b's speed-up over a from their run results, with its verdict.
+pub const COMPARE_SCHEMA: &str = "stallscope/compare/3";
 
 /// The unit of every metric id, as the values are written.
 fn units() -> BTreeMap<&'static str, &'static str> {
@@ -79,6 +83,9 @@ struct VersionJson<'a> {
     matrix: Option<MatrixJson<'a>>,
     hot_ops: &'a [OpcodeStat],
     runs: &'a [RunResult],
+    /// The shown run result's verdicts (at `run_shape`): against the fastest version
+    /// and each baseline, as `run --json` gives them.
+    verdicts: Vec<Against>,
 }
 
 #[derive(Serialize)]
@@ -115,7 +122,8 @@ impl Exporter for JsonExporter {
     fn timeline(&self, ladders: &[Analysed]) -> String {
         let out: Vec<LadderJson> = ladders
             .iter()
-            .map(|a| LadderJson {
+            .map(|a| (a, crate::analysis::speed::shown_verdicts(a.ladder)))
+            .map(|(a, mut verdicts)| LadderJson {
                 name: &a.ladder.name,
                 title: &a.ladder.title,
                 problem: a.ladder.problem.as_deref(),
@@ -176,6 +184,7 @@ impl Exporter for JsonExporter {
                             bottleneck: an.bottleneck.as_ref(),
                             hot_ops: &an.hot_ops,
                             runs: &v.runs,
+                            verdicts: std::mem::take(&mut verdicts[i]),
                         }
                     })
                     .collect(),
@@ -219,6 +228,10 @@ impl Exporter for JsonExporter {
             /// The shape whose run results are compared: the reference, unless `--shape`
             /// chose another (null for export files).
             run_shape: Option<&'a str>,
+            /// b's speed-up over a from their run results at `run_shape` (a's time
+            /// over b's: above 1, b is faster), with its interval and verdict; null
+            /// unless both have one.
+            speed: Option<&'a crate::analysis::speed::Speedup>,
             metrics: Vec<Metric>,
             /// Where each side's stall shares come from, and how many samples.
             stall_source: Pair<Option<&'static str>>,
@@ -249,6 +262,7 @@ impl Exporter for JsonExporter {
             a: &input.a,
             b: &input.b,
             run_shape: input.run_shape.as_deref(),
+            speed: input.speed.as_ref(),
             metrics: c
                 .metrics
                 .iter()

@@ -4,19 +4,66 @@
 
 use super::format::{self, UNKNOWN};
 use super::grid::{Grid, Row, render_text};
-use crate::analysis::speed::{Speedup, speedup};
-use crate::model::runs::Environment;
+use crate::analysis::speed::{Speedup, Unclear, speedup};
+use crate::model::runs::{Environment, Protocol};
 use crate::model::{RunResult, RunStatus};
 
 /// The baselines a ratio column is shown for, when they ran.
 const REFERENCES: &[&str] = &["fa2", "cudnn"];
 
-/// A ratio and its verdict in a few characters: `1.02× faster`.
+/// A ratio and its verdict in a few characters: `1.02× faster`, `1.00× unclear:
+/// cycles` (the reason in one word, [`unclear_word`]).
 pub fn ratio_cell(s: Option<&Speedup>) -> String {
     match s {
+        Some(Speedup {
+            ratio,
+            why: Some(why),
+            ..
+        }) => format!("{ratio:.2}× unclear: {}", unclear_word(*why)),
         Some(s) => format!("{:.2}× {}", s.ratio, s.verdict.word()),
         None => UNKNOWN.to_string(),
     }
+}
+
+/// Why a verdict is unclear, in the one word the table has room for.
+pub fn unclear_word(why: Unclear) -> &'static str {
+    match why {
+        Unclear::NotConverged => "noisy",
+        Unclear::ClocksApart => "clocks",
+        Unclear::TimeAndCyclesDisagree => "cycles",
+        Unclear::DifferentRuns => "runs",
+        Unclear::DifferentRegimes => "regime",
+    }
+}
+
+/// How a result was timed, in one phrase: `sustained, 12 rounds (converged to ±1 %
+/// against v28) × ≥ 20 reps of 65 launches (CUDA graph), windows ≥ 200 ms (mean 231),
+/// 310 ms warm-up`.
+pub fn protocol_words(p: &Protocol) -> String {
+    let rounds = match &p.convergence {
+        Some(c) => format!(
+            "{} rounds ({} against {}{})",
+            p.rounds,
+            match c.stopped.as_str() {
+                "converged" => format!("converged to ±{:.1} %", c.target_pct),
+                "max_time" => format!("time up before ±{:.1} %", c.target_pct),
+                _ => "a fixed count".to_string(),
+            },
+            c.against,
+            c.interval_pct
+                .map(|h| format!(", this one ±{h:.2} %"))
+                .unwrap_or_default()
+        ),
+        None => format!("{} rounds", p.rounds),
+    };
+    let windows = match p.min_window_ms {
+        Some(m) => format!("windows ≥ {m:.0} ms (mean {:.0})", p.window_ms),
+        None => format!("~{:.0} ms windows", p.window_ms),
+    };
+    format!(
+        "{}, {rounds} × ≥ {} reps of {} launches (CUDA graph), {windows}, {:.0} ms warm-up",
+        p.regime, p.reps, p.launches_per_rep, p.warmup_ms
+    )
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -26,15 +73,12 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 /// The spread over rounds as ± percent of the median.
 pub fn spread(r: &RunResult) -> Option<f64> {
     let m = r.median_us?;
-    if r.rounds_us.len() < 2 || m <= 0.0 {
+    if r.rounds.len() < 2 || m <= 0.0 {
         return None;
     }
-    let lo = r.rounds_us.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = r
-        .rounds_us
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
+    let us = r.rounds_us();
+    let lo = us.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = us.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     Some((hi - lo) / 2.0 / m * 100.0)
 }
 
@@ -71,6 +115,7 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
         "version",
         "µs",
         "±rounds",
+        "rounds",
         "TFLOPS",
         "MHz",
         "W",
@@ -100,6 +145,7 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
             r.version.clone(),
             opt(r.median_us, format::micros),
             opt(spread(r), |s| format!("±{s:.1}%")),
+            rounds_cell(r),
             opt(r.tflops, |t| format!("{t:.1}")),
             opt(r.sm_clock_mhz, |c| format!("{c:.0}")),
             opt(r.power_w, |w| format!("{w:.0}")),
@@ -115,22 +161,112 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
         ];
         row.extend(refs.iter().map(|b| vs(b)));
         row.push(match r.status {
-            RunStatus::Ok => r
-                .resources
-                .as_ref()
-                .map(|s| format!("ok ({s})"))
-                .unwrap_or("ok".into()),
+            RunStatus::Ok => {
+                let mut notes: Vec<String> = r.resources.iter().cloned().collect();
+                let unsettled = r.unsettled_rounds();
+                if unsettled > 0 {
+                    notes.push(format!(
+                        "warm-up unsettled in {unsettled} of {} rounds",
+                        r.rounds.len()
+                    ));
+                }
+                if notes.is_empty() {
+                    "ok".into()
+                } else {
+                    format!("ok ({})", notes.join("; "))
+                }
+            }
             RunStatus::Failed => format!("FAILED: {}", r.message.as_deref().unwrap_or("")),
             RunStatus::Skipped => format!("skipped: {}", r.message.as_deref().unwrap_or("")),
         });
         rows.push(Row::Cells(row));
     }
-    render_text(&Grid {
+    let mut out = render_text(&Grid {
         preamble: Vec::new(),
         header,
         rows,
         text_columns: Vec::new(),
-    })
+    });
+    for line in legend(results) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// How many rounds a candidate had and, where it did not reach the stopping rule's
+/// target, the interval it reached: `12`, `20 ±1.6%`, `12 ref` for the reference.
+fn rounds_cell(r: &RunResult) -> String {
+    let Some(p) = &r.protocol else {
+        return UNKNOWN.to_string();
+    };
+    match &p.convergence {
+        Some(c) if c.against == r.version => format!("{} ref", p.rounds),
+        Some(c) if !c.converged => match c.interval_pct {
+            Some(h) => format!("{} ±{h:.1}%", p.rounds),
+            None => format!("{} ✗", p.rounds),
+        },
+        _ => p.rounds.to_string(),
+    }
+}
+
+/// What the table's marks mean, for the ones it shows: the unclear verdicts' words and
+/// the intervals that did not converge.
+fn legend(results: &[RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    let convergence = results
+        .iter()
+        .filter_map(|r| r.protocol.as_ref()?.convergence.as_ref())
+        .find(|c| !c.converged);
+    if let Some(c) = convergence {
+        out.push(format!(
+            "rounds: a figure after the count is the 95 % interval a candidate reached against {}, short of the ±{:.1} % target",
+            c.against, c.target_pct
+        ));
+    }
+    let words: std::collections::BTreeSet<&str> = results
+        .iter()
+        .flat_map(|a| results.iter().map(move |b| (a, b)))
+        .filter_map(|(a, b)| speedup(a, b)?.why)
+        .map(unclear_word)
+        .collect();
+    if !words.is_empty() {
+        out.push(format!(
+            "unclear: {}",
+            [
+                Unclear::NotConverged,
+                Unclear::ClocksApart,
+                Unclear::TimeAndCyclesDisagree,
+                Unclear::DifferentRuns,
+                Unclear::DifferentRegimes
+            ]
+            .iter()
+            .filter(|w| words.contains(unclear_word(**w)))
+            .map(|w| format!("{} = {}", unclear_word(*w), unclear_meaning(*w)))
+            .collect::<Vec<_>>()
+            .join("; ")
+        ));
+    }
+    out
+}
+
+fn unclear_meaning(why: Unclear) -> String {
+    use crate::analysis::speed::{CLOCK_BAND, EQUIVALENCE_BAND};
+    match why {
+        Unclear::NotConverged => format!(
+            "the 95 % interval includes 1 and is wider than ±{:.0} %",
+            EQUIVALENCE_BAND * 100.0
+        ),
+        Unclear::ClocksApart => format!(
+            "SM clocks more than {:.0} % apart without settled sustained warm-ups",
+            CLOCK_BAND * 100.0
+        ),
+        Unclear::TimeAndCyclesDisagree => {
+            "the verdict in cycles (time × SM clock) is another than in time".into()
+        }
+        Unclear::DifferentRuns => "measured in different runs".into(),
+        Unclear::DifferentRegimes => "measured under different regimes".into(),
+    }
 }
 
 /// One line on what the run ran on and how it was timed.
@@ -151,10 +287,25 @@ pub fn environment_line(env: &Environment, results: &[RunResult]) -> String {
     if let Some(c) = &env.cudnn {
         parts.push(format!("cuDNN {c}"));
     }
-    if let Some(p) = results.iter().find_map(|r| r.protocol.as_ref()) {
+    let protocols: Vec<&Protocol> = results.iter().filter_map(|r| r.protocol.as_ref()).collect();
+    if let Some(p) = protocols.first() {
+        let rounds = protocols.iter().map(|p| p.rounds).max().unwrap_or(0);
+        let stop = match p.convergence.as_ref() {
+            Some(c) if c.stopped == "converged" => format!(
+                ", converged to ±{:.1} % against {}",
+                c.target_pct, c.against
+            ),
+            Some(c) if c.stopped == "max_time" => format!(
+                ", time up before ±{:.1} % against {}",
+                c.target_pct, c.against
+            ),
+            _ => String::new(),
+        };
+        let mean = protocols.iter().map(|p| p.window_ms).sum::<f64>() / protocols.len() as f64;
         parts.push(format!(
-            "{} regime, {} rounds of {} reps (~{:.0} ms windows, CUDA graphs)",
-            p.regime, p.rounds, p.reps, p.window_ms
+            "{} regime, {rounds} rounds{stop} · windows ≥ {:.0} ms (mean {mean:.0}), CUDA graphs",
+            p.regime,
+            p.min_window_ms.unwrap_or(p.window_ms)
         ));
     }
     if let Some(why) = &env.nvml {

@@ -128,24 +128,35 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                 ),
                 (
                     "rounds (µs)",
-                    r.rounds_us
+                    r.rounds
                         .iter()
-                        .map(|x| format::micros(*x))
+                        .map(|x| format::micros(x.us))
                         .collect::<Vec<_>>()
                         .join(" "),
                 ),
                 (
                     "fastest – slowest (µs)",
                     match (r.min_us, r.max_us) {
-                        (Some(a), Some(b)) => format!("{} – {}", format::micros(a), format::micros(b)),
+                        (Some(a), Some(b)) => {
+                            format!("{} – {}", format::micros(a), format::micros(b))
+                        }
                         _ => format::UNKNOWN.into(),
                     },
                 ),
                 ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
-                ("SM clock (MHz)", opt(r.sm_clock_mhz, &|x| format!("{x:.0}"))),
+                (
+                    "SM clock (MHz)",
+                    opt(r.sm_clock_mhz, &|x| format!("{x:.0}")),
+                ),
                 ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
-                ("energy / launch (mJ)", opt(r.energy_mj, &|x| format!("{x:.3}"))),
-                ("TFLOPS / W", opt(r.tflops_per_watt(), &|x| format!("{x:.3}"))),
+                (
+                    "energy / launch (mJ)",
+                    opt(r.energy_mj, &|x| format!("{x:.3}")),
+                ),
+                (
+                    "TFLOPS / W",
+                    opt(r.tflops_per_watt(), &|x| format!("{x:.3}")),
+                ),
                 (
                     "throttle",
                     match &r.throttle {
@@ -155,7 +166,10 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                     },
                 ),
                 ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
-                ("largest absolute error", opt(r.max_abs_err, &|x| format!("{x:.2e}"))),
+                (
+                    "largest absolute error",
+                    opt(r.max_abs_err, &|x| format!("{x:.2e}")),
+                ),
                 (
                     "checks",
                     if ran.is_empty() {
@@ -163,7 +177,12 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                     } else if failed.is_empty() {
                         format!("{}/{} cases", ran.len(), ran.len())
                     } else {
-                        format!("{} of {} cases failed: {}", failed.len(), ran.len(), failed.join(", "))
+                        format!(
+                            "{} of {} cases failed: {}",
+                            failed.len(),
+                            ran.len(),
+                            failed.join(", ")
+                        )
                     },
                 ),
                 ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
@@ -173,13 +192,10 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                     "protocol",
                     r.protocol
                         .as_ref()
-                        .map(|p| {
-                            format!(
-                                "{} rounds × {} reps of {} launches (CUDA graph), ~{:.0} ms windows, {:.0} ms warm-up",
-                                p.rounds, p.reps, p.launches_per_rep, p.window_ms, p.warmup_ms
-                            )
-                        })
-                        .unwrap_or_else(|| "not recorded (measured before stallscope recorded it)".into()),
+                        .map(crate::report::runs::protocol_words)
+                        .unwrap_or_else(|| {
+                            "not recorded (measured before stallscope recorded it)".into()
+                        }),
                 ),
             ];
             for (name, value) in fields.into_iter().filter(|(_, v)| !v.is_empty()) {

@@ -2,6 +2,7 @@
 
 use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
 use crate::analysis::catalogue::{Kind, cell_help};
+use crate::analysis::speed::{SpeedVerdict, single_verdict, speedup};
 use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
 use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
@@ -329,7 +330,21 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     .and_then(|p| ls.analysis.versions[p].get(d.id));
                 // Loose files are no ladder: none was built on the one before it.
                 let ladder = ls.ladder.dir.is_some();
-                let mark = if speed && ladder && regressed(d.better, parent, x) {
+                let run_parent = ls.ladder.parent_of(i).map(|p| &ls.ladder.versions[p]);
+                let slower = match d.id {
+                    // Run results: the verdict of their rounds.
+                    MetricId::RunTime | MetricId::RunTflops => run_parent
+                        .and_then(|p| {
+                            let (r, rp) = (
+                                ls.ladder.shown_run(&ls.ladder.versions[i])?,
+                                ls.ladder.shown_run(p)?,
+                            );
+                            speedup(r, rp)
+                        })
+                        .is_some_and(|s| s.verdict == SpeedVerdict::Slower),
+                    _ => regressed(d.better, parent, x),
+                };
+                let mark = if speed && ladder && slower {
                     REGRESSION_MARK
                 } else {
                     ""
@@ -455,18 +470,22 @@ fn fit_label(label: &str, w: usize) -> String {
 /// however the ladder's first versions stretch the row's colours.
 pub const REGRESSION_MARK: &str = "▼";
 
-/// Whether `x` is worse than the parent's value by more than the single-round band of
-/// the speed verdicts (2 %): within it two timings read level.
+/// Whether a single measurement `x` (ncu's one launch) is slower than the parent's by
+/// the speed verdicts' rule for one measurement each.
 fn regressed(better: Better, parent: Option<f64>, x: Option<f64>) -> bool {
     let (Some(p), Some(x)) = (parent, x) else {
         return false;
     };
-    let band = crate::analysis::speed::SINGLE_ROUND_BAND;
-    match better {
-        Better::Lower => x > p * (1.0 + band),
-        Better::Higher => x < p * (1.0 - band),
-        Better::Neutral => false,
+    if p <= 0.0 || x <= 0.0 {
+        return false;
     }
+    // The version's speed-up over its parent.
+    let ratio = match better {
+        Better::Lower => p / x,
+        Better::Higher => x / p,
+        Better::Neutral => return false,
+    };
+    single_verdict(ratio) == SpeedVerdict::Slower
 }
 
 /// What the timeline's colours and marks mean, for the help.
@@ -475,7 +494,7 @@ pub fn legend() -> Vec<String> {
         "timeline colours: green the best third of a row, yellow the middle, red the worst (by the metric's direction); times and TFLOPS by ratio (a log scale), so a slow first version leaves the later ones apart".into(),
         "▆ bars: TFLOPS as a share of the row's best".into(),
         format!(
-            "{REGRESSION_MARK} a time or TFLOPS worse than the version it was built on by more than {:.0} %",
+            "{REGRESSION_MARK} slower than the version it was built on, by the speed verdict: run results over their rounds (the 95 % interval wholly below 1), ncu's single launches by more than {:.0} %",
             crate::analysis::speed::SINGLE_ROUND_BAND * 100.0
         ),
     ]
