@@ -2,7 +2,8 @@
 # One round on the GPU machine, run from the repository root with the release binary
 # (and optionally the GPU test binaries) carried along:
 #   kernels/h200-round.sh STEP...
-# Steps: doctor, selftest, tests, quick (the best versions and the baselines at the two
+# Steps: doctor, selftest, tests, converge (three separate default runs of the best
+# version and the baselines at both reference shapes, and how far their ratios agree), quick (the best versions and the baselines at the two
 # reference shapes, sustained and burst), ladder (every version and the baselines at
 # the three shapes, sustained, stored in profiles/; ladder-1k, ladder-8k and
 # ladder-8k-causal do one shape each), headline (three separate sustained runs of v27,
@@ -90,6 +91,19 @@ PY
       done
       [ "${BURST:-1}" = 1 ] && $BIN run v27 v28 --baselines --regime burst --no-save --json \
         --shape 1,64,1024,128 --shape $big > "$OUT/burst.json" ;;
+    converge)
+      # The stopping rule's defaults, as a new user runs them: CONVERGE_N (3) separate
+      # `run v28 --baselines` at each reference shape, the shapes alternating, each
+      # timed; then the spread of cuDNN/v28 over the runs and their verdicts.
+      for i in $(seq 1 ${CONVERGE_N:-3}); do
+        for s in 1,64,1024,128 $big; do
+          t0=$(date +%s.%N)
+          $BIN run $BEST --baselines --no-save --json --shape $s ${CONVERGE_ARGS:-} > "$OUT/converge-$i-${s//,/_}.json"
+          t1=$(date +%s.%N)
+          echo "run $i at $s: $(python3 -c "print(round($t1 - $t0, 1))") s"
+        done
+      done
+      python3 kernels/converge-summary.py "$OUT"/converge-*.json ;;
     repeat)
       for i in 1 2; do
         $BIN run $BEST --baselines --no-save --json > "$OUT/repeat$i-1k.json"
