@@ -126,7 +126,7 @@ impl Settings {
             target_noise: DEFAULT_TARGET_NOISE_PCT / 100.0,
             max_time: Duration::from_secs_f64(DEFAULT_MAX_TIME_S),
             chunk_ms: if sustained { 100.0 } else { 0.0 },
-            settle_tolerance: if sustained { 0.01 } else { 0.0 },
+            settle_tolerance: if sustained { 0.02 } else { 0.0 },
             warmup_cap_ms: if sustained { 3000.0 } else { 0.0 },
             idle_ms: if sustained { 0.0 } else { 1000.0 },
         }
