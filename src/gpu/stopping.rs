@@ -6,7 +6,7 @@
 //! rounds has passed. The reference is `--against` where given, else the fastest ladder
 //! version so far, else the fastest candidate.
 
-use super::protocol::Settings;
+use super::protocol::{Settings, median};
 use crate::analysis::speed::paired;
 use std::time::Duration;
 
@@ -68,10 +68,6 @@ impl End {
             .filter(|(i, _)| Some(*i) != self.reference)
             .all(|(_, h)| h.is_some_and(|h| h <= self.target_pct))
     }
-}
-
-fn median(xs: &[f64]) -> f64 {
-    super::protocol::median(xs)
 }
 
 /// The reference candidate: `--against`, else the fastest version, else the fastest.
