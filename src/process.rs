@@ -108,6 +108,26 @@ pub struct Child {
     reaped: bool,
 }
 
+/// How often a start that finds its program busy is tried again, and how long apart.
+const BUSY_RETRIES: u32 = 20;
+const BUSY_PAUSE: Duration = Duration::from_millis(25);
+
+/// `cmd.spawn()`, tried again while the program is "busy" (ETXTBSY): a script written
+/// a moment ago is busy while any process forked during its writing still holds the
+/// written file open, until that process execs. It is over within milliseconds.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < BUSY_RETRIES => {
+                tries += 1;
+                std::thread::sleep(BUSY_PAUSE);
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Child {
     /// Starts `cmd` in a new process group with stdout and stderr piped (stdin too when
     /// `interactive`, else closed).
@@ -121,9 +141,8 @@ impl Child {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut proc = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {program}"))?;
+        let mut proc =
+            spawn_retrying_busy(&mut cmd).with_context(|| format!("cannot start {program}"))?;
         let (tx, lines) = channel();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(out) = proc.stdout.take() {

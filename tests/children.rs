@@ -270,3 +270,36 @@ fn ctrl_c_under_profile_reaches_the_ncu_group() {
     let _ = child.wait();
     assert!(seen.exists(), "the ncu stand-in got the forwarded SIGINT");
 }
+
+/// A script written a moment before it starts, while a process forked meanwhile still
+/// holds it open for writing (as any child forked by another thread does until it
+/// execs), still starts: the start tries again while the kernel calls the file busy.
+#[test]
+fn a_script_still_held_open_by_a_forked_child_starts_once_it_is_let_go() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.sh");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, b"#!/bin/sh\necho started\n").unwrap();
+    let mut perm = file.metadata().unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    file.set_permissions(perm).unwrap();
+    // A child that inherits the written file's descriptor and keeps it for 0.2 s.
+    // SAFETY: fcntl on a descriptor this test owns.
+    unsafe {
+        let fd = file.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        assert!(libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == 0);
+    }
+    let mut holder = Command::new("sleep").arg("0.2").spawn().unwrap();
+    drop(file);
+    let cancel = AtomicBool::new(false);
+    let out = process::run(
+        Command::new(&path),
+        &Limits::new(Duration::from_secs(10), &cancel),
+        &mut |_| {},
+    );
+    holder.wait().unwrap();
+    let out = out.unwrap().unwrap();
+    assert_eq!(out.stdout.trim(), "started");
+}
