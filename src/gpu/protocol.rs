@@ -89,9 +89,11 @@ pub struct Settings {
     pub min_rounds: u32,
     pub target_noise: f64,
     pub max_time: Duration,
-    /// Sustained: warm-up in chunks of this length until the mean SM clock of a chunk is
-    /// within `settle_tolerance` of the chunk before, for at most `warmup_cap_ms`.
+    /// Sustained: warm-up in chunks of this length, at least `min_warmup_ms` (all of it
+    /// where NVML is missing), then until the mean SM clock of a chunk is within
+    /// `settle_tolerance` of the chunk before, for at most `warmup_cap_ms`.
     pub chunk_ms: f64,
+    pub min_warmup_ms: f64,
     pub settle_tolerance: f64,
     pub warmup_cap_ms: f64,
     /// Burst: idle time before each window, so that every candidate starts from an idle
@@ -126,6 +128,7 @@ impl Settings {
             target_noise: DEFAULT_TARGET_NOISE_PCT / 100.0,
             max_time: Duration::from_secs_f64(DEFAULT_MAX_TIME_S),
             chunk_ms: if sustained { 100.0 } else { 0.0 },
+            min_warmup_ms: if sustained { 1000.0 } else { 0.0 },
             settle_tolerance: if sustained { 0.02 } else { 0.0 },
             warmup_cap_ms: if sustained { 3000.0 } else { 0.0 },
             idle_ms: if sustained { 0.0 } else { 1000.0 },
@@ -410,21 +413,22 @@ pub fn measure(
             let chunk = ((s.chunk_ms / rep_ms).ceil() as u32).max(1);
             let mut previous: Option<f64> = None;
             let mut ok = false;
-            while warm_start.elapsed().as_secs_f64() * 1e3 < s.warmup_cap_ms {
+            let elapsed_ms = || warm_start.elapsed().as_secs_f64() * 1e3;
+            while elapsed_ms() < s.warmup_cap_ms {
                 let watch = monitor.map(|m| m.watch());
                 w.reps(chunk, cancel)?;
                 let clock = watch.and_then(|w| w.finish().sm_clock_mhz);
+                if elapsed_ms() < s.min_warmup_ms {
+                    previous = clock;
+                    continue;
+                }
                 match (clock, previous) {
                     (Some(c), Some(p)) if ((c - p) / p).abs() <= s.settle_tolerance => {
                         ok = true;
                         break;
                     }
-                    // Without NVML: a fixed warm-up of a third of the cap.
-                    (None, _)
-                        if warm_start.elapsed().as_secs_f64() * 1e3 >= s.warmup_cap_ms / 3.0 =>
-                    {
-                        break;
-                    }
+                    // Without NVML: the fixed floor only.
+                    (None, _) => break,
                     _ => previous = clock,
                 }
             }
