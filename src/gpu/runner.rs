@@ -386,7 +386,7 @@ pub fn run(
                         target_pct: stopping.target_pct,
                         interval_pct: stopping.half_width_pct[i],
                         converged: stopping.converged(i),
-                        stopped: stopping.stopped.word().to_string(),
+                        stopped: stopping.stopped,
                     }),
                     ..p
                 });

@@ -8,6 +8,7 @@
 
 use super::protocol::{Settings, median};
 use crate::analysis::speed::paired;
+use crate::model::runs::Stop;
 use std::time::Duration;
 
 /// The comparison's candidates as the rounds left them.
@@ -19,31 +20,10 @@ pub struct State<'a> {
     pub against: Option<&'a str>,
 }
 
-/// Why the rounds stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stopped {
-    /// Every interval reached the target.
-    Converged,
-    /// The comparison's time was up first.
-    MaxTime,
-    /// A fixed number of rounds was asked for.
-    Rounds,
-}
-
-impl Stopped {
-    pub fn word(self) -> &'static str {
-        match self {
-            Stopped::Converged => "converged",
-            Stopped::MaxTime => "max_time",
-            Stopped::Rounds => "rounds",
-        }
-    }
-}
-
 /// Where the stopping rule stood when the rounds ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct End {
-    pub stopped: Stopped,
+    pub stopped: Stop,
     /// The reference candidate's index, where one was timed.
     pub reference: Option<usize>,
     /// Each candidate's interval half-width against the reference, % (none for the
@@ -107,17 +87,17 @@ pub fn check(s: &Settings, state: &State, rounds: u32, elapsed: Duration) -> Opt
         target_pct: s.target_noise * 100.0,
     };
     if let Some(n) = s.fixed_rounds {
-        return (rounds >= n).then(|| end(Stopped::Rounds));
+        return (rounds >= n).then(|| end(Stop::Rounds));
     }
     if rounds < s.min_rounds {
         return None;
     }
-    let e = end(Stopped::Converged);
+    let e = end(Stop::Converged);
     if e.all_converged() {
         Some(e)
     } else if elapsed >= s.max_time {
         Some(End {
-            stopped: Stopped::MaxTime,
+            stopped: Stop::MaxTime,
             ..e
         })
     } else {
@@ -178,7 +158,7 @@ mod tests {
             .collect();
         assert_eq!(check(&s, &state(&ids, &four, None), 4, short), None);
         let e = check(&s, &state(&ids, &steady, None), 5, short).unwrap();
-        assert_eq!(e.stopped, Stopped::Converged);
+        assert_eq!(e.stopped, Stop::Converged);
         assert_eq!(e.reference, Some(0));
         assert!(e.converged(0) && e.converged(1));
         assert!(e.half_width_pct[1].unwrap() < 0.5, "{e:?}");
@@ -190,7 +170,7 @@ mod tests {
         assert_eq!(check(&s, &state(&ids, &noisy, None), 5, short), None);
         // … and stopped when the comparison's time is up, saying so.
         let e = check(&s, &state(&ids, &noisy, None), 5, s.max_time).unwrap();
-        assert_eq!(e.stopped, Stopped::MaxTime);
+        assert_eq!(e.stopped, Stop::MaxTime);
         assert!(!e.converged(1) && !e.converged(0));
         assert!(e.half_width_pct[1].unwrap() > 1.0, "{e:?}");
     }
@@ -208,7 +188,7 @@ mod tests {
             .collect();
         assert_eq!(check(&s, &state(&ids, &one, None), 1, short), None);
         let e = check(&s, &state(&ids, &noisy, None), 2, short).unwrap();
-        assert_eq!(e.stopped, Stopped::Rounds);
+        assert_eq!(e.stopped, Stop::Rounds);
         assert!(!e.converged(1));
     }
 }

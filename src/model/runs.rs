@@ -269,9 +269,33 @@ pub struct Convergence {
     pub interval_pct: Option<f64>,
     /// Whether this candidate's interval reached the target.
     pub converged: bool,
-    /// Why the rounds stopped: `converged` (every candidate did), `max_time` (the
-    /// comparison's time was up) or `rounds` (a fixed count was asked for).
-    pub stopped: String,
+    /// Why the rounds stopped.
+    pub stopped: Stop,
+}
+
+/// Why a comparison's rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// Every candidate's interval reached the target.
+    Converged,
+    /// The comparison's time was up first.
+    MaxTime,
+    /// A fixed number of rounds was asked for.
+    Rounds,
+}
+
+impl Convergence {
+    /// How the rounds ended, in words: `converged to ±1.0 % against v28`, `time up
+    /// before ±1.0 % against v28`, or none for a fixed count.
+    pub fn ending(&self) -> Option<String> {
+        let how = match self.stopped {
+            Stop::Converged => "converged to",
+            Stop::MaxTime => "time up before",
+            Stop::Rounds => return None,
+        };
+        Some(format!("{how} ±{:.1} % against {}", self.target_pct, self.against))
+    }
 }
 
 /// One input case a version was checked on.

@@ -5,7 +5,7 @@
 use super::format::{self, UNKNOWN};
 use super::grid::{Grid, Row, render_text};
 use crate::analysis::speed::{Speedup, Unclear, speedup};
-use crate::model::runs::{Environment, Protocol};
+use crate::model::runs::{Convergence, Environment, Protocol};
 use crate::model::{RunResult, RunStatus};
 
 /// The baselines a ratio column is shown for, when they ran.
@@ -42,14 +42,9 @@ pub fn unclear_word(why: Unclear) -> &'static str {
 pub fn protocol_words(p: &Protocol) -> String {
     let rounds = match &p.convergence {
         Some(c) => format!(
-            "{} rounds ({} against {}{})",
+            "{} rounds ({}{})",
             p.rounds,
-            match c.stopped.as_str() {
-                "converged" => format!("converged to ±{:.1} %", c.target_pct),
-                "max_time" => format!("time up before ±{:.1} %", c.target_pct),
-                _ => "a fixed count".to_string(),
-            },
-            c.against,
+            c.ending().unwrap_or_else(|| "a fixed count".to_string()),
             c.interval_pct
                 .map(|h| format!(", this one ±{h:.2} %"))
                 .unwrap_or_default()
@@ -290,17 +285,12 @@ pub fn environment_line(env: &Environment, results: &[RunResult]) -> String {
     let protocols: Vec<&Protocol> = results.iter().filter_map(|r| r.protocol.as_ref()).collect();
     if let Some(p) = protocols.first() {
         let rounds = protocols.iter().map(|p| p.rounds).max().unwrap_or(0);
-        let stop = match p.convergence.as_ref() {
-            Some(c) if c.stopped == "converged" => format!(
-                ", converged to ±{:.1} % against {}",
-                c.target_pct, c.against
-            ),
-            Some(c) if c.stopped == "max_time" => format!(
-                ", time up before ±{:.1} % against {}",
-                c.target_pct, c.against
-            ),
-            _ => String::new(),
-        };
+        let stop = p
+            .convergence
+            .as_ref()
+            .and_then(Convergence::ending)
+            .map(|e| format!(", {e}"))
+            .unwrap_or_default();
         let mean = protocols.iter().map(|p| p.window_ms).sum::<f64>() / protocols.len() as f64;
         parts.push(format!(
             "{} regime, {rounds} rounds{stop} · windows ≥ {:.0} ms (mean {mean:.0}), CUDA graphs",
