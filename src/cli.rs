@@ -89,8 +89,17 @@ pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
     Open(OpenArgs),
     /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
+    ///
+    /// Every row names where its figures come from: `(ncu)` the profiled launch, `(run
+    /// at B,H,S,D)` stallscope's timed runs at that shape (`--shape`), never both in one
+    /// row ("% of ceiling (ncu)" is of TFLOPS (ncu), "% of ceiling (run …)" of TFLOPS
+    /// (run …)); CSV gives the shape of a run figure in its `run_shape` column.
     Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
+    ///
+    /// A delta is the difference of the two values as they are shown (1970 → 1978 MHz
+    /// reads +8 MHz). Rows name their source as `report` does: `(ncu)` or `(run at
+    /// B,H,S,D)`.
     Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
     Import(ImportArgs),

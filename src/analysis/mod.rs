@@ -89,11 +89,14 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         _ => None,
     };
     values[MetricId::Tflops as usize] = tflops;
-    let best = values[MetricId::RunTflops as usize].or(tflops);
-    values[MetricId::PctOfCeiling as usize] = match (best, ladder.peak_tflops) {
+    // Each share of the ceiling from its own throughput: a row never mixes the run's
+    // figure with ncu's.
+    let of_ceiling = |t: Option<f64>| match (t, ladder.peak_tflops) {
         (Some(t), Some(peak)) if peak > 0.0 => Some(100.0 * t / peak),
         _ => None,
     };
+    values[MetricId::RunPctOfCeiling as usize] = of_ceiling(values[MetricId::RunTflops as usize]);
+    values[MetricId::PctOfCeiling as usize] = of_ceiling(tflops);
 
     let stalls = v.profile.as_ref().and_then(StallBreakdown::from_profile);
     let source = v.profile.as_ref().and_then(|p| p.source.as_ref());
