@@ -242,9 +242,23 @@ pub struct ImportArgs {
     /// Mark the version as a baseline (a reference beside the ladder).
     #[arg(long)]
     pub baseline: bool,
-    /// Replace the version's existing exports.
+    /// Replace the version's existing exports, and with them everything the old import
+    /// wrote: the kernel, the launch, the title, the FLOP count and the baseline mark
+    /// (the new exports may be another kernel's). What is given again (`--title`,
+    /// `--flops`, `--baseline`) or named in `--keep` is set; the notes, source,
+    /// technique and parent, which an import never writes, stay. The import says what
+    /// it changed.
     #[arg(long)]
     pub force: bool,
+    /// With --force: keep these of the version's old entry (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        requires = "force",
+        value_name = "KEY,..."
+    )]
+    pub keep: Vec<crate::model::import::Keep>,
 }
 
 #[derive(Debug, Args)]

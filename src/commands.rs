@@ -90,6 +90,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 force: a.force,
                 flops: a.flops,
                 peak_tflops: a.peak_tflops,
+                keep: &a.keep,
             })?;
             eprintln!("{done}");
             Ok(true)
