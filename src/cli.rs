@@ -236,7 +236,10 @@ pub struct ImportArgs {
     /// 3.4e10) or an integer expression of numbers (4*16*1024*1024*128).
     #[arg(long, value_name = "EXPR|NUMBER", value_parser = flop_count)]
     pub flops: Option<f64>,
-    /// The ladder's practical ceiling in TFLOPS, for its "% of ceiling" row.
+    /// The whole ladder's practical ceiling in TFLOPS (its manifest's peak_tflops, not
+    /// this version's): every version's "% of ceiling" rows are measured against it.
+    /// The import says what it changed, and warns of every figure past it (a wrong
+    /// --flops or ceiling), as `report` does.
     #[arg(long, value_name = "TFLOPS")]
     pub peak_tflops: Option<f64>,
     /// Mark the version as a baseline (a reference beside the ladder).

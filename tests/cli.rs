@@ -1040,3 +1040,52 @@ fn a_forced_reimport_replaces_what_the_old_import_wrote() {
         .assert()
         .code(2);
 }
+
+/// `--peak-tflops` on one version's import sets the whole ladder's ceiling: the import
+/// says so, naming the other versions it changes; a figure past the ceiling (a wrong
+/// `--flops`: the tiled SGEMM at thousands of TFLOPS) is warned of by the import and by
+/// every report of the ladder.
+#[test]
+fn the_ladders_ceiling_and_figures_past_it_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    let import = |kernel: &str, version: &str, extra: &[&str]| {
+        let mut c = stallscope();
+        c.arg("import")
+            .arg(fixture("sgemm/raw.csv"))
+            .args(["--kernel", kernel, "--version", version, "--ladder", "l"])
+            .arg("--profiles")
+            .arg(&profiles)
+            .args(extra);
+        c.output().unwrap()
+    };
+    let out = import("mm_naive", "v1", &["--flops", "17179869184"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).lines().count() == 1);
+    let out = import(
+        "mm_tiled",
+        "v2",
+        &["--flops", "4e12", "--peak-tflops", "67"],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "--peak-tflops sets the ladder's ceiling, not only v2's: peak_tflops = 67 (was unset)"
+        ) && said.contains("(1 other version)"),
+        "{said}"
+    );
+    let warning = "warning: v2 of l: TFLOPS (ncu) ";
+    assert!(
+        said.contains(warning) && said.contains("% of the ladder's ceiling (67 TFLOPS)"),
+        "{said}"
+    );
+    assert!(!said.contains("warning: v1"), "{said}");
+    let report = stallscope()
+        .args(["report", "--ladder", "l", "--profiles"])
+        .arg(&profiles)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    assert!(String::from_utf8_lossy(&report.stderr).contains(warning));
+}

@@ -329,7 +329,26 @@ pub fn import(req: &Request) -> Result<Imported> {
             ..existing.cloned().unwrap_or_default()
         },
     };
-    if req.peak_tflops.is_some() {
+    if let Some(peak) = req.peak_tflops {
+        // The ceiling is the ladder's: every version's "% of ceiling" changes with it.
+        let was = match m.peak_tflops {
+            Some(p) if p == peak => None,
+            Some(p) => Some(format!("was {p}")),
+            None => Some("was unset".to_string()),
+        };
+        if let Some(was) = was {
+            let others = m.versions.iter().filter(|v| v.id != req.version).count();
+            let also = match others {
+                0 => String::new(),
+                1 => " (1 other version)".to_string(),
+                n => format!(" ({n} other versions)"),
+            };
+            changes.push(format!(
+                "--peak-tflops sets the ladder's ceiling, not only {}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ceiling\" is measured against it{also}",
+                req.version,
+                ladder_dir.join(manifest::FILE_NAME).display(),
+            ));
+        }
         m.peak_tflops = req.peak_tflops;
     }
     match m.version_mut(req.version) {
