@@ -365,7 +365,9 @@ pub struct ProfileArgs {
     /// With a command: the version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long, requires = "command")]
     pub title: Option<String>,
-    /// With a command: replace the version's existing exports.
+    /// With a command: replace the version's existing exports (its title, FLOP count
+    /// and baseline mark stay: the version is profiled again; `import --force` replaces
+    /// them too).
     #[arg(long, requires = "command")]
     pub force: bool,
     /// The ladder whose recipe to profile, where the kernels folder holds several
