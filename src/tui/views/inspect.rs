@@ -452,13 +452,6 @@ impl Scale {
     }
 }
 
-/// A value in its internal unit, readable: ns as µs or ms, bytes as KiB/MiB, Hz as GHz,
-/// rates with a decimal prefix (a value alone; the rows of one quantity share
-/// [`Scale::of`] their largest).
-pub fn quantity(v: &Value, unit: &str) -> String {
-    Scale::of(unit, v.num().unwrap_or(0.0)).show(v)
-}
-
 /// The largest value of each quantity among `rows` (a key and a value each), for
 /// [`Scale::of`].
 fn largest<'k>(
