@@ -89,8 +89,17 @@ pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
     Open(OpenArgs),
     /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
+    ///
+    /// Every row names where its figures come from: `(ncu)` the profiled launch, `(run
+    /// at B,H,S,D)` stallscope's timed runs at that shape (`--shape`), never both in one
+    /// row ("% of ceiling (ncu)" is of TFLOPS (ncu), "% of ceiling (run …)" of TFLOPS
+    /// (run …)); CSV gives the shape of a run figure in its `run_shape` column.
     Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
+    ///
+    /// A delta is the difference of the two values as they are shown (1970 → 1978 MHz
+    /// reads +8 MHz). Rows name their source as `report` does: `(ncu)` or `(run at
+    /// B,H,S,D)`.
     Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
     Import(ImportArgs),
@@ -227,15 +236,32 @@ pub struct ImportArgs {
     /// 3.4e10) or an integer expression of numbers (4*16*1024*1024*128).
     #[arg(long, value_name = "EXPR|NUMBER", value_parser = flop_count)]
     pub flops: Option<f64>,
-    /// The ladder's practical ceiling in TFLOPS, for its "% of ceiling" row.
+    /// The whole ladder's practical ceiling in TFLOPS (its manifest's peak_tflops, not
+    /// this version's): every version's "% of ceiling" rows are measured against it.
+    /// The import says what it changed, and warns of every figure past it (a wrong
+    /// --flops or ceiling), as `report` does.
     #[arg(long, value_name = "TFLOPS")]
     pub peak_tflops: Option<f64>,
     /// Mark the version as a baseline (a reference beside the ladder).
     #[arg(long)]
     pub baseline: bool,
-    /// Replace the version's existing exports.
+    /// Replace the version's existing exports, and with them everything the old import
+    /// wrote: the kernel, the launch, the title, the FLOP count and the baseline mark
+    /// (the new exports may be another kernel's). What is given again (`--title`,
+    /// `--flops`, `--baseline`) or named in `--keep` is set; the notes, source,
+    /// technique and parent, which an import never writes, stay. The import says what
+    /// it changed.
     #[arg(long)]
     pub force: bool,
+    /// With --force: keep these of the version's old entry (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        requires = "force",
+        value_name = "KEY,..."
+    )]
+    pub keep: Vec<crate::model::import::Keep>,
 }
 
 #[derive(Debug, Args)]
@@ -339,7 +365,9 @@ pub struct ProfileArgs {
     /// With a command: the version's title [default: the kernel's short name, cut to 48 characters].
     #[arg(long, requires = "command")]
     pub title: Option<String>,
-    /// With a command: replace the version's existing exports.
+    /// With a command: replace the version's existing exports (its title, FLOP count
+    /// and baseline mark stay: the version is profiled again; `import --force` replaces
+    /// them too).
     #[arg(long, requires = "command")]
     pub force: bool,
     /// The ladder whose recipe to profile, where the kernels folder holds several

@@ -90,8 +90,20 @@ pub fn run(cli: Cli) -> Result<bool> {
                 force: a.force,
                 flops: a.flops,
                 peak_tflops: a.peak_tflops,
+                keep: &a.keep,
             })?;
             eprintln!("{done}");
+            // The figures the import gives (its FLOP count, the ladder's ceiling), read
+            // back as a report reads them.
+            if let Some(dir) = done.dir.parent()
+                && let Ok(ladder) =
+                    model::load_ladder(&Store::Disk, dir, &mut model::LoadReport::default())
+            {
+                let analysed = analysis::analyse_ladder(&ladder);
+                for w in analysis::implausible(&ladder, &analysed) {
+                    eprintln!("warning: {}", format::printable(&w));
+                }
+            }
             Ok(true)
         }
         Some(Command::Run(a)) => run_command(common, &a),
@@ -180,6 +192,11 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         );
     }
     let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    for a in &analysed {
+        for w in analysis::implausible(a.ladder, &a.analysis) {
+            eprintln!("warning: {}", format::printable(&w));
+        }
+    }
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
 }

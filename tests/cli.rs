@@ -64,7 +64,7 @@ fn report_formats() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("ladder,version,title,baseline,metric,value,unit\n"));
+    assert!(text.starts_with("ladder,version,title,baseline,metric,value,unit,run_shape\n"));
     assert!(text.contains("sgemm-toy,v2,tiled,false,bottleneck,mio_throttle @ LDS,"));
 
     stallscope()
@@ -150,7 +150,7 @@ fn compare_two_versions() {
         .success()
         .stdout(
             predicate::str::is_match(
-                r"Duration \(ncu\)\s+2744 µs\s+1843 µs\s+-900\.8 µs \(0\.67×\)\s+better",
+                r"Duration \(ncu\)\s+2744 µs\s+1843 µs\s+-901\.0 µs \(0\.67×\)\s+better",
             )
             .unwrap(),
         )
@@ -159,7 +159,7 @@ fn compare_two_versions() {
         )
         .stdout(
             predicate::str::is_match(
-                r"\nLDG\s+58 · 252,997 · 76\.3\s+2 · 5,935 · 2\.6\s+-56 · -247,062 · -73\.6 pt\nLDS\s+0 · 0 · 0\.0\s+40 · 162,538 · 72\.2",
+                r"\nLDG\s+58 · 252,997 · 76\.3\s+2 · 5,935 · 2\.6\s+-56 · -247,062 · -73\.7 pt\nLDS\s+0 · 0 · 0\.0\s+40 · 162,538 · 72\.2",
             )
             .unwrap(),
         );
@@ -956,4 +956,136 @@ fn a_version_id_refused_says_which_rule_it_breaks() {
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "nothing written"
     );
+}
+
+/// The entry of version `id` in a ladder's manifest.
+fn manifest_entry(ladder: &std::path::Path, id: &str) -> toml::Value {
+    let text = std::fs::read_to_string(ladder.join("ladder.toml")).unwrap();
+    let m: toml::Value = toml::from_str(&text).unwrap();
+    m["version"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("no {id} in {text}"))
+        .clone()
+}
+
+/// A forced re-import of a version from another launch replaces what the old import
+/// wrote: the SGEMM kernel's title and FLOP count go with its exports when cuDNN's
+/// kernel takes their place (it showed at 998 TFLOPS from the old count), the import
+/// says so; `--keep` keeps them.
+#[test]
+fn a_forced_reimport_replaces_what_the_old_import_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    let ladder = profiles.join("l");
+    let import = |file: &str, extra: &[&str]| {
+        let mut c = stallscope();
+        c.arg("import")
+            .arg(fixture(file))
+            .args(["--version", "v2", "--ladder", "l", "--profiles"])
+            .arg(&profiles)
+            .args(extra);
+        c
+    };
+    import(
+        "sgemm/raw.csv",
+        &[
+            "--kernel",
+            "mm_tiled",
+            "--title",
+            "tiled",
+            "--flops",
+            "17179869184",
+        ],
+    )
+    .assert()
+    .success();
+    let out = import("h200/sdpa_cudnn_raw.csv", &["--force"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    let v2 = manifest_entry(&ladder, "v2");
+    let title = v2["title"].as_str().unwrap();
+    assert!(title.starts_with("cudnn_generated"), "{v2}");
+    assert!(v2.get("flops").is_none(), "{v2}");
+    assert!(v2["kernel"].as_str().unwrap().starts_with("cudnn"), "{v2}");
+    assert!(said.contains("title \"tiled\" replaced by"), "{said}");
+    assert!(said.contains("flops 1.7179869184e10 removed"), "{said}");
+
+    // Kept when said: the title and FLOP count given before, now the cuDNN kernel's.
+    import(
+        "h200/sdpa_cudnn_raw.csv",
+        &["--force", "--title", "cudnn", "--flops", "3.4e10"],
+    )
+    .assert()
+    .success();
+    import(
+        "h200/sdpa_cudnn_raw.csv",
+        &["--force", "--keep", "title,flops"],
+    )
+    .assert()
+    .success();
+    let v2 = manifest_entry(&ladder, "v2");
+    assert_eq!(v2["title"].as_str(), Some("cudnn"), "{v2}");
+    assert_eq!(v2["flops"].as_float(), Some(3.4e10), "{v2}");
+    // --keep says what to keep of a replaced version: without --force it is refused.
+    import("h200/sdpa_cudnn_raw.csv", &["--keep", "title"])
+        .assert()
+        .code(2);
+}
+
+/// `--peak-tflops` on one version's import sets the whole ladder's ceiling: the import
+/// says so, naming the other versions it changes; a figure past the ceiling (a wrong
+/// `--flops`: the tiled SGEMM at thousands of TFLOPS) is warned of by the import and by
+/// every report of the ladder.
+#[test]
+fn the_ladders_ceiling_and_figures_past_it_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = dir.path().join("profiles");
+    let import = |kernel: &str, version: &str, extra: &[&str]| {
+        let mut c = stallscope();
+        c.arg("import")
+            .arg(fixture("sgemm/raw.csv"))
+            .args(["--kernel", kernel, "--version", version, "--ladder", "l"])
+            .arg("--profiles")
+            .arg(&profiles)
+            .args(extra);
+        c.output().unwrap()
+    };
+    let out = import("mm_naive", "v1", &["--flops", "17179869184"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).lines().count() == 1);
+    let out = import(
+        "mm_tiled",
+        "v2",
+        &["--flops", "4e12", "--peak-tflops", "67"],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "--peak-tflops sets the ladder's ceiling, not only v2's: peak_tflops = 67 (was unset)"
+        ) && said.contains("(1 other version)"),
+        "{said}"
+    );
+    let warning = "warning: v2 of l: TFLOPS (ncu) ";
+    assert!(
+        said.contains(warning) && said.contains("% of the ladder's ceiling (67 TFLOPS)"),
+        "{said}"
+    );
+    assert!(!said.contains("warning: v1"), "{said}");
+    let report = stallscope()
+        .args(["report", "--ladder", "l", "--profiles"])
+        .arg(&profiles)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    assert!(String::from_utf8_lossy(&report.stderr).contains(warning));
 }

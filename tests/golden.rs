@@ -353,3 +353,27 @@ fn metrics_page_reads_raw_names_in_the_details_layout() {
     assert!(a.stalls.is_none());
     assert!(a.get(MetricId::BankConflicts).is_none());
 }
+
+/// "SM clock (ncu)" is ncu's own SM Frequency: the details page in base units and the
+/// raw page of one report give it alike (`gpc__cycles_elapsed.avg.per_second`, 1.7282
+/// GHz for FlashAttention-2's launch), not the SMs' own cycle rate (1.7287 GHz).
+#[test]
+fn the_sm_clock_is_ncus_sm_frequency() {
+    let both = ladder_of(&[
+        "h200/sdpa_flash_raw.csv",
+        "h200/sdpa_flash_details_base.csv",
+    ]);
+    let p = both.versions[0].profile.as_ref().unwrap();
+    let ncu_figure = p
+        .detail_value("GPU Speed Of Light Throughput", "SM Frequency")
+        .expect("the details page's SM Frequency");
+    for ladder in [both.clone(), ladder_of(&["h200/sdpa_flash_raw.csv"])] {
+        let clock = analysis::analyse(&ladder, &ladder.versions[0])
+            .get(MetricId::SmClock)
+            .unwrap();
+        assert!(
+            (clock - ncu_figure).abs() < 1e3,
+            "SM clock {clock} Hz, ncu's SM Frequency {ncu_figure} Hz"
+        );
+    }
+}

@@ -121,3 +121,120 @@ fn flash_attention_tables_fit_40_columns() {
         .unwrap();
     assert!(widest <= 40, "a line of {widest} columns:\n{text}");
 }
+
+/// Each share of the ceiling is of its own throughput: "% of ceiling (ncu)" of TFLOPS
+/// (ncu), "% of ceiling (run)" of TFLOPS (run), on every version of the bundled ladder,
+/// which has both; a row never takes one version's figure from the run and another's
+/// from ncu.
+#[test]
+fn each_share_of_the_ceiling_is_of_its_own_throughput() {
+    use analysis::MetricId::{PctOfCeiling, RunPctOfCeiling, RunTflops, Tflops};
+    let ladder = flash_attention();
+    let peak = ladder.peak_tflops.unwrap();
+    let a = analysis::analyse_ladder(&ladder);
+    let share = |t: Option<f64>| t.map(|t| 100.0 * t / peak);
+    let mut checked = (0, 0);
+    for (v, an) in ladder.versions.iter().zip(&a.versions) {
+        assert_eq!(an.get(PctOfCeiling), share(an.get(Tflops)), "{}", v.id);
+        assert_eq!(
+            an.get(RunPctOfCeiling),
+            share(an.get(RunTflops)),
+            "{}",
+            v.id
+        );
+        checked.0 += an.get(PctOfCeiling).is_some() as usize;
+        checked.1 += an.get(RunPctOfCeiling).is_some() as usize;
+    }
+    assert!(checked.0 > 20 && checked.1 > 20, "{checked:?}");
+}
+
+/// Every run figure names the shape it was measured at, in every format that labels
+/// rows: the table, Markdown, HTML and CSV (a `run_shape` column); `--shape` renames
+/// them; ncu's rows name ncu.
+#[test]
+fn run_figures_name_their_shape_in_every_format() {
+    let mut ladder = flash_attention();
+    let shapes = ladder.measured_shapes();
+    assert!(shapes.len() > 1);
+    for shape in [shapes[0], shapes[1]] {
+        ladder.shown = Some(shape);
+        let analysed = [Analysed::new(&ladder)];
+        let at = format!("TFLOPS (run at {shape})");
+        for format in [Format::Table, Format::Markdown, Format::Html] {
+            let text = report::exporter(format).timeline(&analysed);
+            assert!(text.contains(&at), "{format:?}: no {at:?}");
+            assert!(text.contains("% of ceiling (run at "), "{format:?}");
+            assert!(text.contains("% of ceiling (ncu)"), "{format:?}");
+        }
+        let csv = report::exporter(Format::Csv).timeline(&analysed);
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        let col = header.iter().position(|c| c == "run_shape").unwrap();
+        let metric = header.iter().position(|c| c == "metric").unwrap();
+        let mut runs = 0;
+        for row in reader.records() {
+            let row = row.unwrap();
+            let expected = if row[metric].starts_with("run_") {
+                runs += 1;
+                shape.to_string()
+            } else {
+                String::new()
+            };
+            assert_eq!(&row[col], expected, "{row:?}");
+        }
+        assert!(runs > 0);
+    }
+}
+
+/// A number of a shown value or delta: `-1,234.5` of `-1,234.5 µs (0.50×)`.
+fn shown_number(text: &str) -> Option<f64> {
+    let t: String = text
+        .split_whitespace()
+        .next()?
+        .chars()
+        .filter(|&c| c != ',')
+        .collect();
+    t.replace('−', "-").parse().ok()
+}
+
+/// Every delta of compare is the difference of the two values it shows, within the
+/// delta's own last digit (`1664 → 1664 MHz` read "-1 MHz", `0.1 → 0.7 %` "+0.5 pt"):
+/// every step of the bundled ladder, every metric but the sizes in KiB.
+#[test]
+fn every_delta_is_the_difference_of_the_values_shown() {
+    use analysis::Kind;
+    let ladder = flash_attention();
+    let a = analysis::analyse_ladder(&ladder);
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for (i, w) in a.versions.windows(2).enumerate() {
+        let c = analysis::compare(&w[0], &w[1], None);
+        for m in &c.metrics {
+            let d = m.id.def();
+            if d.kind == Kind::Bytes {
+                continue;
+            }
+            let (Some(x), Some(y)) = (m.a, m.b) else {
+                continue;
+            };
+            let shown_a = shown_number(&report::format::value(d.kind, Some(x))).unwrap();
+            let shown_b = shown_number(&report::format::value(d.kind, Some(y))).unwrap();
+            let delta = report::format::delta(d.kind, m.a, m.b);
+            let said = shown_number(&delta).unwrap();
+            let number = delta.split_whitespace().next().unwrap();
+            let decimals = number.split_once('.').map_or(0, |(_, f)| f.len());
+            let tolerance = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
+            checked += 1;
+            if (said - (shown_b - shown_a)).abs() > tolerance {
+                wrong.push(format!(
+                    "{} → {}: {}: {shown_a} → {shown_b} reads {delta}",
+                    ladder.versions[i].id,
+                    ladder.versions[i + 1].id,
+                    d.name
+                ));
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

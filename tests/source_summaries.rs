@@ -178,6 +178,7 @@ fn import_writes_the_summary_and_the_next_load_leaves_the_listing_unread() {
         force: false,
         flops: None,
         peak_tflops: None,
+        keep: &[],
     })
     .unwrap();
     let l = disk(&tmp.path().join("toy"));

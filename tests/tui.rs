@@ -1162,3 +1162,71 @@ fn the_compare_view_gives_the_instruction_mix_its_stall_samples() {
         "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9"
     );
 }
+
+/// The inspect view shows one quantity in one unit: the min, max, avg and sum of a raw
+/// metric (`dram__bytes.min.per_second` …) alike, scaled together, and no rate unscaled
+/// beside scaled ones (`697,841,354 byte/s` beside `33.5 GB/s`): on the real raw pages
+/// of eight kernels of the basic set and of cuDNN's and FlashAttention-2's kernels.
+#[test]
+fn inspect_shows_one_unit_per_quantity() {
+    let ladder = model::load_files(
+        &[
+            common::fixture("h200/others_basic_raw.csv"),
+            common::fixture("h200/sdpa_cudnn_raw.csv"),
+            common::fixture("h200/sdpa_flash_raw.csv"),
+        ],
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let ids: Vec<String> = ladder.versions.iter().map(|v| v.id.clone()).collect();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    a.update(Action::Show(View::Inspect));
+    let mut wrong = Vec::new();
+    let mut groups = 0;
+    for id in &ids {
+        select(&mut a, id);
+        let mut units: std::collections::BTreeMap<String, (String, String)> = Default::default();
+        for e in views::inspect::entries(&a, 160) {
+            let spans: Vec<String> = e.line.spans.iter().map(|s| s.content.to_string()).collect();
+            let [name, value] = spans.as_slice() else {
+                continue;
+            };
+            let name = name.trim();
+            // Raw metrics: a quantity is the metric before its rollup (`.min`, `.sum` …).
+            let Some(at) = name.find("__") else { continue };
+            // Past a collection prefix (`TPC.TriageCompute.`).
+            let metric = &name[name[..at].rfind('.').map_or(0, |i| i + 1)..];
+            let stem = metric.split('.').next().unwrap_or(metric);
+            let Some((number, unit)) = value.split_once(' ') else {
+                continue;
+            };
+            if number.parse::<f64>().is_err() && number.replace(',', "").parse::<f64>().is_err() {
+                continue;
+            }
+            if unit.ends_with("/s")
+                && number.replace(',', "").parse::<f64>().unwrap().abs() >= 1000.0
+            {
+                wrong.push(format!("{id}: {name} {value}: unscaled"));
+            }
+            // The rollups of one metric in one unit ("%" rows are other quantities).
+            let key = format!("{stem} {}", unit.split('/').next_back().unwrap_or(""));
+            match units.get(&key) {
+                Some((u, first)) if u != unit => {
+                    wrong.push(format!("{id}: {first} in {u}, {name} {value}"))
+                }
+                Some(_) => {}
+                None => {
+                    groups += 1;
+                    units.insert(key, (unit.to_string(), format!("{name} {value}")));
+                }
+            }
+        }
+    }
+    assert!(groups > 1000, "{groups}");
+    assert!(
+        wrong.is_empty(),
+        "{} of them: {:#?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(20)]
+    );
+}

@@ -152,7 +152,7 @@ fn compare_csv_names_versions_by_id() {
     let csv = compare_sgemm("csv");
     assert_eq!(
         csv.lines().next(),
-        Some("metric,unit,v1,v2,verdict"),
+        Some("metric,unit,v1,v2,verdict,run_shape"),
         "{csv}"
     );
 }
@@ -173,7 +173,7 @@ fn compare_csv_names_two_launches_of_one_file_apart() {
     let p = f.display();
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).lines().next(),
-        Some(format!("metric,unit,{p}#3,{p}#2,verdict").as_str())
+        Some(format!("metric,unit,{p}#3,{p}#2,verdict,run_shape").as_str())
     );
 }
 

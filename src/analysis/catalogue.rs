@@ -152,6 +152,8 @@ catalogue! {
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
+    RunPctOfCeiling: "run_pct_of_ceiling", "% of ceiling (run)", Percent, Higher, Speed, [],
+        "TFLOPS (run) as a share of the ladder's practical tensor-core ceiling (its manifest's peak_tflops)";
     RunClock: "run_sm_clock", "SM clock (run)", Frequency, Neutral, Speed, [],
         "mean SM clock NVML reported over the run's timed windows: the H200 drops from 1980 to ~1620 MHz under sustained load";
     RunPower: "run_power", "Board power (run)", Power, Neutral, Speed, [],
@@ -164,13 +166,13 @@ catalogue! {
         [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
         "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
     SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
-        [Raw("smsp__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency"),
-         Detail(SOL_2020, "SM Frequency"), Raw("gpc__cycles_elapsed.avg.per_second")],
-        "the SM clock during the profiled launch (ncu with --clock-control none measures at the clock it finds)";
+        [Raw("gpc__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency"),
+         Detail(SOL_2020, "SM Frequency"), Raw("smsp__cycles_elapsed.avg.per_second")],
+        "ncu's SM Frequency during the profiled launch (gpc__cycles_elapsed.avg.per_second, the figure its details page shows; ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
-    PctOfCeiling: "pct_of_ceiling", "% of ceiling", Percent, Higher, Speed, [],
-        "throughput as a share of the ladder's practical tensor-core ceiling";
+    PctOfCeiling: "pct_of_ceiling", "% of ceiling (ncu)", Percent, Higher, Speed, [],
+        "TFLOPS (ncu) as a share of the ladder's practical tensor-core ceiling (its manifest's peak_tflops)";
     TensorPipe: "tensor_pipe", "Tensor pipe active", Percent, Higher, Compute,
         [Raw("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed")],
         "cycles the tensor cores were busy (mma.sync and wgmma together)";
@@ -224,15 +226,52 @@ catalogue! {
         "instructions that spill registers to local memory and load them back";
 }
 
+/// Where a metric's values come from: stallscope's own timed runs (at one shape) or
+/// the profiled launch ncu measured. A row of any view holds values of one origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Run,
+    Ncu,
+}
+
 impl MetricDef {
+    pub fn origin(&self) -> Origin {
+        use MetricId::*;
+        match self.id {
+            RunTime | RunTflops | RunPctOfCeiling | RunClock | RunPower | RunEnergy
+            | RunEfficiency => Origin::Run,
+            _ => Origin::Ncu,
+        }
+    }
+
+    /// The row label naming the run shape of a run metric (`TFLOPS (run at
+    /// 1,64,1024,128)`), where the shape is known; other metrics as [`MetricDef::label`].
+    pub fn label_at(&self, run_shape: Option<&str>) -> String {
+        self.label_of(&self.name_at(run_shape))
+    }
+
+    /// The name naming the run shape of a run metric (`TFLOPS (run at 1,64,1024,128)`),
+    /// where the shape is known.
+    pub fn name_at(&self, run_shape: Option<&str>) -> String {
+        match (self.origin(), run_shape) {
+            (Origin::Run, Some(shape)) => self.name.replace("(run)", &format!("(run at {shape})")),
+            _ => self.name.to_string(),
+        }
+    }
+
     /// The row label: the name with its unit, unless the unit is in the name already or
     /// the values carry their own (bytes as KiB, MiB).
     pub fn label(&self) -> String {
+        self.label_of(self.name)
+    }
+
+    fn label_of(&self, name: &str) -> String {
         let unit = self.kind.unit();
-        if unit.is_empty() || self.kind == Kind::Bytes || self.name.contains(unit) {
-            self.name.to_string()
+        if unit.is_empty() || self.kind == Kind::Bytes || name.contains(unit) {
+            name.to_string()
         } else {
-            format!("{} ({unit})", self.name)
+            format!("{name} ({unit})")
         }
     }
 }

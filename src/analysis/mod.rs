@@ -89,11 +89,14 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         _ => None,
     };
     values[MetricId::Tflops as usize] = tflops;
-    let best = values[MetricId::RunTflops as usize].or(tflops);
-    values[MetricId::PctOfCeiling as usize] = match (best, ladder.peak_tflops) {
+    // Each share of the ceiling from its own throughput: a row never mixes the run's
+    // figure with ncu's.
+    let of_ceiling = |t: Option<f64>| match (t, ladder.peak_tflops) {
         (Some(t), Some(peak)) if peak > 0.0 => Some(100.0 * t / peak),
         _ => None,
     };
+    values[MetricId::RunPctOfCeiling as usize] = of_ceiling(values[MetricId::RunTflops as usize]);
+    values[MetricId::PctOfCeiling as usize] = of_ceiling(tflops);
 
     let stalls = v.profile.as_ref().and_then(StallBreakdown::from_profile);
     let source = v.profile.as_ref().and_then(|p| p.source.as_ref());
@@ -115,6 +118,39 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         bottleneck: label.ok(),
         occupancy: v.profile.as_ref().and_then(occupancy::OccupancyLimit::of),
     }
+}
+
+/// Figures no kernel gives, one line each with what to check: a throughput above the
+/// ladder's ceiling (a `% of ceiling` past 100 comes from a FLOP count or a ceiling that
+/// is wrong far more often than from a kernel beating its GPU's practical peak).
+pub fn implausible(ladder: &Ladder, a: &LadderAnalysis) -> Vec<String> {
+    let Some(peak) = ladder.peak_tflops else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (v, an) in ladder.versions.iter().zip(&a.versions) {
+        for (share, tflops) in [
+            (MetricId::PctOfCeiling, MetricId::Tflops),
+            (MetricId::RunPctOfCeiling, MetricId::RunTflops),
+        ] {
+            let (Some(pct), Some(t)) = (an.get(share), an.get(tflops)) else {
+                continue;
+            };
+            if pct > 100.0 {
+                let flops = match ladder.flops_of(v) {
+                    Some(f) => format!("{f:e}"),
+                    None => "none".to_string(),
+                };
+                out.push(format!(
+                    "{} of {}: {} {t:.1} is {pct:.0} % of the ladder's ceiling ({peak} TFLOPS), past what its GPU can do: check its FLOP count of one launch ({flops}: --flops, `flops` in ladder.toml) and the ceiling (--peak-tflops, `peak_tflops`)",
+                    v.id,
+                    ladder.name,
+                    tflops.def().name,
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn read(p: &Profile, src: &Src) -> Option<f64> {

@@ -32,11 +32,32 @@ pub struct Request<'a> {
     pub flops: Option<f64>,
     /// The ceiling "% of ceiling" is measured against, written to the ladder's manifest.
     pub peak_tflops: Option<f64>,
+    /// What a forced re-import keeps of the version's old entry besides what is given
+    /// again (`--keep`).
+    pub keep: &'a [Keep],
+}
+
+/// A key of a version's entry that an import writes (from a flag or by default) and a
+/// forced re-import keeps only when told: the new exports may be another kernel's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Keep {
+    /// The version's title.
+    Title,
+    /// The version's FLOP count (`--flops`).
+    Flops,
+    /// The version's baseline mark (`--baseline`).
+    Baseline,
+}
+
+impl Keep {
+    pub const ALL: &[Keep] = &[Keep::Title, Keep::Flops, Keep::Baseline];
 }
 
 impl<'a> Request<'a> {
     /// The pages `stallscope profile` exported of `version`: no title, kernel or launch
-    /// chosen (the exports name one kernel), replacing the version's exports when `force`.
+    /// chosen (the exports name one kernel), replacing the version's exports when `force`
+    /// and keeping its title, FLOP count and baseline mark (the same program profiled
+    /// again).
     pub fn profiled(
         profiles: &'a Path,
         ladder: Option<&'a str>,
@@ -56,6 +77,7 @@ impl<'a> Request<'a> {
             force,
             flops: None,
             peak_tflops: None,
+            keep: Keep::ALL,
         }
     }
 }
@@ -95,6 +117,9 @@ pub struct Imported {
     pub dir: PathBuf,
     pub files: Vec<(String, ncu::PageKind)>,
     pub kernel: String,
+    /// What a forced re-import changed of the version's entry beside its exports, and
+    /// what it changed beyond the version (the ladder's ceiling): one line each.
+    pub changes: Vec<String>,
 }
 
 impl std::fmt::Display for Imported {
@@ -107,7 +132,11 @@ impl std::fmt::Display for Imported {
             self.dir.display(),
             kinds.join(", "),
             self.kernel
-        )
+        )?;
+        for c in &self.changes {
+            write!(f, "\n  {c}")?;
+        }
+        Ok(())
     }
 }
 
@@ -270,24 +299,56 @@ pub fn import(req: &Request) -> Result<Imported> {
         .iter()
         .map(|n| format!("{}/{n}", req.version))
         .collect();
-    let entry = VersionEntry {
-        id: req.version.to_string(),
-        title: req
-            .title
-            .map(str::to_string)
-            .or_else(|| existing.map(|v| v.title.clone()))
-            .unwrap_or_else(|| model::default_title(&profile.kernel)),
-        files,
-        kernel: req
-            .kernel
-            .map(str::to_string)
-            .or_else(|| Some(kernel.clone())),
-        launch,
-        baseline: req.baseline || existing.is_some_and(|v| v.baseline),
-        flops: req.flops.or(existing.and_then(|v| v.flops)),
-        ..existing.cloned().unwrap_or_default()
+    let default_title = model::default_title(&profile.kernel);
+    let mut changes = Vec::new();
+    let entry = match existing.filter(|v| req.force && !v.files.is_empty()) {
+        // A forced re-import: the new exports may be another launch, of another kernel.
+        // What the old import wrote goes; what the user set by hand stays only when
+        // given again or kept with --keep; the notes, source, technique and parent
+        // (never written by an import) stay.
+        Some(old) => {
+            let entry = replaced_entry(req, old, files, &kernel, launch, default_title);
+            changes = replacement_changes(old, &entry, req.keep);
+            entry
+        }
+        None => VersionEntry {
+            id: req.version.to_string(),
+            title: req
+                .title
+                .map(str::to_string)
+                .or_else(|| existing.map(|v| v.title.clone()))
+                .unwrap_or(default_title),
+            files,
+            kernel: req
+                .kernel
+                .map(str::to_string)
+                .or_else(|| Some(kernel.clone())),
+            launch,
+            baseline: req.baseline || existing.is_some_and(|v| v.baseline),
+            flops: req.flops.or(existing.and_then(|v| v.flops)),
+            ..existing.cloned().unwrap_or_default()
+        },
     };
-    if req.peak_tflops.is_some() {
+    if let Some(peak) = req.peak_tflops {
+        // The ceiling is the ladder's: every version's "% of ceiling" changes with it.
+        let was = match m.peak_tflops {
+            Some(p) if p == peak => None,
+            Some(p) => Some(format!("was {p}")),
+            None => Some("was unset".to_string()),
+        };
+        if let Some(was) = was {
+            let others = m.versions.iter().filter(|v| v.id != req.version).count();
+            let also = match others {
+                0 => String::new(),
+                1 => " (1 other version)".to_string(),
+                n => format!(" ({n} other versions)"),
+            };
+            changes.push(format!(
+                "--peak-tflops sets the ladder's ceiling, not only {}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ceiling\" is measured against it{also}",
+                req.version,
+                ladder_dir.join(manifest::FILE_NAME).display(),
+            ));
+        }
         m.peak_tflops = req.peak_tflops;
     }
     match m.version_mut(req.version) {
@@ -309,7 +370,72 @@ pub fn import(req: &Request) -> Result<Imported> {
             .zip(profile.pages.iter().map(|(k, _)| *k))
             .collect(),
         kernel,
+        changes,
     })
+}
+
+/// The entry of a version imported again with `--force` over `old`.
+fn replaced_entry(
+    req: &Request,
+    old: &VersionEntry,
+    files: Vec<String>,
+    kernel: &str,
+    launch: Option<u64>,
+    default_title: String,
+) -> VersionEntry {
+    let keep = |k: Keep| req.keep.contains(&k);
+    VersionEntry {
+        id: req.version.to_string(),
+        title: req
+            .title
+            .map(str::to_string)
+            .or_else(|| keep(Keep::Title).then(|| old.title.clone()))
+            .unwrap_or(default_title),
+        files,
+        kernel: Some(req.kernel.unwrap_or(kernel).to_string()),
+        launch,
+        baseline: req.baseline || (keep(Keep::Baseline) && old.baseline),
+        flops: req.flops.or(old.flops.filter(|_| keep(Keep::Flops))),
+        // The command that profiled the old exports; `profile -- CMD` stores its own.
+        profile: None,
+        technique: old.technique.clone(),
+        notes: old.notes.clone(),
+        source: old.source.clone(),
+        parent: old.parent.clone(),
+    }
+}
+
+/// What a forced re-import changed of a version's entry, in words: the title, the FLOP
+/// count and the baseline mark, each with how to keep it.
+fn replacement_changes(old: &VersionEntry, new: &VersionEntry, keep: &[Keep]) -> Vec<String> {
+    let mut out = Vec::new();
+    if old.title != new.title {
+        let how = if keep.contains(&Keep::Title) {
+            ""
+        } else {
+            " (--title T sets one, --keep title keeps the old)"
+        };
+        out.push(format!(
+            "title {:?} replaced by {:?}{how}",
+            old.title, new.title
+        ));
+    }
+    match (old.flops, new.flops) {
+        (Some(a), None) => out.push(format!(
+            "flops {a:e} removed: they were the old export's (--flops gives them again, --keep flops keeps them)"
+        )),
+        (Some(a), Some(b)) if a != b => out.push(format!("flops {a:e} replaced by {b:e}")),
+        _ => {}
+    }
+    if old.baseline && !new.baseline {
+        out.push(
+            "no longer a baseline (--baseline marks it again, --keep baseline keeps it)".into(),
+        );
+    }
+    if old.profile.is_some() {
+        out.push("the profile command stored with the old exports removed".into());
+    }
+    out
 }
 
 /// The ladder folder an import goes to: the one named, else the only one, else `imported`.

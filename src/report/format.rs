@@ -158,11 +158,34 @@ pub fn bytes(v: f64) -> String {
     }
 }
 
-/// A delta between two values of one metric, in the metric's unit or as a factor.
+/// A value as [`value`] shows it, read back (in the stored unit): a delta of two shown
+/// values is then the difference a reader works out from them.
+pub fn as_shown(kind: Kind, v: f64) -> f64 {
+    if !v.is_finite() || v.abs() >= ABSURD {
+        return v;
+    }
+    let text: String = value(kind, Some(v)).chars().filter(|&c| c != ',').collect();
+    let (number, unit) = text.split_once(' ').unwrap_or((&text, ""));
+    let Ok(x) = number.parse::<f64>() else {
+        return v;
+    };
+    match (kind, unit) {
+        (Kind::Time, _) => x * 1e3,
+        (Kind::Frequency, _) => x * 1e6,
+        (Kind::Bytes, "KiB") => x * 1024.0,
+        (Kind::Bytes, "MiB") => x * 1024.0 * 1024.0,
+        _ => x,
+    }
+}
+
+/// A delta between two values of one metric, in the metric's unit or as a factor:
+/// worked out from the values as [`value`] shows them, so that `1970 → 1978 MHz` reads
+/// `+8 MHz` and `0.1 → 0.2 %` reads `+0.1 pt`.
 pub fn delta(kind: Kind, a: Option<f64>, b: Option<f64>) -> String {
     let (Some(a), Some(b)) = (a, b) else {
         return UNKNOWN.to_string();
     };
+    let (a, b) = (as_shown(kind, a), as_shown(kind, b));
     let d = b - a;
     let sign = if d >= 0.0 { "+" } else { "-" };
     let abs = match kind {

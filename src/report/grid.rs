@@ -208,6 +208,7 @@ pub fn timeline(a: &Analysed) -> Grid {
         }
         None => UNKNOWN.to_string(),
     }));
+    let run_shape = ladder.shown_shape().map(|s| s.to_string());
     let mut group = None;
     for d in METRICS {
         if order.iter().all(|&i| cell(i).get(d.id).is_none()) {
@@ -217,7 +218,7 @@ pub fn timeline(a: &Analysed) -> Grid {
             rows.push(Row::Section(group_name(d.group).to_string()));
             group = Some(d.group);
         }
-        let name = d.label();
+        let name = d.label_at(run_shape.as_deref());
         rows.push(Row::Cells(
             std::iter::once(name)
                 .chain(
@@ -339,7 +340,7 @@ pub fn comparison(input: &CompareInput) -> Grid {
         }
         let d = m.id.def();
         rows.push(Row::Cells(vec![
-            d.name.to_string(),
+            d.name_at(input.run_shape.as_deref()),
             format::with_unit(d.kind, m.a),
             format::with_unit(d.kind, m.b),
             format::delta(d.kind, m.a, m.b),

@@ -336,7 +336,8 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
             let metric = svg::speed_metric(a).map(|m| m.def());
             let mut s = format!(
                 "{} of each version of the ladder (the best in green)",
-                metric.map_or("Speed", |d| d.name)
+                metric.map_or("Speed".to_string(), |d| d
+                    .name_at(a.ladder.shown_shape().map(|s| s.to_string()).as_deref()))
             );
             if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
                 s.push_str("; dashed lines: the baselines");
@@ -392,6 +393,7 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
          metric's direction (uncoloured: a metric with no better direction). Baselines are \
          shaded. Hover a heading for what it measures.</p>\n<div class=\"tables\">\n",
     );
+    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
     for group in [Group::Speed, Group::Compute, Group::Memory, Group::Launch] {
         let defs: Vec<_> = METRICS
             .iter()
@@ -430,7 +432,7 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
                 html,
                 "<th title=\"{}\">{}</th>",
                 escape(d.help),
-                escape(&d.label())
+                escape(&d.label_at(run_shape.as_deref()))
             );
         }
         html.push_str("</tr></thead><tbody>\n");
@@ -1046,7 +1048,7 @@ fn compare_page(input: &CompareInput) -> String {
             html,
             "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
             escape(d.help),
-            escape(d.name),
+            escape(&d.name_at(input.run_shape.as_deref())),
             format::with_unit(d.kind, m.a),
             format::with_unit(d.kind, m.b),
             format::delta(d.kind, m.a, m.b),

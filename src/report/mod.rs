@@ -12,6 +12,7 @@ pub mod svg;
 
 pub use grid::Grid;
 
+use crate::analysis::catalogue::Origin;
 use crate::analysis::{
     self, Bottleneck, Comparison, LadderAnalysis, METRICS, NoLabel, StallSource, StepVerdict,
     TrailStep, VersionAnalysis,
@@ -301,14 +302,23 @@ impl Exporter for CsvExporter {
     fn timeline(&self, ladders: &[Analysed]) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let _ = w.write_record([
-            "ladder", "version", "title", "baseline", "metric", "value", "unit",
+            "ladder",
+            "version",
+            "title",
+            "baseline",
+            "metric",
+            "value",
+            "unit",
+            "run_shape",
         ]);
         for a in ladders {
+            let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
             for &i in &display_order(a.ladder) {
                 let v = &a.ladder.versions[i];
                 let an = &a.analysis.versions[i];
                 let base = if v.baseline { "true" } else { "false" };
-                let mut row = |metric: &str, value: String, unit: &str| {
+                // `run_shape`: the shape a run metric's value is of; empty for ncu's.
+                let mut row = |metric: &str, value: String, unit: &str, shape: &str| {
                     let _ = w.write_record([
                         a.ladder.name.as_str(),
                         &v.id,
@@ -317,29 +327,45 @@ impl Exporter for CsvExporter {
                         metric,
                         &value,
                         unit,
+                        shape,
                     ]);
                 };
                 for d in METRICS {
                     if let Some(x) = an.get(d.id) {
-                        row(d.key, format!("{}", d.kind.output(x)), d.kind.output_unit());
+                        let shape = match d.origin() {
+                            Origin::Run => run_shape.as_deref().unwrap_or_default(),
+                            Origin::Ncu => "",
+                        };
+                        row(
+                            d.key,
+                            format!("{}", d.kind.output(x)),
+                            d.kind.output_unit(),
+                            shape,
+                        );
                     }
                 }
                 if let Some(s) = &an.stalls {
-                    row("stall_source", s.source.key().into(), "");
+                    row("stall_source", s.source.key().into(), "", "");
                     if let Some(n) = s.samples {
-                        row("stall_samples", n.to_string(), "count");
+                        row("stall_samples", n.to_string(), "count", "");
                     }
                     for (r, share) in s.ranked() {
                         row(
                             &format!("stall_{}", r.metric_name()),
                             format!("{share}"),
                             STALL_UNIT,
+                            "",
                         );
                     }
                 }
                 if let Some(b) = &an.bottleneck {
-                    row("bottleneck", b.to_string(), "");
-                    row("bottleneck_share", format!("{}", b.top.share), STALL_UNIT);
+                    row("bottleneck", b.to_string(), "", "");
+                    row(
+                        "bottleneck_share",
+                        format!("{}", b.top.share),
+                        STALL_UNIT,
+                        "",
+                    );
                 }
             }
         }
@@ -354,17 +380,22 @@ impl Exporter for CsvExporter {
             a.push_str(" (a)");
             b.push_str(" (b)");
         }
-        let _ = w.write_record(["metric", "unit", &a, &b, "verdict"]);
+        let _ = w.write_record(["metric", "unit", &a, &b, "verdict", "run_shape"]);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         for m in &input.comparison.metrics {
             let d = m.id.def();
             let out = |x: Option<f64>| num(x.map(|v| d.kind.output(v)));
+            let shape = match d.origin() {
+                Origin::Run => input.run_shape.as_deref().unwrap_or_default(),
+                Origin::Ncu => "",
+            };
             let _ = w.write_record([
                 d.key,
                 d.kind.output_unit(),
                 &out(m.a),
                 &out(m.b),
                 &verdict_word(m.verdict),
+                shape,
             ]);
         }
         for s in &input.comparison.stalls {
@@ -374,6 +405,7 @@ impl Exporter for CsvExporter {
                 &num(s.a),
                 &num(s.b),
                 &verdict_word(s.verdict),
+                "",
             ]);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

@@ -342,7 +342,13 @@ fn speed(a: &Analysed) -> Option<String> {
     } else {
         "throughput per version"
     };
-    open_svg(&mut out, "speed", height, &format!("{}: {what}", def.name));
+    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+    open_svg(
+        &mut out,
+        "speed",
+        height,
+        &format!("{}: {what}", def.name_at(run_shape.as_deref())),
+    );
     y_grid(&mut out, top, plot_h, max, step, right, "");
     text(
         &mut out,
@@ -350,7 +356,7 @@ fn speed(a: &Analysed) -> Option<String> {
         top - 7.0,
         "start",
         "muted",
-        &def.label(),
+        &def.label_at(run_shape.as_deref()),
     );
 
     let label_values = slots.width >= 22.0;

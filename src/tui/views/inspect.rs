@@ -273,8 +273,15 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     }
     for (section, metrics) in sections {
         out.push(header(section.to_string()));
+        // A section's values of one unit are scaled alike.
+        let most = largest(
+            metrics
+                .iter()
+                .map(|m| ("", &*m.unit, m.value.num().unwrap_or(0.0))),
+        );
         for m in metrics {
-            out.push(metric(section, &m.name, quantity(&m.value, &m.unit)));
+            let scale = Scale::of(&m.unit, most.get(&("", &*m.unit)).copied().unwrap_or(0.0));
+            out.push(metric(section, &m.name, scale.show(&m.value)));
         }
     }
     if !p.rules.is_empty() {
@@ -310,16 +317,26 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
         }
     }
     if let Some(raw) = &p.raw {
+        // One quantity is a metric's rollups (`.min`, `.max`, `.sum` …) in one unit:
+        // they are scaled alike.
+        let stem = |metric: &str| metric.split('.').next().unwrap_or("").to_string();
+        let cells: Vec<_> = raw.iter().filter(|(_, v)| !v.is_empty()).collect();
+        let stems: Vec<String> = cells.iter().map(|(col, _)| stem(&col.metric)).collect();
+        let most = largest(
+            cells
+                .iter()
+                .zip(&stems)
+                .map(|((col, v), s)| (s.as_str(), &*col.unit.base, v.num().unwrap_or(0.0))),
+        );
         let mut units: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-        for (col, value) in raw.iter() {
-            if value.is_empty() {
-                continue;
-            }
+        for ((col, value), s) in cells.iter().zip(&stems) {
             let unit = col.metric.split("__").next().unwrap_or("");
+            let base = &*col.unit.base;
+            let scale = Scale::of(base, most.get(&(s.as_str(), base)).copied().unwrap_or(0.0));
             units
                 .entry(unit)
                 .or_default()
-                .push((col.name.to_string(), quantity(&value, &col.unit.base)));
+                .push((col.name.to_string(), scale.show(value)));
         }
         for (unit, metrics) in units {
             out.push(header(format!(
@@ -334,25 +351,118 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     out
 }
 
-/// A value in its internal unit, readable: ns as µs or ms, bytes as KiB/MiB, Hz as GHz.
-pub fn quantity(v: &Value, unit: &str) -> String {
-    match v {
-        Value::Empty => format::UNKNOWN.to_string(),
-        Value::Text(t) => t.to_string(),
-        Value::Num(x) => {
-            let x = *x;
-            match unit {
-                "ns" if x >= 1e6 => format!("{:.3} ms", x / 1e6),
-                "ns" if x >= 1e3 => format!("{:.2} µs", x / 1e3),
-                "byte" | "byte/block" if x >= 1024.0 => {
-                    format!("{}{}", format::bytes(x), &unit[4..])
+/// How the values of one quantity are shown: one unit for all of them, chosen from
+/// the largest, so that a min and a max (or the rows of one section) read alike.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    /// The stored value is divided by this.
+    divisor: f64,
+    unit: String,
+    decimals: usize,
+}
+
+impl Scale {
+    /// The scale of a quantity in `unit` (the internal one: ns, byte, Hz, …/s) whose
+    /// largest value is `largest`.
+    pub fn of(unit: &str, largest: f64) -> Scale {
+        let largest = if largest.is_finite() {
+            largest.abs()
+        } else {
+            0.0
+        };
+        let pick = |steps: &[(f64, &str, usize)], base: (&str, usize)| {
+            steps
+                .iter()
+                .find(|(d, _, _)| largest >= *d)
+                .map(|&(d, u, n)| Scale {
+                    divisor: d,
+                    unit: u.to_string(),
+                    decimals: n,
+                })
+                .unwrap_or(Scale {
+                    divisor: 1.0,
+                    unit: base.0.to_string(),
+                    decimals: base.1,
+                })
+        };
+        match unit {
+            "ns" => pick(&[(1e9, "s", 3), (1e6, "ms", 3), (1e3, "µs", 2)], ("ns", 0)),
+            "byte" | "byte/block" => {
+                let per = &unit[4..];
+                pick(
+                    &[
+                        (1024.0 * 1024.0 * 1024.0, &format!("GiB{per}"), 2),
+                        (1024.0 * 1024.0, &format!("MiB{per}"), 1),
+                        (1024.0, &format!("KiB{per}"), 1),
+                    ],
+                    (&format!("B{per}"), 0),
+                )
+            }
+            "Hz" => pick(
+                &[(1e9, "GHz", 2), (1e6, "MHz", 1), (1e3, "kHz", 1)],
+                ("Hz", 0),
+            ),
+            "byte/s" => pick(
+                &[
+                    (1e12, "TB/s", 2),
+                    (1e9, "GB/s", 1),
+                    (1e6, "MB/s", 1),
+                    (1e3, "KB/s", 1),
+                ],
+                ("B/s", 0),
+            ),
+            u if u.ends_with("/s") => {
+                let what = &u[..u.len() - 2];
+                pick(
+                    &[
+                        (1e12, &format!("T{what}/s"), 2),
+                        (1e9, &format!("G{what}/s"), 2),
+                        (1e6, &format!("M{what}/s"), 2),
+                        (1e3, &format!("K{what}/s"), 2),
+                    ],
+                    (u, 0),
+                )
+            }
+            u => Scale {
+                divisor: 1.0,
+                unit: u.to_string(),
+                decimals: usize::MAX,
+            },
+        }
+    }
+
+    /// A value in this scale, with its unit.
+    pub fn show(&self, v: &Value) -> String {
+        match v {
+            Value::Empty => format::UNKNOWN.to_string(),
+            Value::Text(t) => t.to_string(),
+            Value::Num(x) => {
+                let number = if self.decimals == usize::MAX || self.divisor == 1.0 {
+                    format::thousands(*x)
+                } else {
+                    format!("{:.*}", self.decimals, x / self.divisor)
+                };
+                if self.unit.is_empty() {
+                    number
+                } else {
+                    format!("{number} {}", self.unit)
                 }
-                "Hz" if x >= 1e9 => format!("{:.2} GHz", x / 1e9),
-                "Hz" if x >= 1e6 => format!("{:.1} MHz", x / 1e6),
-                "byte/s" if x >= 1e9 => format!("{:.1} GB/s", x / 1e9),
-                "" => format::thousands(x),
-                u => format!("{} {u}", format::thousands(x)),
             }
         }
     }
+}
+
+/// The largest value of each quantity among `rows` (a key and a value each), for
+/// [`Scale::of`].
+fn largest<'k>(
+    rows: impl Iterator<Item = (&'k str, &'k str, f64)>,
+) -> BTreeMap<(&'k str, &'k str), f64> {
+    let mut out: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+    for (key, unit, v) in rows {
+        let m = out.entry((key, unit)).or_insert(0.0);
+        if v.is_finite() {
+            *m = m.max(v.abs());
+        }
+    }
+    out
 }
