@@ -210,7 +210,9 @@ pub struct ImportArgs {
     /// The version they belong to (e.g. v07).
     #[arg(long = "version", value_name = "ID")]
     pub version_id: String,
-    /// The ladder folder to add to [default: the only ladder, or `imported`].
+    /// The ladder folder to add to [default: the only ladder, or `imported`]: a plain
+    /// folder name (no '/', no control character or bidirectional control such as
+    /// U+202E, not starting with '.').
     #[arg(long)]
     pub ladder: Option<String>,
     /// The version's title [default: the kernel's short name, cut to 48 characters].

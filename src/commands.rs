@@ -91,7 +91,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 flops: a.flops,
                 peak_tflops: a.peak_tflops,
             })?;
-            eprintln!("{done}");
+            eprintln!("{}", format::printable(&done.to_string()));
             Ok(true)
         }
         Some(Command::Run(a)) => run_command(common, &a),
