@@ -153,29 +153,30 @@ pub fn swap_in(
         );
     }
     std::fs::create_dir(&stage).with_context(|| format!("cannot create {}", stage.display()))?;
-    if target_meta.is_some() {
-        let skip: Vec<&str> = replaced
-            .iter()
-            .map(String::as_str)
-            .chain(new.iter().map(|f| f.name.as_str()))
-            .collect();
-        carry(&target, &stage, &skip)?;
-    }
-    for f in new {
-        write_new(&stage.join(&f.name), &f.data, None)?;
-        fault_point("an export staged");
-    }
     let manifest = ladder_dir.join(super::manifest::FILE_NAME);
     let mode = std::fs::metadata(&manifest).ok().map(|m| m.permissions());
-    write_new(&stage.join(PENDING), manifest_text.as_bytes(), mode)?;
-    files::sync_dir(&stage);
-    fault_point("the version staged");
-    if target_meta.is_some() {
-        files::exchange_dirs(&stage, &target)?;
-    } else {
-        std::fs::rename(&stage, &target).with_context(|| {
-            format!("cannot rename {} to {}", stage.display(), target.display())
-        })?;
+    let pending = NewFile {
+        name: PENDING.to_string(),
+        data: manifest_text.as_bytes().to_vec(),
+    };
+    let staged = stage_and_swap(
+        &stage,
+        &target,
+        target_meta.is_some(),
+        new,
+        replaced,
+        (&pending, mode),
+    );
+    if let Err(e) = staged {
+        // A failed import (a full disk, say) takes away what it staged: it would hold
+        // the space, and `check` would list it until the next import.
+        return Err(match std::fs::remove_dir_all(&stage) {
+            Ok(()) => e,
+            Err(r) => e.context(format!(
+                "and the staged {} could not be removed ({r}): the next import removes it",
+                stage.display()
+            )),
+        });
     }
     files::sync_dir(ladder_dir);
     fault_point("the version swapped in");
@@ -189,6 +190,41 @@ pub fn swap_in(
             .with_context(|| format!("cannot remove {}", stage.display()))?;
     }
     Ok(())
+}
+
+/// Fills the staging folder `stage` (the old version's files that stay, the `new` ones,
+/// and the pending manifest with the permissions of the one it replaces) and puts it in
+/// place of `target`: swapped with it where it `exists`, else renamed to it. Until it
+/// returns `Ok`, `stage` holds only what this import staged.
+fn stage_and_swap(
+    stage: &Path,
+    target: &Path,
+    exists: bool,
+    new: &[NewFile],
+    replaced: &[String],
+    (manifest, mode): (&NewFile, Option<std::fs::Permissions>),
+) -> Result<()> {
+    if exists {
+        let skip: Vec<&str> = replaced
+            .iter()
+            .map(String::as_str)
+            .chain(new.iter().map(|f| f.name.as_str()))
+            .collect();
+        carry(target, stage, &skip)?;
+    }
+    for f in new {
+        write_new(&stage.join(&f.name), &f.data, None)?;
+        fault_point("an export staged");
+    }
+    write_new(&stage.join(&manifest.name), &manifest.data, mode)?;
+    files::sync_dir(stage);
+    fault_point("the version staged");
+    if exists {
+        files::exchange_dirs(stage, target)
+    } else {
+        std::fs::rename(stage, target)
+            .with_context(|| format!("cannot rename {} to {}", stage.display(), target.display()))
+    }
 }
 
 /// Creates a file (never through an existing name or link), with `mode` or the umask's
