@@ -506,6 +506,25 @@ impl Lock {
         fs4::FileExt::lock(&file).with_context(|| format!("cannot lock {}", path.display()))?;
         Ok(Lock { _file: file })
     }
+
+    /// Whether a writer holds the lock of `dir` now (an import or a run under way),
+    /// asked without waiting and without creating the lock file: a reader tells a live
+    /// write from one that was killed this way.
+    pub fn is_held(dir: &Path) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(dir.join(LOCK_FILE))
+        else {
+            return false;
+        };
+        // A shared lock taken is let go when the file closes, at once.
+        matches!(
+            fs4::FileExt::try_lock_shared(&file),
+            Err(fs4::TryLockError::WouldBlock)
+        )
+    }
 }
 
 // Fault injection.

@@ -321,3 +321,70 @@ fn a_failed_import_removes_what_it_staged() {
     assert_eq!(seen(&profiles), old);
     assert!(!profiles.join("toy/v2").exists());
 }
+
+#[test]
+fn a_report_during_a_live_import_does_not_call_it_interrupted() {
+    let (_dir, profiles) = with_old_version();
+    let pending = profiles.join("toy/v1").join(model::staging::PENDING);
+    let report = || {
+        stallscope()
+            .args(["report", "--ladder", "toy", "--format", "csv", "--profiles"])
+            .arg(&profiles)
+            .output()
+            .unwrap()
+    };
+    let check = || {
+        stallscope()
+            .arg("check")
+            .arg("--profiles")
+            .arg(&profiles)
+            .output()
+            .unwrap()
+    };
+    // Every fault point of the import waits: after its swap, its new manifest stays
+    // pending in the version folder while the import holds the ladder's lock.
+    let live = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallscope"))
+        .arg("import")
+        .args(NEW.iter().map(|f| fixture(f)))
+        .args(["--version", "v1", "--ladder", "toy", "--kernel", "mm_tiled"])
+        .arg("--force")
+        .arg("--profiles")
+        .arg(&profiles)
+        .env("STALLSCOPE_FAULT_DELAY_MS", "1500")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !pending.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the import never swapped its version in"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (during, checked) = (report(), check());
+    let still_pending = pending.exists();
+    let out = live.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        still_pending,
+        "the import finished before the report ran: no window seen"
+    );
+    let stderr = String::from_utf8_lossy(&during.stderr);
+    assert!(
+        during.status.success() && !stderr.contains("interrupted"),
+        "during a live import: {during:?}"
+    );
+    assert!(
+        checked.status.success() && checked.stdout.is_empty(),
+        "check during a live import: {checked:?}"
+    );
+    // An import killed at the same point (after its swap) is still called interrupted.
+    assert!(!replace_aborted_at(&profiles, 6));
+    let after = report();
+    assert!(
+        String::from_utf8_lossy(&after.stderr)
+            .contains("an import was interrupted after it swapped"),
+        "after a killed import: {after:?}"
+    );
+}

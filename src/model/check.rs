@@ -2,7 +2,8 @@
 //! manifest parses and names each version once, every file it names exists, lies in
 //! the ladder's folders and parses, every version's launch can be picked, the run file
 //! reads, every parent is an earlier version, and nothing is left of an interrupted
-//! import; one line per problem.
+//! import (what a live one, holding its ladder's lock, has staged is not listed); one
+//! line per problem.
 
 use super::ladder::{named_file_error, read_manifest, roots};
 use super::runs::{self, RunFile, Shape};
@@ -35,7 +36,12 @@ pub fn check(profiles: &Path) -> Result<Checked> {
     let mut out = Checked::default();
     for dir in Store::Disk.subdirs(profiles)? {
         let has_manifest = std::fs::symlink_metadata(dir.join(manifest::FILE_NAME)).is_ok();
-        let leftovers = staging::leftovers(&dir);
+        // What an import under way (its lock held) has staged is no leftover.
+        let leftovers = if crate::files::Lock::is_held(&dir) {
+            Vec::new()
+        } else {
+            staging::leftovers(&dir)
+        };
         if !has_manifest && leftovers.is_empty() {
             continue;
         }

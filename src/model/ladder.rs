@@ -378,7 +378,11 @@ pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result
 pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
     let (manifest_path, m) = read_manifest(store, dir)?;
     let shown = store.describe(&manifest_path);
-    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME)) {
+    // An import under way (its lock held) is between its swap and its last rename: the
+    // ladder reads as it will be, and there is nothing to warn of.
+    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME))
+        && !staging::pending_is_live(dir, &manifest_path)
+    {
         report.warnings.push(ParseError::file(
             &manifest_path,
             "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",

@@ -91,6 +91,13 @@ pub fn pending_manifest(ladder_dir: &Path) -> Option<String> {
     })
 }
 
+/// Whether the pending manifest `pending` (of [`pending_manifest`]) belongs to an import
+/// still under way rather than to one that was interrupted: the ladder's lock is held,
+/// or the manifest has been put in place since it was found.
+pub fn pending_is_live(ladder_dir: &Path, pending: &Path) -> bool {
+    files::Lock::is_held(ladder_dir) || std::fs::symlink_metadata(pending).is_err()
+}
+
 /// Finishes or removes what interrupted writes left (call it holding the ladder's
 /// lock): a pending manifest is put in place, staged folders and temporary files go.
 pub fn recover(ladder_dir: &Path) -> Result<()> {
