@@ -115,10 +115,11 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
-    /// Verify a profiles folder without changing it: every manifest parses and names
-    /// each version once, every file it names exists, stays inside the ladder's folders
-    /// and parses, and nothing is left of an interrupted import. One line per problem;
-    /// exits non-zero when there is any.
+    /// Verify a profiles folder without changing it (--profiles DIR, else ./profiles when
+    /// it exists, else the built-in copy): every manifest parses and names each version
+    /// once, every file it names exists, stays inside the ladder's folders and parses, and
+    /// nothing is left of an interrupted import. One line per problem; exits non-zero
+    /// when there is any.
     Check,
     /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
     /// Nsight Compute and its access to the performance counters, NVML, Python with

@@ -630,14 +630,14 @@ fn finish(report: &LoadReport) -> bool {
 /// `stallscope check`: one line per problem on standard output, a summary on standard
 /// error; false when there is a problem.
 fn check_command(common: &Common) -> Result<bool> {
-    let profiles = writable_profiles(common);
-    let checked = model::check::check(&profiles)?;
+    let (store, profiles) = check_target(common);
+    let checked = model::check::check(&store, &profiles)?;
     for p in &checked.problems {
         outln!("{}", format::printable_lines(&p.to_string()));
     }
     eprintln!(
         "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
-        format::printable(&profiles.display().to_string()),
+        format::printable(&store.describe(&profiles)),
         checked.ladders,
         checked.versions,
         checked.files,
@@ -647,6 +647,18 @@ fn check_command(common: &Common) -> Result<bool> {
         }
     );
     Ok(checked.problems.is_empty())
+}
+
+/// What `check` verifies: `--profiles DIR`; else `./profiles` when it is a folder (the
+/// ladders an import writes); else the built-in copy, which the other commands then
+/// read.
+fn check_target(common: &Common) -> (Store, PathBuf) {
+    let local = writable_profiles(common);
+    if common.profiles.is_some() || local.join(".").is_dir() {
+        (Store::Disk, local)
+    } else {
+        (Store::Embedded, Store::Embedded.default_profiles())
+    }
 }
 
 fn print_report(ladders: &[Ladder], format: Format) {
