@@ -12,9 +12,10 @@ use std::path::PathBuf;
 /// stallscope: see where a kernel's bottleneck was at each step of its optimization,
 /// and where it moved next.
 ///
-/// With no arguments it opens the explorer on the bundled profiles (./profiles when it
-/// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
-/// a ladder in the order given.
+/// With no arguments it opens the explorer on the bundled profiles: the ladders of
+/// ./profiles when it exists, then those built into the binary that it does not hold by
+/// name (marked "built in"); else the built-in copy. Given ncu CSV exports, it opens them
+/// as a ladder in the order given.
 #[derive(Debug, Parser)]
 #[command(name = "stallscope", version, long_about)]
 #[command(subcommand_precedence_over_arg = true)]
@@ -32,7 +33,8 @@ pub struct Cli {
 /// Options every subcommand takes, before or after its name.
 #[derive(Debug, Clone, Args)]
 pub struct Common {
-    /// Folder of ladders [default: ./profiles if present, else the built-in copy].
+    /// Folder of ladders, read alone [default: ./profiles if present, its ladders first
+    /// and the built-in ones it does not hold after them; else the built-in copy].
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
@@ -93,6 +95,10 @@ pub enum Command {
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
     Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
+    ///
+    /// Without --profiles it writes into ./profiles, which it makes when missing and says
+    /// so: commands run from that folder then show its ladders first and the built-in
+    /// ones after them, and a new ladder named like a built-in one stands in for it there.
     Import(ImportArgs),
     /// On a GPU: compile, launch, check and time versions of a kernel ladder.
     ///

@@ -269,14 +269,12 @@ pub fn load_ladders(
     profiles: &Path,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
-    let mut out = Vec::new();
     let before = report.broken.len();
-    for dir in ladder_folders(store, profiles)? {
-        match load_ladder(store, &dir, report) {
-            Ok(l) => out.push(l),
-            Err(e) => report.broken.push(BrokenLadder::new(&dir, &e)),
-        }
-    }
+    let folders: Vec<(Store, PathBuf)> = ladder_folders(store, profiles)?
+        .into_iter()
+        .map(|d| (store.clone(), d))
+        .collect();
+    let out = load_folders(&folders, report);
     if out.is_empty() {
         let broken: Vec<String> = report.broken[before..]
             .iter()
@@ -289,6 +287,19 @@ pub fn load_ladders(
         );
     }
     Ok(out)
+}
+
+/// Loads ladder folders, each from its store, in the order given; one that cannot be
+/// read goes to `report.broken` and the others load.
+pub fn load_folders(folders: &[(Store, PathBuf)], report: &mut LoadReport) -> Vec<Ladder> {
+    let mut out = Vec::new();
+    for (store, dir) in folders {
+        match load_ladder(store, dir, report) {
+            Ok(l) => out.push(l),
+            Err(e) => report.broken.push(BrokenLadder::new(dir, &e)),
+        }
+    }
+    out
 }
 
 /// The ladder folders under `profiles`, by name, none of them read; an error when
