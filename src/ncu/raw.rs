@@ -555,11 +555,18 @@ fn quick_rows(
     let mut line = start_line;
     let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
     // The most each column's cells may hold, in the internal unit: a number from 0 (not
-    // `-0`) to it is what the full reading accepts without looking further.
+    // `-0`) to it (and whole, in a column of PC samples) is what the full reading accepts
+    // without looking further.
     let largest: Vec<f64> = schema
         .columns
         .iter()
         .map(|c| super::value::largest(&c.metric, &c.unit))
+        .collect();
+    // PC-sampling counts are whole numbers.
+    let whole: Vec<bool> = schema
+        .columns
+        .iter()
+        .map(|c| c.metric.starts_with("smsp__pcsamp_"))
         .collect();
     let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
     let mut rows = Rows::with_capacity(capacity);
@@ -594,7 +601,10 @@ fn quick_rows(
                 .flatten()
                 .map(|(x, len)| (if factors[k] == 1.0 { x } else { x * factors[k] }, len))
                 .filter(|(x, len)| {
-                    x.is_sign_positive() && *x <= largest[k] && text.get(open + len) == Some(&b'"')
+                    x.is_sign_positive()
+                        && *x <= largest[k]
+                        && (!whole[k] || x.fract() == 0.0)
+                        && text.get(open + len) == Some(&b'"')
                 });
             let close = match number {
                 Some((_, len)) => open + len,
