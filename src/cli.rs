@@ -12,9 +12,10 @@ use std::path::PathBuf;
 /// stallscope: see where a kernel's bottleneck was at each step of its optimization,
 /// and where it moved next.
 ///
-/// With no arguments it opens the explorer on the bundled profiles (./profiles when it
-/// exists, else the copy built into the binary). Given ncu CSV exports, it opens them as
-/// a ladder in the order given.
+/// With no arguments it opens the explorer on the bundled profiles: the ladders of
+/// ./profiles when it exists, then those built into the binary that it does not hold by
+/// name (marked "built in"); else the built-in copy. Given ncu CSV exports, it opens them
+/// as a ladder in the order given.
 #[derive(Debug, Parser)]
 #[command(name = "stallscope", version, long_about)]
 #[command(subcommand_precedence_over_arg = true)]
@@ -32,7 +33,8 @@ pub struct Cli {
 /// Options every subcommand takes, before or after its name.
 #[derive(Debug, Clone, Args)]
 pub struct Common {
-    /// Folder of ladders [default: ./profiles if present, else the built-in copy].
+    /// Folder of ladders, read alone [default: ./profiles if present, its ladders first
+    /// and the built-in ones it does not hold after them; else the built-in copy].
     #[arg(long, global = true, env = "STALLSCOPE_PROFILES", value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
@@ -102,6 +104,10 @@ pub enum Command {
     /// B,H,S,D)`.
     Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
+    ///
+    /// Without --profiles it writes into ./profiles, which it makes when missing and says
+    /// so: commands run from that folder then show its ladders first and the built-in
+    /// ones after them, and a new ladder named like a built-in one stands in for it there.
     Import(ImportArgs),
     /// On a GPU: compile, launch, check and time versions of a kernel ladder.
     ///
@@ -124,10 +130,11 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
-    /// Verify a profiles folder without changing it: every manifest parses and names
-    /// each version once, every file it names exists, stays inside the ladder's folders
-    /// and parses, and nothing is left of an interrupted import. One line per problem;
-    /// exits non-zero when there is any.
+    /// Verify a profiles folder without changing it (--profiles DIR, else ./profiles when
+    /// it exists, else the built-in copy): every manifest parses and names each version
+    /// once, every file it names exists, stays inside the ladder's folders and parses, and
+    /// nothing is left of an interrupted import. One line per problem; exits non-zero
+    /// when there is any.
     Check,
     /// Say what this machine can do and what to fix: the GPU and its driver, NVRTC,
     /// Nsight Compute and its access to the performance counters, NVML, Python with
@@ -219,7 +226,9 @@ pub struct ImportArgs {
     /// The version they belong to (e.g. v07).
     #[arg(long = "version", value_name = "ID")]
     pub version_id: String,
-    /// The ladder folder to add to [default: the only ladder, or `imported`].
+    /// The ladder folder to add to [default: the only ladder, or `imported`]: a plain
+    /// folder name (no '/', no control character or bidirectional control such as
+    /// U+202E, not starting with '.').
     #[arg(long)]
     pub ladder: Option<String>,
     /// The version's title [default: the kernel's short name, cut to 48 characters].

@@ -78,6 +78,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Import(a)) => {
             let profiles = writable_profiles(common);
             let files = model::reports::expand(&a.files)?;
+            let ladders_before = model::ladder_dirs(&profiles);
             let done = import::import(&import::Request {
                 profiles: &profiles,
                 ladder: a.ladder.as_deref(),
@@ -92,7 +93,11 @@ pub fn run(cli: Cli) -> Result<bool> {
                 peak_tflops: a.peak_tflops,
                 keep: &a.keep,
             })?;
-            eprintln!("{done}");
+            let mut said = done.to_string();
+            if common.profiles.is_none() {
+                said.push_str(&what_an_import_changes(&profiles, &ladders_before, &done));
+            }
+            eprintln!("{}", format::printable_lines(&said));
             // The figures the import gives (its FLOP count, the ladder's ceiling), read
             // back as a report reads them.
             if let Some(dir) = done.dir.parent()
@@ -149,9 +154,11 @@ fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let mut ladders = match (&a.ladder, a.paths.is_empty()) {
         // One ladder of the profiles folder: only it is read.
         (Some(name), true) => {
-            let (store, dir) = default_profiles(common);
-            let dirs = model::ladder_folders(&store, &dir)?;
-            vec![load_one(&store, named(&dirs, name)?, &mut report)?]
+            let sources = default_sources(common)?;
+            let (store, dir) = named(&sources, name)?;
+            let mut l = load_one(store, dir, &mut report)?;
+            mark_built_in(&mut l, &sources);
+            vec![l]
         }
         (_, true) => default_ladders(common, &mut report)?,
         (_, false) => resolve_paths(&a.paths, &mut report)?,
@@ -215,14 +222,16 @@ fn terminal_width(format: Format, output: Option<&Path>, wide: bool) -> Option<u
         .filter(|&c| c > 0)
 }
 
-/// The folder of the ladder named `name` among `dirs`; an error naming the others.
-fn named<'d>(dirs: &'d [PathBuf], name: &str) -> Result<&'d PathBuf> {
+/// The folder (and its store) of the ladder named `name` among `dirs`; an error naming
+/// the others.
+fn named<'d>(dirs: &'d [(Store, PathBuf)], name: &str) -> Result<(&'d Store, &'d PathBuf)> {
     dirs.iter()
-        .find(|d| d.file_name().is_some_and(|n| n == name))
+        .find(|(_, d)| d.file_name().is_some_and(|n| n == name))
+        .map(|(s, d)| (s, d))
         .ok_or_else(|| {
             let names: Vec<String> = dirs
                 .iter()
-                .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .filter_map(|(_, d)| d.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .collect();
             no_ladder(name, &names)
         })
@@ -647,14 +656,14 @@ fn finish(report: &LoadReport) -> bool {
 /// `stallscope check`: one line per problem on standard output, a summary on standard
 /// error; false when there is a problem.
 fn check_command(common: &Common) -> Result<bool> {
-    let profiles = writable_profiles(common);
-    let checked = model::check::check(&profiles)?;
+    let (store, profiles) = check_target(common);
+    let checked = model::check::check(&store, &profiles)?;
     for p in &checked.problems {
         outln!("{}", format::printable_lines(&p.to_string()));
     }
     eprintln!(
         "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
-        format::printable(&profiles.display().to_string()),
+        format::printable(&store.describe(&profiles)),
         checked.ladders,
         checked.versions,
         checked.files,
@@ -664,6 +673,18 @@ fn check_command(common: &Common) -> Result<bool> {
         }
     );
     Ok(checked.problems.is_empty())
+}
+
+/// What `check` verifies: `--profiles DIR`; else `./profiles` when it is a folder (the
+/// ladders an import writes); else the built-in copy, which the other commands then
+/// read.
+fn check_target(common: &Common) -> (Store, PathBuf) {
+    let local = writable_profiles(common);
+    if common.profiles.is_some() || local.join(".").is_dir() {
+        (Store::Disk, local)
+    } else {
+        (Store::Embedded, Store::Embedded.default_profiles())
+    }
 }
 
 fn print_report(ladders: &[Ladder], format: Format) {
@@ -683,7 +704,8 @@ fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result
     Ok(finish(report))
 }
 
-/// Where ladders are read from when no path is given.
+/// The folder of ladders read first when no path is given (the built-in ones may follow
+/// it: [`default_sources`]).
 pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
     if let Some(dir) = &common.profiles {
         return (Store::Disk, dir.clone());
@@ -694,6 +716,49 @@ pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
     } else {
         (Store::Embedded, Store::Embedded.default_profiles())
     }
+}
+
+/// What an import into `./profiles` changes for the commands run from this folder, said
+/// after its message: a new local store (its ladders first, then the built-in ones), and
+/// a new ladder named like a built-in one, which stands in for it here.
+fn what_an_import_changes(
+    profiles: &Path,
+    ladders_before: &[PathBuf],
+    done: &import::Imported,
+) -> String {
+    let built_in: Vec<String> = built_in_folders()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let ladder = done.dir.parent().unwrap_or(Path::new("."));
+    let name = ladder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = String::new();
+    if ladders_before.is_empty() {
+        let shown: Vec<&str> = built_in
+            .iter()
+            .map(String::as_str)
+            .filter(|n| *n != name)
+            .collect();
+        let at = std::fs::canonicalize(profiles).unwrap_or_else(|_| profiles.to_path_buf());
+        out.push_str(&format!(
+            "\n{} is a new local store ({}): stallscope run from this folder shows its ladders first, then the built-in ones ({}) marked \"built in\"; --profiles DIR reads another folder alone",
+            profiles.display(),
+            at.display(),
+            shown.join(", ")
+        ));
+    }
+    let new_ladder = !ladders_before.iter().any(|d| d == ladder);
+    if new_ladder && built_in.contains(&name) {
+        out.push_str(&format!(
+            "\n{} is named like a built-in ladder: stallscope run from this folder shows it in place of the built-in {name} (give another name with --ladder to keep both)",
+            ladder.display()
+        ));
+    }
+    out
 }
 
 fn has_ladders(dir: &Path) -> bool {
@@ -708,9 +773,60 @@ pub fn writable_profiles(common: &Common) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("profiles"))
 }
 
-pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<Ladder>> {
+/// The ladder folders read when no path is given, in order, each with its store: those
+/// of `--profiles DIR` alone; else those of `./profiles`, then the built-in ones whose
+/// names it does not hold (a local ladder stands in for the built-in one of its name);
+/// else the built-in ones.
+pub fn default_sources(common: &Common) -> Result<Vec<(Store, PathBuf)>> {
     let (store, dir) = default_profiles(common);
-    model::load_ladders(&store, &dir, report)
+    let mut out: Vec<(Store, PathBuf)> = model::ladder_folders(&store, &dir)?
+        .into_iter()
+        .map(|d| (store.clone(), d))
+        .collect();
+    if store == Store::Disk && common.profiles.is_none() {
+        for d in built_in_folders()? {
+            if !out.iter().any(|(_, l)| l.file_name() == d.file_name()) {
+                out.push((Store::Embedded, d));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The built-in ladder folders.
+fn built_in_folders() -> Result<Vec<PathBuf>> {
+    model::ladder_folders(&Store::Embedded, &Store::Embedded.default_profiles())
+}
+
+/// Marks a built-in ladder shown beside a local store's ("(built in)" after its title),
+/// so that the two are told apart in every view and format.
+fn mark_built_in(ladder: &mut Ladder, sources: &[(Store, PathBuf)]) {
+    let local = sources.iter().any(|(s, _)| *s == Store::Disk);
+    if local && ladder.store == Store::Embedded {
+        ladder.title = format!("{} (built in)", ladder.title);
+    }
+}
+
+pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<Ladder>> {
+    let sources = default_sources(common)?;
+    let before = report.broken.len();
+    let mut ladders = model::load_folders(&sources, report);
+    if ladders.is_empty() {
+        let (store, dir) = default_profiles(common);
+        let broken: Vec<String> = report.broken[before..]
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        bail!(
+            "no ladder of {} could be read: {}",
+            store.describe(&dir),
+            broken.join("; ")
+        );
+    }
+    for l in &mut ladders {
+        mark_built_in(l, &sources);
+    }
+    Ok(ladders)
 }
 
 /// Turns command-line paths into ladders: export files (one loose ladder, in the order
@@ -927,16 +1043,16 @@ fn ladder_of_pair(
     b: &str,
     ladder: Option<&str>,
 ) -> Result<(Ladder, usize, usize)> {
-    let (store, dir) = default_profiles(common);
+    let sources = default_sources(common)?;
     let mut dirs = Vec::new();
     let mut index = Vec::new();
-    for d in model::ladder_folders(&store, &dir)? {
-        match model::ladder_ids(&store, &d) {
+    for (store, d) in &sources {
+        match model::ladder_ids(store, d) {
             Ok(ids) => {
                 index.push(ids);
-                dirs.push(d);
+                dirs.push((store, d));
             }
-            Err(e) => report.broken.push(model::BrokenLadder::new(&d, &e)),
+            Err(e) => report.broken.push(model::BrokenLadder::new(d, &e)),
         }
     }
     // A ladder asked for by name that cannot be read says why, not that it is missing.
@@ -950,7 +1066,9 @@ fn ladder_of_pair(
         bail!("{b}");
     }
     let (at, va, vb) = find_pair(&index, a, b, ladder)?;
-    let l = load_one(&store, &dirs[at], report)?;
+    let (store, dir) = dirs[at];
+    let mut l = load_one(store, dir, report)?;
+    mark_built_in(&mut l, &sources);
     let position = |id: &str| {
         l.version_index(id)
             .with_context(|| format!("{} has no version {id}", l.name))

@@ -352,19 +352,27 @@ fn describe_roots(roots: &[PathBuf]) -> String {
     names.join(" and ")
 }
 
+/// Whether a character reorders the text around it on a terminal or page (Unicode's
+/// bidirectional controls: embeddings, overrides, isolates and marks), so that what is
+/// shown is not what is written.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// A plain folder name (a ladder): not empty, no path separator, not starting with a
-/// dot (so neither `.` nor `..`), no control characters; it names one folder and
-/// nothing above it.
+/// dot (so neither `.` nor `..`), no control characters and no bidirectional controls
+/// (which would show the name other than it is); it names one folder and nothing above
+/// it.
 pub fn check_folder_name(what: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
         && name.len() <= 255
         && !name
             .chars()
-            .any(|c| c == '/' || c == '\\' || c.is_control());
+            .any(|c| c == '/' || c == '\\' || c.is_control() || is_bidi_control(c));
     if !ok {
         bail!(
-            "{what} {name:?} must be a plain folder name: not empty, at most 255 bytes, no '/', '\\' or control character, not starting with '.'"
+            "{what} {name:?} must be a plain folder name: not empty, at most 255 bytes, no '/', '\\', control character or bidirectional control (U+202E and the like), not starting with '.'"
         );
     }
     Ok(())
@@ -497,6 +505,25 @@ impl Lock {
             .with_context(|| format!("cannot open the lock file {}", path.display()))?;
         fs4::FileExt::lock(&file).with_context(|| format!("cannot lock {}", path.display()))?;
         Ok(Lock { _file: file })
+    }
+
+    /// Whether a writer holds the lock of `dir` now (an import or a run under way),
+    /// asked without waiting and without creating the lock file: a reader tells a live
+    /// write from one that was killed this way.
+    pub fn is_held(dir: &Path) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(dir.join(LOCK_FILE))
+        else {
+            return false;
+        };
+        // A shared lock taken is let go when the file closes, at once.
+        matches!(
+            fs4::FileExt::try_lock_shared(&file),
+            Err(fs4::TryLockError::WouldBlock)
+        )
     }
 }
 
@@ -683,6 +710,17 @@ mod tests {
         write_atomically(&path, b"{ }").unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o604);
+    }
+
+    #[test]
+    fn a_folder_name_with_a_bidirectional_control_is_refused() {
+        assert!(check_folder_name("ladder name", "my-kernel").is_ok());
+        for c in [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}',
+        ] {
+            let e = check_folder_name("ladder name", &format!("a{c}b")).unwrap_err();
+            assert!(!e.to_string().contains(c), "{e}");
+        }
     }
 
     #[test]

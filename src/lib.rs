@@ -18,3 +18,10 @@ pub mod process;
 pub mod profile_store;
 pub mod report;
 pub mod tui;
+
+/// How a unit test that cannot run here says so and is counted: the integration tests'
+/// own helper, shared.
+#[cfg(test)]
+#[path = "../tests/common/skip.rs"]
+#[allow(dead_code)]
+mod test_skip;

@@ -11,7 +11,7 @@ use serde_json::Value;
 fn gpu_missing(test: &str) -> bool {
     match stallscope::gpu::device::unavailable() {
         Some(why) => {
-            skip(test, &why);
+            skip(test, "gpu", &why);
             true
         }
         None => false,

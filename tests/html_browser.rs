@@ -1,7 +1,8 @@
 //! The HTML report in a real browser: headless Chromium opens the bundled flash-attention
 //! ladder's page from disk, once to read back its DOM and console, once to take a
-//! screenshot. Where Chromium is missing (`apt-get install chromium`; .ci/run installs
-//! it), every test here says SKIPPED and passes.
+//! screenshot. Where Chromium is missing (`apt-get install chromium`), every test here
+//! says SKIPPED and passes, counted in the skipped tally at the end of `cargo test`; CI
+//! installs it and sets `STALLSCOPE_MUST_RUN=chromium`, so that there they cannot skip.
 
 mod common;
 
@@ -182,6 +183,7 @@ macro_rules! page_or_skip {
             None => {
                 skip(
                     $test,
+                    "chromium",
                     "Chromium is not installed (apt-get install chromium, or set STALLSCOPE_CHROMIUM)",
                 );
                 return;

@@ -81,6 +81,7 @@ fn every_kernel_compiles_for_hopper() {
     if !gpu::nvrtc::nvrtc_present() {
         skip(
             "every_kernel_compiles_for_hopper",
+            "nvrtc",
             "NVRTC (libnvrtc.so) is not installed here",
         );
         return;
@@ -109,7 +110,8 @@ fn a_compile_error_names_the_file_and_carries_the_log() {
     if !gpu::nvrtc::nvrtc_present() {
         skip(
             "a_compile_error_names_the_file_and_carries_the_log",
-            "NVRTC is not installed here",
+            "nvrtc",
+            "NVRTC (libnvrtc.so) is not installed here",
         );
         return;
     }

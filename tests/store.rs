@@ -247,3 +247,144 @@ fn the_bundled_manifest_edited_reads_back_as_edited_with_its_comments() {
         "{text}"
     );
 }
+
+/// `import FILES --version VERSION --ladder toy --kernel KERNEL [--force]` into
+/// `profiles`, in a process that may write no file past `max_bytes`: its writes past
+/// that fail (EFBIG, "File too large") as they fail on a full disk (ENOSPC), where a
+/// test cannot put a disk of its own.
+fn import_on_a_full_disk(
+    profiles: &Path,
+    files: &[&str],
+    version: &str,
+    kernel: &str,
+    max_bytes: u64,
+) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallscope"));
+    c.arg("import")
+        .args(files.iter().map(|f| fixture(f)))
+        .args(["--version", version, "--ladder", "toy", "--kernel", kernel])
+        .arg("--force")
+        .arg("--profiles")
+        .arg(profiles);
+    // SAFETY: between fork and exec only async-signal-safe calls (setrlimit, signal).
+    unsafe {
+        c.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: max_bytes,
+                rlim_max: max_bytes,
+            };
+            // A write past the limit fails with EFBIG instead of ending the process.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_failed_import_removes_what_it_staged() {
+    let (_dir, profiles) = with_old_version();
+    let old = seen(&profiles);
+    // The compressed raw page and source page are larger than 4 KiB; the lock file and
+    // the hard links to the old version's files take no bytes.
+    for (version, kernel) in [("v1", "mm_tiled"), ("v2", "mm_naive")] {
+        let out = import_on_a_full_disk(&profiles, &NEW, version, kernel, 4096);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && stderr.contains("cannot write")
+                && stderr.contains(".staging-"),
+            "{version}: {out:?}"
+        );
+        let left: Vec<String> = std::fs::read_dir(profiles.join("toy"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".staging-"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{version}: the failed import left {left:?}"
+        );
+        let check = stallscope()
+            .arg("check")
+            .arg("--profiles")
+            .arg(&profiles)
+            .output()
+            .unwrap();
+        assert!(check.status.success(), "{version}: {check:?}");
+    }
+    // The version it would have replaced reads as before, and no v2 was added.
+    assert_eq!(seen(&profiles), old);
+    assert!(!profiles.join("toy/v2").exists());
+}
+
+#[test]
+fn a_report_during_a_live_import_does_not_call_it_interrupted() {
+    let (_dir, profiles) = with_old_version();
+    let pending = profiles.join("toy/v1").join(model::staging::PENDING);
+    let report = || {
+        stallscope()
+            .args(["report", "--ladder", "toy", "--format", "csv", "--profiles"])
+            .arg(&profiles)
+            .output()
+            .unwrap()
+    };
+    let check = || {
+        stallscope()
+            .arg("check")
+            .arg("--profiles")
+            .arg(&profiles)
+            .output()
+            .unwrap()
+    };
+    // Every fault point of the import waits: after its swap, its new manifest stays
+    // pending in the version folder while the import holds the ladder's lock.
+    let live = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallscope"))
+        .arg("import")
+        .args(NEW.iter().map(|f| fixture(f)))
+        .args(["--version", "v1", "--ladder", "toy", "--kernel", "mm_tiled"])
+        .arg("--force")
+        .arg("--profiles")
+        .arg(&profiles)
+        .env("STALLSCOPE_FAULT_DELAY_MS", "1500")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !pending.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the import never swapped its version in"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (during, checked) = (report(), check());
+    let still_pending = pending.exists();
+    let out = live.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        still_pending,
+        "the import finished before the report ran: no window seen"
+    );
+    let stderr = String::from_utf8_lossy(&during.stderr);
+    assert!(
+        during.status.success() && !stderr.contains("interrupted"),
+        "during a live import: {during:?}"
+    );
+    assert!(
+        checked.status.success() && checked.stdout.is_empty(),
+        "check during a live import: {checked:?}"
+    );
+    // An import killed at the same point (after its swap) is still called interrupted.
+    assert!(!replace_aborted_at(&profiles, 6));
+    let after = report();
+    assert!(
+        String::from_utf8_lossy(&after.stderr)
+            .contains("an import was interrupted after it swapped"),
+        "after a killed import: {after:?}"
+    );
+}

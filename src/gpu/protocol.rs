@@ -678,7 +678,11 @@ for line in sys.stdin:
             .output()
             .is_err()
         {
-            eprintln!("SKIPPED a_window_is_as_long_as_measured_not_as_planned: no python3");
+            crate::test_skip::skip(
+                "a_window_is_as_long_as_measured_not_as_planned",
+                "python3",
+                "python3 is not installed here",
+            );
             return;
         }
         let cancel = std::sync::atomic::AtomicBool::new(false);

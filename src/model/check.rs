@@ -1,8 +1,10 @@
-//! `stallscope check`: verifies a profiles folder without changing anything in it. Every
+//! `stallscope check`: verifies a profiles folder (or the built-in copy) without changing
+//! anything in it. Every
 //! manifest parses and names each version once, every file it names exists, lies in
 //! the ladder's folders and parses, every version's launch can be picked, the run file
 //! reads, every parent is an earlier version, and nothing is left of an interrupted
-//! import; one line per problem.
+//! import (what a live one, holding its ladder's lock, has staged is not listed); one
+//! line per problem.
 
 use super::ladder::{named_file_error, read_manifest, roots};
 use super::runs::{self, RunFile, Shape};
@@ -24,52 +26,61 @@ pub struct Checked {
     pub problems: Vec<String>,
 }
 
-/// Checks every ladder folder of `profiles` (on disk).
-pub fn check(profiles: &Path) -> Result<Checked> {
-    if !profiles.is_dir() {
+/// Checks every ladder folder of `profiles`: on disk, or the built-in copy.
+pub fn check(store: &Store, profiles: &Path) -> Result<Checked> {
+    if *store == Store::Disk && !profiles.is_dir() {
         bail!(
             "{} is not a folder: give a profiles folder with --profiles DIR",
             profiles.display()
         );
     }
     let mut out = Checked::default();
-    for dir in Store::Disk.subdirs(profiles)? {
-        let has_manifest = std::fs::symlink_metadata(dir.join(manifest::FILE_NAME)).is_ok();
-        let leftovers = staging::leftovers(&dir);
+    for dir in store.subdirs(profiles)? {
+        let manifest = dir.join(manifest::FILE_NAME);
+        let has_manifest = match store {
+            Store::Disk => std::fs::symlink_metadata(&manifest).is_ok(),
+            Store::Embedded => store.exists(&manifest),
+        };
+        // What an import under way (its lock held) has staged is no leftover; nothing
+        // writes into the built-in copy.
+        let leftovers = if *store == Store::Embedded || crate::files::Lock::is_held(&dir) {
+            Vec::new()
+        } else {
+            staging::leftovers(&dir)
+        };
         if !has_manifest && leftovers.is_empty() {
             continue;
         }
         out.problems.extend(leftovers.iter().map(|l| l.to_string()));
         if has_manifest {
             out.ladders += 1;
-            check_ladder(&dir, &mut out);
+            check_ladder(store, &dir, &mut out);
         }
     }
     if out.ladders == 0 && out.problems.is_empty() {
         out.problems.push(format!(
             "{}: no ladders (a ladder is a folder holding {})",
-            profiles.display(),
+            store.describe(profiles),
             manifest::FILE_NAME
         ));
     }
     Ok(out)
 }
 
-fn check_ladder(dir: &Path, out: &mut Checked) {
-    let store = Store::Disk;
-    let (manifest_path, m) = match read_manifest(&store, dir) {
+fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
+    let (manifest_path, m) = match read_manifest(store, dir) {
         Ok(read) => read,
         Err(e) => return out.problems.push(format!("{e:#}")),
     };
-    let shown = manifest_path.display().to_string();
+    let shown = store.describe(&manifest_path);
     if let Some(Err(e)) = m.reference_shape.as_deref().map(str::parse::<Shape>) {
         out.problems.push(format!("{shown}: reference_shape: {e}"));
     }
-    let roots = roots(&store, dir, m.kernels.as_deref()).unwrap_or_else(|e| {
+    let roots = roots(store, dir, m.kernels.as_deref()).unwrap_or_else(|e| {
         out.problems.push(format!("{e:#}"));
         vec![dir.to_path_buf()]
     });
-    if let Err(e) = RunFile::read(&store, &dir.join(runs::FILE_NAME)) {
+    if let Err(e) = RunFile::read(store, &dir.join(runs::FILE_NAME)) {
         out.problems.push(format!("{e:#}"));
     }
     out.problems.extend(

@@ -269,14 +269,12 @@ pub fn load_ladders(
     profiles: &Path,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
-    let mut out = Vec::new();
     let before = report.broken.len();
-    for dir in ladder_folders(store, profiles)? {
-        match load_ladder(store, &dir, report) {
-            Ok(l) => out.push(l),
-            Err(e) => report.broken.push(BrokenLadder::new(&dir, &e)),
-        }
-    }
+    let folders: Vec<(Store, PathBuf)> = ladder_folders(store, profiles)?
+        .into_iter()
+        .map(|d| (store.clone(), d))
+        .collect();
+    let out = load_folders(&folders, report);
     if out.is_empty() {
         let broken: Vec<String> = report.broken[before..]
             .iter()
@@ -289,6 +287,19 @@ pub fn load_ladders(
         );
     }
     Ok(out)
+}
+
+/// Loads ladder folders, each from its store, in the order given; one that cannot be
+/// read goes to `report.broken` and the others load.
+pub fn load_folders(folders: &[(Store, PathBuf)], report: &mut LoadReport) -> Vec<Ladder> {
+    let mut out = Vec::new();
+    for (store, dir) in folders {
+        match load_ladder(store, dir, report) {
+            Ok(l) => out.push(l),
+            Err(e) => report.broken.push(BrokenLadder::new(dir, &e)),
+        }
+    }
+    out
 }
 
 /// The ladder folders under `profiles`, by name, none of them read; an error when
@@ -378,7 +389,11 @@ pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result
 pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
     let (manifest_path, m) = read_manifest(store, dir)?;
     let shown = store.describe(&manifest_path);
-    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME)) {
+    // An import under way (its lock held) is between its swap and its last rename: the
+    // ladder reads as it will be, and there is nothing to warn of.
+    if manifest_path.file_name() != Some(std::ffi::OsStr::new(manifest::FILE_NAME))
+        && !staging::pending_is_live(dir, &manifest_path)
+    {
         report.warnings.push(ParseError::file(
             &manifest_path,
             "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",

@@ -14,7 +14,7 @@ pub mod store;
 
 pub use ladder::{
     BrokenLadder, Ladder, LoadReport, Version, describe_launch, ladder_dirs, ladder_folders,
-    ladder_ids, launch_key, load_files, load_ladder, load_ladders, pick_launch,
+    ladder_ids, launch_key, load_files, load_folders, load_ladder, load_ladders, pick_launch,
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};

@@ -91,6 +91,13 @@ pub fn pending_manifest(ladder_dir: &Path) -> Option<String> {
     })
 }
 
+/// Whether the pending manifest `pending` (of [`pending_manifest`]) belongs to an import
+/// still under way rather than to one that was interrupted: the ladder's lock is held,
+/// or the manifest has been put in place since it was found.
+pub fn pending_is_live(ladder_dir: &Path, pending: &Path) -> bool {
+    files::Lock::is_held(ladder_dir) || std::fs::symlink_metadata(pending).is_err()
+}
+
 /// Finishes or removes what interrupted writes left (call it holding the ladder's
 /// lock): a pending manifest is put in place, staged folders and temporary files go.
 pub fn recover(ladder_dir: &Path) -> Result<()> {
@@ -153,29 +160,30 @@ pub fn swap_in(
         );
     }
     std::fs::create_dir(&stage).with_context(|| format!("cannot create {}", stage.display()))?;
-    if target_meta.is_some() {
-        let skip: Vec<&str> = replaced
-            .iter()
-            .map(String::as_str)
-            .chain(new.iter().map(|f| f.name.as_str()))
-            .collect();
-        carry(&target, &stage, &skip)?;
-    }
-    for f in new {
-        write_new(&stage.join(&f.name), &f.data, None)?;
-        fault_point("an export staged");
-    }
     let manifest = ladder_dir.join(super::manifest::FILE_NAME);
     let mode = std::fs::metadata(&manifest).ok().map(|m| m.permissions());
-    write_new(&stage.join(PENDING), manifest_text.as_bytes(), mode)?;
-    files::sync_dir(&stage);
-    fault_point("the version staged");
-    if target_meta.is_some() {
-        files::exchange_dirs(&stage, &target)?;
-    } else {
-        std::fs::rename(&stage, &target).with_context(|| {
-            format!("cannot rename {} to {}", stage.display(), target.display())
-        })?;
+    let pending = NewFile {
+        name: PENDING.to_string(),
+        data: manifest_text.as_bytes().to_vec(),
+    };
+    let staged = stage_and_swap(
+        &stage,
+        &target,
+        target_meta.is_some(),
+        new,
+        replaced,
+        (&pending, mode),
+    );
+    if let Err(e) = staged {
+        // A failed import (a full disk, say) takes away what it staged: it would hold
+        // the space, and `check` would list it until the next import.
+        return Err(match std::fs::remove_dir_all(&stage) {
+            Ok(()) => e,
+            Err(r) => e.context(format!(
+                "and the staged {} could not be removed ({r}): the next import removes it",
+                stage.display()
+            )),
+        });
     }
     files::sync_dir(ladder_dir);
     fault_point("the version swapped in");
@@ -189,6 +197,41 @@ pub fn swap_in(
             .with_context(|| format!("cannot remove {}", stage.display()))?;
     }
     Ok(())
+}
+
+/// Fills the staging folder `stage` (the old version's files that stay, the `new` ones,
+/// and the pending manifest with the permissions of the one it replaces) and puts it in
+/// place of `target`: swapped with it where it `exists`, else renamed to it. Until it
+/// returns `Ok`, `stage` holds only what this import staged.
+fn stage_and_swap(
+    stage: &Path,
+    target: &Path,
+    exists: bool,
+    new: &[NewFile],
+    replaced: &[String],
+    (manifest, mode): (&NewFile, Option<std::fs::Permissions>),
+) -> Result<()> {
+    if exists {
+        let skip: Vec<&str> = replaced
+            .iter()
+            .map(String::as_str)
+            .chain(new.iter().map(|f| f.name.as_str()))
+            .collect();
+        carry(target, stage, &skip)?;
+    }
+    for f in new {
+        write_new(&stage.join(&f.name), &f.data, None)?;
+        fault_point("an export staged");
+    }
+    write_new(&stage.join(&manifest.name), &manifest.data, mode)?;
+    files::sync_dir(stage);
+    fault_point("the version staged");
+    if exists {
+        files::exchange_dirs(stage, target)
+    } else {
+        std::fs::rename(stage, target)
+            .with_context(|| format!("cannot rename {} to {}", stage.display(), target.display()))
+    }
 }
 
 /// Creates a file (never through an existing name or link), with `mode` or the umask's

@@ -6,7 +6,8 @@ use super::input::CsvText;
 use super::value::{Unit, Value, check_metric, parse_cell};
 use super::{
     Columns, DetailMetric, Ending, KernelRecord, LaunchColumns, Page, ParseError, RuleFinding,
-    check_id, csv_error, is_blank, length_error, more_rows, non_empty, parse_id, reader,
+    check_id, check_unique_names, csv_error, is_blank, length_error, more_rows, non_empty,
+    parse_id, reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -90,6 +91,8 @@ pub fn parse(
         Some(h) => h.map_err(|e| csv_error(path, csv, e))?,
         None => return Ok(Vec::new()),
     };
+    let header_line = csv.file_line(header.position().map_or(1, |p| p.line()));
+    check_unique_names(path, header_line, header.iter())?;
     let layout = Layout::new(path, &Columns::new(&header), summary)?;
     let mut page = LongPage {
         path,

@@ -425,6 +425,30 @@ impl<'h> Columns<'h> {
     }
 }
 
+/// Refuses a header that names a column twice (`"Context","Context"`): ncu writes each
+/// column once, and a page with two of one name would be read by either of them.
+pub(crate) fn check_unique_names<'a>(
+    path: &Path,
+    line: u64,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), ParseError> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if let Some(first) = seen.insert(name, i) {
+            return Err(ParseError::at(
+                path,
+                line,
+                format!(
+                    "the header names the column {name:?} twice (columns {} and {}): ncu writes each column once, so the file may be edited or damaged",
+                    first + 1,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads an integer identity column ("ID", "Process ID", "Invocations"), leniently: a
 /// cell that is no count is `None`. Rows are checked with [`check_id`] first.
 pub(crate) fn parse_id(cell: Option<&str>) -> Option<u64> {

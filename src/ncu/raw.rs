@@ -5,8 +5,9 @@
 use super::input::CsvText;
 use super::value::{Unit, Value, check_metric, number_prefix, parse_cell, parse_count};
 use super::{
-    Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id, count_bytes,
-    csv_error, is_blank, length_error, more_rows, parse_id, reader,
+    Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id,
+    check_unique_names, count_bytes, csv_error, is_blank, length_error, more_rows, parse_id,
+    reader,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -424,6 +425,11 @@ pub fn parse(
             "the raw page ends after its header: the row of units is missing",
         ));
     }
+    check_unique_names(
+        path,
+        csv.file_line(names.position().map_or(1, |p| p.line())),
+        names.iter(),
+    )?;
     let width = names.len();
     let unit_line = csv.file_line(units.position().map_or(2, |p| p.line()));
     if units.len() != width {
@@ -548,6 +554,20 @@ fn quick_rows(
     let mut pos = start;
     let mut line = start_line;
     let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
+    // The most each column's cells may hold, in the internal unit: a number from 0 (not
+    // `-0`) to it (and whole, in a column of PC samples) is what the full reading accepts
+    // without looking further.
+    let largest: Vec<f64> = schema
+        .columns
+        .iter()
+        .map(|c| super::value::largest(&c.metric, &c.unit))
+        .collect();
+    // PC-sampling counts are whole numbers.
+    let whole: Vec<bool> = schema
+        .columns
+        .iter()
+        .map(|c| c.metric.starts_with("smsp__pcsamp_"))
+        .collect();
     let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
     let mut rows = Rows::with_capacity(capacity);
     while pos < text.len() {
@@ -579,7 +599,13 @@ fn quick_rows(
             let number = metric
                 .then(|| number_prefix(text.get(open..)?))
                 .flatten()
-                .filter(|(x, len)| *x >= 0.0 && text.get(open + len) == Some(&b'"'));
+                .map(|(x, len)| (if factors[k] == 1.0 { x } else { x * factors[k] }, len))
+                .filter(|(x, len)| {
+                    x.is_sign_positive()
+                        && *x <= largest[k]
+                        && (!whole[k] || x.fract() == 0.0)
+                        && text.get(open + len) == Some(&b'"')
+                });
             let close = match number {
                 Some((_, len)) => open + len,
                 None => open + quote_or_line_end(text.get(open..)?)?,
@@ -590,10 +616,9 @@ fn quick_rows(
             if metric {
                 let cell = &text[open..close];
                 match number {
-                    Some((x, _)) => {
-                        rows.push_num(if factors[k] == 1.0 { x } else { x * factors[k] })
-                    }
-                    // Negative numbers are checked by the full reading.
+                    Some((x, _)) => rows.push_num(x),
+                    // Negative numbers and those past a limit are checked by the full
+                    // reading.
                     None if cell.is_empty() => rows.push(Value::Empty),
                     None => {
                         rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?)

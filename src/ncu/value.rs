@@ -50,7 +50,7 @@ pub enum Problem {
     Format,
     /// Past the range of numbers (`1e999`).
     Infinite,
-    /// A negative duration or count.
+    /// A negative duration or count (`-0` among them).
     Negative,
     /// A duration or count written as NaN or infinity.
     NotANumber,
@@ -58,6 +58,8 @@ pub enum Problem {
     NotWhole,
     /// A count past the largest its field holds.
     TooLarge(u64),
+    /// A duration or count larger than any GPU gives: what it would be.
+    Impossible(&'static str),
 }
 
 impl std::fmt::Display for NumberError {
@@ -81,12 +83,90 @@ impl std::fmt::Display for NumberError {
             Problem::TooLarge(max) => {
                 write!(f, "count {cell:?} is larger than {max}, the most it can be")
             }
+            Problem::Impossible(what) => write!(
+                f,
+                "{cell:?} would be {what}, which no GPU gives: the file may be edited or damaged"
+            ),
         }
     }
 }
 
+/// 2^64: no count a GPU keeps reaches it, nor a duration in ns (584 years).
+const PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The most registers a thread has on any NVIDIA GPU (the ISA addresses R0 to R254).
+pub const MAX_REGISTERS_PER_THREAD: f64 = 255.0;
+/// The most threads a block has on any NVIDIA GPU.
+pub const MAX_BLOCK_SIZE: f64 = 1024.0;
+
+/// The metrics (raw names and the details page's) bounded by a hardware limit, with it
+/// and what a value past it would be. (`launch__registers_per_thread_allocated` is not
+/// among them: an allocation is rounded up, to 256 for 255 registers.)
+const HARDWARE_LIMITS: [(&str, f64, &str); 4] = [
+    (
+        "launch__registers_per_thread",
+        MAX_REGISTERS_PER_THREAD,
+        "more than 255 registers per thread",
+    ),
+    (
+        "Registers Per Thread",
+        MAX_REGISTERS_PER_THREAD,
+        "more than 255 registers per thread",
+    ),
+    (
+        "launch__block_size",
+        MAX_BLOCK_SIZE,
+        "more than 1,024 threads in a block",
+    ),
+    (
+        "Block Size",
+        MAX_BLOCK_SIZE,
+        "more than 1,024 threads in a block",
+    ),
+];
+
+/// The largest value a cell of `metric` in `unit` may hold ([`parse_cell`] and
+/// [`check_metric`] refuse more), in the internal unit: a hardware limit, below 2^64 for
+/// a duration or a count, else none (infinity). A number from 0 (not `-0`) to it is
+/// accepted by both without looking further, which lets a fast reader take it as is.
+pub fn largest(metric: &str, unit: &Unit) -> f64 {
+    if let Some((_, max, _)) = HARDWARE_LIMITS.iter().find(|(m, ..)| *m == metric) {
+        return *max;
+    }
+    if &*unit.base == "ns" || is_count(metric) {
+        // The double just below 2^64.
+        return f64::from_bits(PAST_U64.to_bits() - 1);
+    }
+    f64::INFINITY
+}
+
+/// Whether a metric is a count or a launch statistic, which is never negative.
+fn is_count(metric: &str) -> bool {
+    const DETAIL_COUNTS: [&str; 6] = [
+        "Registers Per Thread",
+        "Block Size",
+        "Grid Size",
+        "Threads",
+        "Waves Per SM",
+        "Shared Memory Configuration Size",
+    ];
+    metric.starts_with("smsp__pcsamp_")
+        || metric.starts_with("launch__")
+        || metric.starts_with("sass__")
+        || DETAIL_COUNTS.contains(&metric)
+}
+
+/// What `x` would be where it is past the hardware limit of `metric`, if it has one.
+fn hardware_limit(metric: &str, x: f64) -> Option<&'static str> {
+    HARDWARE_LIMITS
+        .iter()
+        .find(|(m, max, _)| *m == metric && x > *max)
+        .map(|(.., what)| *what)
+}
+
 /// Parses one cell as written by ncu, in the unit of its column (see [`Unit`]). A
-/// duration (a column in a time unit) is neither negative nor NaN nor infinite.
+/// duration (a column in a time unit) is neither negative (nor `-0`) nor NaN nor
+/// infinite, and shorter than 2^64 ns.
 pub fn parse_cell(cell: &str, unit: &Unit) -> Result<Value, NumberError> {
     let value = parse_plain(cell)?.scaled(unit.factor);
     let problem = |problem| {
@@ -99,7 +179,10 @@ pub fn parse_cell(cell: &str, unit: &Unit) -> Result<Value, NumberError> {
         return Ok(value);
     }
     match &value {
-        Value::Num(x) if *x < 0.0 => problem(Problem::Negative),
+        Value::Num(x) if x.is_sign_negative() => problem(Problem::Negative),
+        Value::Num(x) if *x >= PAST_U64 => problem(Problem::Impossible(
+            "a duration of 2^64 ns (584 years) or more",
+        )),
         Value::Text(t) if is_not_a_number(t) => problem(Problem::NotANumber),
         _ => Ok(value),
     }
@@ -124,7 +207,7 @@ pub fn parse_count(cell: &str, max: u64) -> Result<Option<u64>, NumberError> {
     let Some(x) = parse_plain(cell)?.num() else {
         return Ok(None);
     };
-    if x < 0.0 {
+    if x.is_sign_negative() {
         return Err(problem(Problem::Negative));
     }
     if x.fract() != 0.0 {
@@ -138,39 +221,27 @@ pub fn parse_count(cell: &str, max: u64) -> Result<Option<u64>, NumberError> {
 }
 
 /// Metric values no export holds, by the metric's name: a PC-sampling count
-/// (`smsp__pcsamp_…`) that is negative, fractional or past a u64; a launch statistic or
-/// an instruction count (`launch__…`, `sass__…`: registers, grid and block sizes, shared
-/// memory, spills) that is negative or NaN. The details page's names of them are
-/// checked alike ("Registers Per Thread", …).
+/// (`smsp__pcsamp_…`) that is negative (`-0` too), fractional or past a u64; a launch
+/// statistic or an instruction count (`launch__…`, `sass__…`: registers, grid and block
+/// sizes, shared memory, spills) that is negative, NaN or past 2^64; registers per
+/// thread past 255 and a block past 1,024 threads, which no GPU has. The details page's
+/// names of them are checked alike ("Registers Per Thread", …).
 pub fn check_metric(metric: &str, cell: &str, value: &Value) -> Result<(), NumberError> {
-    const DETAIL_COUNTS: [&str; 6] = [
-        "Registers Per Thread",
-        "Block Size",
-        "Grid Size",
-        "Threads",
-        "Waves Per SM",
-        "Shared Memory Configuration Size",
-    ];
     // Every cell of a raw page comes here: a value no rule refuses is let through
-    // before the name is looked at.
-    const PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+    // before the name is looked at (only a value past 255 looks for a hardware limit).
+    let samples = metric.starts_with("smsp__pcsamp_");
     let plausible = match value {
         // Only sample counts must be whole.
         Value::Num(x) => {
-            *x >= 0.0 && *x < PAST_U64 && (x.fract() == 0.0 || !metric.starts_with("smsp__pcsamp_"))
+            x.is_sign_positive()
+                && *x < PAST_U64
+                && (x.fract() == 0.0 || !samples)
+                && (*x <= MAX_REGISTERS_PER_THREAD || hardware_limit(metric, *x).is_none())
         }
         Value::Text(t) => !is_not_a_number(t),
         Value::Empty => true,
     };
-    if plausible {
-        return Ok(());
-    }
-    let samples = metric.starts_with("smsp__pcsamp_");
-    let count = samples
-        || metric.starts_with("launch__")
-        || metric.starts_with("sass__")
-        || DETAIL_COUNTS.contains(&metric);
-    if !count {
+    if plausible || !is_count(metric) {
         return Ok(());
     }
     let problem = |problem| {
@@ -180,10 +251,15 @@ pub fn check_metric(metric: &str, cell: &str, value: &Value) -> Result<(), Numbe
         })
     };
     match value {
-        Value::Num(x) if *x < 0.0 => problem(Problem::Negative),
+        Value::Num(x) if x.is_sign_negative() => problem(Problem::Negative),
         Value::Text(t) if is_not_a_number(t) => problem(Problem::NotANumber),
         Value::Num(x) if samples && x.fract() != 0.0 => problem(Problem::NotWhole),
         Value::Num(x) if samples && *x >= PAST_U64 => problem(Problem::TooLarge(u64::MAX)),
+        Value::Num(x) => match hardware_limit(metric, *x) {
+            Some(what) => problem(Problem::Impossible(what)),
+            None if *x >= PAST_U64 => problem(Problem::Impossible("a count of 2^64 or more")),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }

@@ -216,8 +216,7 @@ pub fn printable_lines(s: &str) -> Cow<'_, str> {
 
 fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| {
-        c.is_control() && !(keep_newlines && c == '\n')
-            || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        c.is_control() && !(keep_newlines && c == '\n') || crate::files::is_bidi_control(c)
     };
     if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);

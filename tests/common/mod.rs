@@ -23,8 +23,7 @@ pub fn profiles() -> PathBuf {
     repo().join("profiles")
 }
 
-/// Says, past the test harness's output capture, that a test skipped and why.
-pub fn skip(test: &str, why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-}
+mod skip;
+// Each test file uses some of them.
+#[allow(unused_imports)]
+pub use skip::{MUST_RUN_VAR, must_run, records, records_of, skip, tally};

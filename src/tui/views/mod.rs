@@ -174,15 +174,25 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
         spans.push(Span::raw(" "));
     }
     let l = &app.ladder().ladder;
+    // A built-in ladder beside a local store's is marked so.
+    let built_in = l.store == crate::model::Store::Embedded
+        && app
+            .ladders
+            .iter()
+            .any(|s| s.ladder.store == crate::model::Store::Disk);
+    let name = if built_in {
+        format!("{} (built in)", l.name)
+    } else {
+        l.name.clone()
+    };
     let ladder = if app.ladders.len() > 1 {
         format!(
-            "│ {} ({}/{}, L: next)",
-            l.name,
+            "│ {name} ({}/{}, L: next)",
             app.current + 1,
             app.ladders.len()
         )
     } else {
-        format!("│ {}", l.name)
+        format!("│ {name}")
     };
     let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
     // Which run results the views show, where there are several shapes (S: next), when
