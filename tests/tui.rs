@@ -437,7 +437,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    let (_, x0, _) = views::tab_spans()
+    let (_, x0, _) = views::tab_spans(&a, 120)
         .into_iter()
         .find(|t| t.0 == View::Notes)
         .unwrap();
@@ -1161,4 +1161,108 @@ fn the_compare_view_gives_the_instruction_mix_its_stall_samples() {
         compare_row("v12", "WARPGROUP "),
         "WARPGROUP 4 1,388 18.2 │ 4 1,561 21.9"
     );
+}
+
+/// The status line of a frame rendered at `h` rows.
+fn status_row(screen: &str, h: usize) -> String {
+    screen.lines().nth(h - 2).unwrap_or_default().to_string()
+}
+
+/// The shape of the run results shown is named at 120 and at 80 columns (it showed at
+/// 200 and wider only): the tab line keeps it, shrinking the other views' tabs to their
+/// key letters where the terminal is narrow; the tabs still take clicks.
+#[test]
+fn the_run_shape_is_named_on_narrow_terminals() {
+    let mut a = app();
+    for w in [80u16, 120, 200] {
+        let top = render(&a, w, 24).lines().next().unwrap().to_string();
+        assert!(
+            top.contains("runs at 1,64,1024,128"),
+            "at {w} columns: {top}"
+        );
+    }
+    a.update(Action::NextShape);
+    let top = render(&a, 80, 24).lines().next().unwrap().to_string();
+    assert!(
+        top.contains("runs at 1,16,8192,128") && top.contains(" timeline "),
+        "{top}"
+    );
+    let (_, x0, _) = views::tab_spans(&a, 80)
+        .into_iter()
+        .find(|t| t.0 == View::Notes)
+        .unwrap();
+    assert_eq!(&top[x0 as usize..x0 as usize + 3], " n ", "{top}");
+    let click = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: x0 + 1,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(
+        tui::actions(&a, &click, Rect::new(0, 0, 80, 24)),
+        vec![Action::Show(View::Notes)]
+    );
+}
+
+/// The compare view says which shape's run results it compares.
+#[test]
+fn the_compare_view_names_its_run_shape() {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::Show(View::Compare));
+    let shown = render(&a, 120, 40);
+    assert!(
+        shown.contains("run results at 1,64,1024,128 (S: next of"),
+        "{shown}"
+    );
+    a.update(Action::NextShape);
+    let shown = render(&a, 120, 40);
+    assert!(shown.contains("run results at 1,16,8192,128"), "{shown}");
+}
+
+/// "run results at …" is said of one ladder: it goes when `L` shows another (one
+/// without runs kept saying it), and does not come back with the first.
+#[test]
+fn a_ladders_status_goes_when_another_ladder_shows() {
+    let mut a = app();
+    a.update(Action::NextShape);
+    assert!(status_row(&render(&a, 120, 40), 40).contains("run results at"));
+    a.update(Action::NextLadder);
+    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("run results at"), "{row}");
+    a.update(Action::NextLadder);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("run results at"), "{row}");
+}
+
+/// A search's "match 2 of N" is said of the kept search: Esc clears both, and it does
+/// not follow into another view or version.
+#[test]
+fn a_searchs_status_goes_with_the_search() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('n'));
+    assert!(status_row(&render(&a, 120, 40), 40).contains("match 2 of"));
+    press(&mut a, KeyCode::Esc);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "after Esc: {row}");
+    // Kept, then another view: the match is not said there.
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('n'));
+    press(&mut a, KeyCode::Char('t'));
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "in the timeline: {row}");
+    // Nor on another version's listing.
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('n'));
+    a.update(Action::PrevVersion);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "on another version: {row}");
 }

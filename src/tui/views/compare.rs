@@ -73,6 +73,10 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             t.dim(),
         ),
     ])];
+    // The run results compared are of one shape: the view names it.
+    if let Some(line) = super::run_shape_line(app) {
+        out.push(line);
+    }
     // Columns as wide as their values (and two spaces), the delta column as its
     // deltas; a terminal too narrow for them gets each row stacked (`stacked_row`),
     // so that no value is cut or runs into the next.

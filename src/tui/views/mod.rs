@@ -147,13 +147,44 @@ fn draw_kernel_names(frame: &mut Frame, app: &App, area: Rect) {
     );
 }
 
-/// The tab titles with their x ranges, for drawing and for clicks.
-pub fn tab_spans() -> Vec<(View, u16, u16)> {
-    let mut x = format::width("stallscope │ ") as u16;
+/// How the tab line is laid out at a width: whether it starts with the program's name
+/// and the views' tabs whole, or the view shown whole and the others by their key
+/// letter (to leave room for the ladder and the run shape), and what it says of the
+/// ladder.
+pub struct TabLine {
+    pub brand: bool,
+    pub compact: bool,
+    pub ladder: Option<String>,
+}
+
+const BRAND: &str = "stallscope │ ";
+
+/// A tab's text: ` timeline `, or in a compact line ` c ` for a view not shown.
+fn tab_title(v: View, shown: View, compact: bool) -> String {
+    if compact && v != shown {
+        format!(" {} ", v.title().chars().next().unwrap_or(' '))
+    } else {
+        format!(" {} ", v.title())
+    }
+}
+
+/// The tab titles with their x ranges in a tab line `width` columns wide, for drawing
+/// and for clicks.
+pub fn tab_spans(app: &App, width: u16) -> Vec<(View, u16, u16)> {
+    let layout = tab_layout(app, width);
+    tab_ranges(app.view, layout.brand, layout.compact)
+}
+
+fn tab_ranges(shown: View, brand: bool, compact: bool) -> Vec<(View, u16, u16)> {
+    let mut x = if brand {
+        format::width(BRAND) as u16
+    } else {
+        0
+    };
     View::ALL
         .iter()
         .map(|&v| {
-            let w = format::width(v.title()) as u16 + 2;
+            let w = format::width(&tab_title(v, shown, compact)) as u16;
             let span = (v, x, x + w);
             x += w + 1;
             span
@@ -161,45 +192,111 @@ pub fn tab_spans() -> Vec<(View, u16, u16)> {
         .collect()
 }
 
+/// What the tab line says of the ladder, most first: its name, its place among the
+/// ladders and the key to the next, and the shape whose run results the views show
+/// (with the key to the next where it was measured at several); the last of them, the
+/// shape alone, where there is a shape.
+fn ladder_texts(app: &App) -> (Vec<String>, bool) {
+    let l = &app.ladder().ladder;
+    let several = app.ladders.len() > 1;
+    let place = |hint: bool| match (several, hint) {
+        (true, true) => format!(" ({}/{}, L: next)", app.current + 1, app.ladders.len()),
+        (true, false) => format!(" ({}/{})", app.current + 1, app.ladders.len()),
+        (false, _) => String::new(),
+    };
+    let measured = l.measured_shapes();
+    let Some(s) = l.shown_shape().filter(|_| !measured.is_empty()) else {
+        let texts = vec![
+            format!("│ {}{}", l.name, place(true)),
+            format!("│ {}{}", l.name, place(false)),
+            format!("│ {}", l.name),
+        ];
+        return (texts, false);
+    };
+    let next = if measured.len() > 1 { " (S)" } else { "" };
+    let texts = vec![
+        format!("│ {}{} · runs at {s}{next}", l.name, place(true)),
+        format!("│ {}{} · runs at {s}{next}", l.name, place(false)),
+        format!("│ {} · runs at {s}{next}", l.name),
+        format!("│ {} · runs at {s}", l.name),
+        format!("│ runs at {s}"),
+    ];
+    (texts, true)
+}
+
+/// Which run results a view's "(run)" rows show, where the ladder has any: `run results
+/// at 1,64,1024,128 (S: next of 3 shapes)`.
+pub fn run_shape_line(app: &App) -> Option<Line<'static>> {
+    let l = &app.ladder().ladder;
+    let shapes = l.measured_shapes();
+    let s = l.shown_shape().filter(|_| !shapes.is_empty())?;
+    let next = match shapes.len() {
+        1 => String::new(),
+        n => format!(" (S: next of {n} shapes)"),
+    };
+    Some(Line::styled(
+        format!("run results at {s}{next}"),
+        app.theme.dim(),
+    ))
+}
+
+/// The tab line that fits `width`: the tabs whole with the ladder's name (and the run
+/// shape) where they fit, else the compact tabs with as much of the ladder's text as
+/// fits; the run shape is given up last.
+pub fn tab_layout(app: &App, width: u16) -> TabLine {
+    let width = width as usize;
+    let (texts, shape) = ladder_texts(app);
+    let tabs_w = |brand: bool, compact: bool| -> usize {
+        tab_ranges(app.view, brand, compact)
+            .last()
+            .map_or(0, |&(_, _, end)| end as usize + 1)
+    };
+    let full = tabs_w(true, false);
+    // With the tabs whole: the ladder's name, and its run shape where it has one.
+    let whole = if shape {
+        &texts[..texts.len() - 1]
+    } else {
+        &texts[..]
+    };
+    if let Some(t) = whole.iter().find(|t| full + format::width(t) <= width) {
+        return TabLine {
+            brand: true,
+            compact: false,
+            ladder: Some(t.clone()),
+        };
+    }
+    let compact = tabs_w(false, true);
+    if let Some(t) = texts.iter().find(|t| compact + format::width(t) <= width) {
+        return TabLine {
+            brand: false,
+            compact: true,
+            ladder: Some(t.clone()),
+        };
+    }
+    TabLine {
+        brand: full <= width,
+        compact: full > width,
+        ladder: None,
+    }
+}
+
 fn tab_line(app: &App, width: u16) -> Line<'static> {
     let t = &app.theme;
-    let mut spans = vec![Span::styled("stallscope", t.title()), Span::raw(" │ ")];
-    for (v, _, _) in tab_spans() {
+    let layout = tab_layout(app, width);
+    let mut spans = Vec::new();
+    if layout.brand {
+        spans.extend([Span::styled("stallscope", t.title()), Span::raw(" │ ")]);
+    }
+    for &v in &View::ALL {
         let style = if v == app.view {
             t.selected()
         } else {
             Style::new()
         };
-        spans.push(Span::styled(format!(" {} ", v.title()), style));
+        spans.push(Span::styled(tab_title(v, app.view, layout.compact), style));
         spans.push(Span::raw(" "));
     }
-    let l = &app.ladder().ladder;
-    let ladder = if app.ladders.len() > 1 {
-        format!(
-            "│ {} ({}/{}, L: next)",
-            l.name,
-            app.current + 1,
-            app.ladders.len()
-        )
-    } else {
-        format!("│ {}", l.name)
-    };
-    let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
-    // Which run results the views show, where there are several shapes (S: next), when
-    // it fits beside the ladder's name.
-    let shapes = l.measured_shapes();
-    let ladder = match l.shown_shape() {
-        Some(s) if shapes.len() > 1 => {
-            let with = format!("{ladder} · runs at {s} (S)");
-            if used + format::width(&with) <= width as usize {
-                with
-            } else {
-                ladder
-            }
-        }
-        _ => ladder,
-    };
-    if used + format::width(&ladder) <= width as usize {
+    if let Some(ladder) = layout.ladder {
         spans.push(Span::styled(ladder, t.dim()));
     }
     Line::from(spans)
@@ -446,6 +543,23 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(cur);
     }
     lines
+}
+
+/// A text in pieces of at most `width` columns each, cut anywhere (a character wider
+/// than `width` alone in its piece); one empty piece for an empty text.
+pub fn split_width(text: &str, width: usize) -> Vec<String> {
+    let mut pieces = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width && used > 0 {
+            pieces.push(String::new());
+            used = 0;
+        }
+        pieces.last_mut().expect("one piece").push(c);
+        used += w;
+    }
+    pieces
 }
 
 /// Draws a view's document, one line a row, from its scroll offset.
