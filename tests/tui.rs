@@ -1266,3 +1266,70 @@ fn a_searchs_status_goes_with_the_search() {
     let row = status_row(&render(&a, 120, 40), 40);
     assert!(!row.contains("match"), "on another version: {row}");
 }
+
+/// The notes view lays a Markdown table out as columns (it showed the raw `| … |`
+/// lines): v09's table of its timings, header over a rule, at 120 and at 80 columns,
+/// every line within the width.
+#[test]
+fn the_notes_show_tables_as_tables() {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::Show(View::Notes));
+    for w in [120u16, 80] {
+        let shown = render(&a, w, 60);
+        let lines: Vec<&str> = shown.lines().collect();
+        let head = lines
+            .iter()
+            .position(|l| l.starts_with("shape (B,H,S,D)"))
+            .unwrap_or_else(|| panic!("no table header at {w} columns:\n{shown}"));
+        assert!(
+            lines[head].contains(" │ ") && lines[head].contains("time"),
+            "{shown}"
+        );
+        assert!(lines[head + 1].contains("─┼─"), "{shown}");
+        assert!(lines[head + 2].starts_with("1,64,1024,128 "), "{shown}");
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.starts_with("|---") || l.starts_with("| ")),
+            "{shown}"
+        );
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= w as usize),
+            "{shown}"
+        );
+    }
+}
+
+/// A diff line wrapped at 80 columns keeps its `+`/`-` marker on its continuation lines
+/// (they began with the middle of the source line): every line of v29's diff from v28
+/// starts with a marker, a context space or a hunk's `@@`.
+#[test]
+fn wrapped_diff_lines_keep_their_marker() {
+    let mut a = app();
+    select(&mut a, "v29");
+    a.update(Action::Show(View::Notes));
+    let shown = render(&a, 80, 3000);
+    let lines: Vec<&str> = shown.lines().collect();
+    let from = lines
+        .iter()
+        .position(|l| l.starts_with("diff from v28"))
+        .expect("the diff");
+    let diff: Vec<&str> = lines[from + 1..lines.len() - 2]
+        .iter()
+        .copied()
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(diff.len() > 20, "{shown}");
+    for l in &diff {
+        assert!(
+            l.starts_with(['+', '-', ' ']) || l.starts_with("@@"),
+            "a line without its marker: {l:?}"
+        );
+    }
+    assert!(
+        diff.iter()
+            .any(|l| l.starts_with("+↳") || l.starts_with("-↳")),
+        "no wrapped line in the diff"
+    );
+}
