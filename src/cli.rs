@@ -191,8 +191,9 @@ pub struct CompareArgs {
     /// The ladder holding both versions [default: the first one that does].
     #[arg(long)]
     pub ladder: Option<String>,
+    /// Output format.
     #[arg(long, short, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: crate::report::CompareFormat,
     /// Compare the run results of this shape (B,H,S,D, `:causal` for the causal mask)
     /// [default: the ladder's reference shape].
     #[arg(long, value_name = "B,H,S,D[:causal]")]

@@ -797,7 +797,7 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
-    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
+    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format.into());
     let mut report = load_report(common);
     let (mut ladder_a, ia, mut ladder_b, ib) = match args.b.as_deref() {
         Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {

@@ -957,3 +957,34 @@ fn a_version_id_refused_says_which_rule_it_breaks() {
         "nothing written"
     );
 }
+
+/// Each command's help describes its own output: compare's formats are the
+/// comparison's (it described report's: "one row per version and metric", an SVG
+/// chart "named with --chart", which compare refuses).
+#[test]
+fn compare_help_describes_the_comparisons_formats() {
+    let help = |sub: &str| {
+        let out = stallscope().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let compare = help("compare");
+    for reports in ["one row per version and metric", "--chart", "trail"] {
+        assert!(
+            !compare.to_lowercase().contains(reports),
+            "{reports:?} in\n{compare}"
+        );
+    }
+    for own in [
+        "One row per metric and stall reason",
+        "stall shares as one chart, side by side",
+        "metric deltas",
+    ] {
+        assert!(compare.contains(own), "{own:?} not in\n{compare}");
+    }
+    let report = help("report");
+    assert!(
+        report.contains("One row per version and metric") && report.contains("--chart"),
+        "{report}"
+    );
+}

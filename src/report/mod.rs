@@ -19,11 +19,15 @@ use crate::analysis::{
 use crate::model::Ladder;
 use crate::ncu::StallReason;
 
+/// What `report` writes: the ladder timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Aligned text for the terminal.
+    /// Aligned text for the terminal: the trail, then versions as columns and metrics
+    /// as rows.
     Table,
+    /// The trail and the timeline as Markdown tables, with each version's stall matrix.
     Markdown,
+    /// Every ladder's versions, metrics, stalls, bottlenecks and runs as one document.
     Json,
     /// One row per version and metric.
     Csv,
@@ -31,6 +35,41 @@ pub enum Format {
     Html,
     /// One chart alone (name it with --chart).
     Svg,
+}
+
+/// What `compare` writes: the comparison of two versions (or files), each format its
+/// own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned text for the terminal: the metric deltas with their verdicts, the two
+    /// bottlenecks, stall shares, the (reason × instruction) cells, the instruction mix
+    /// and the SASS aligned.
+    Table,
+    /// The same as Markdown tables, the SASS alignment as a diff block.
+    Markdown,
+    /// The comparison as one document: both sides, metrics, stalls, bottlenecks, cells,
+    /// instruction mix and the SASS alignment.
+    Json,
+    /// One row per metric and stall reason: metric, unit, A's value, B's value, verdict.
+    Csv,
+    /// A standalone page: the metric deltas, a chart of the stall shares side by side,
+    /// the (reason × instruction) cells (loads nothing).
+    Html,
+    /// The two sides' stall shares as one chart, side by side.
+    Svg,
+}
+
+impl From<CompareFormat> for Format {
+    fn from(f: CompareFormat) -> Format {
+        match f {
+            CompareFormat::Table => Format::Table,
+            CompareFormat::Markdown => Format::Markdown,
+            CompareFormat::Json => Format::Json,
+            CompareFormat::Csv => Format::Csv,
+            CompareFormat::Html => Format::Html,
+            CompareFormat::Svg => Format::Svg,
+        }
+    }
 }
 
 /// A ladder with its analysis: what every report is made from.
