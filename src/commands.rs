@@ -225,13 +225,19 @@ fn show_shape(ladders: &mut [Ladder], shape: Option<model::runs::RunShape>) -> R
         ladders.iter().flat_map(|l| l.measured_shapes()).collect();
     if !measured.contains(&s) {
         let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+        if list.is_empty() {
+            let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+            let none = match names.as_slice() {
+                [one] => format!("{one} has no run results"),
+                _ => format!("none of {} has run results", names.join(", ")),
+            };
+            bail!(
+                "--shape {s}: {none}, at any shape (--shape picks among the shapes a ladder was run at)"
+            );
+        }
         bail!(
             "no version was run at {s}; the run results are at: {}",
-            if list.is_empty() {
-                "none".to_string()
-            } else {
-                list.join(", ")
-            }
+            list.join(", ")
         );
     }
     for l in ladders {
@@ -984,8 +990,11 @@ fn find_pair<'a>(
         .iter()
         .map(|(name, ids)| format!("{name}: {}", ids.join(" ")))
         .collect();
-    Err(anyhow!(
-        "no ladder holds both {a:?} and {b:?} (and neither is a file); versions: {}",
-        known.join("; ")
-    ))
+    // One version given alone (to compare with its parent) is named once.
+    let missing = if a == b {
+        format!("no ladder holds {a:?} (nor is it a file)")
+    } else {
+        format!("no ladder holds both {a:?} and {b:?} (and neither is a file)")
+    };
+    Err(anyhow!("{missing}; versions: {}", known.join("; ")))
 }

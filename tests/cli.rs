@@ -600,9 +600,9 @@ fn several_launches_are_listed_and_one_is_picked_by_id() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "8 launches match any kernel; pick one with --launch ID",
+            "the exports hold 8 launches; pick one with --launch ID",
         ))
-        .stderr(predicate::str::contains("launch 3     softmax_kernel"));
+        .stderr(predicate::str::contains("     3  softmax_kernel "));
     assert!(!dir.path().join("imported").exists(), "nothing written");
     stallscope()
         .arg("import")
@@ -987,4 +987,71 @@ fn compare_help_describes_the_comparisons_formats() {
         report.contains("One row per version and metric") && report.contains("--chart"),
         "{report}"
     );
+}
+
+/// One version given alone is named once when no ladder holds it (it said 'no ladder
+/// holds both "v99" and "v99"').
+#[test]
+fn compare_of_one_unknown_version_names_it_once() {
+    let out = stallscope().args(["compare", "v99"]).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains("no ladder holds \"v99\" (nor is it a file)"),
+        "{err}"
+    );
+    assert!(!err.contains("both"), "{err}");
+}
+
+/// A listing of launches says what it lists (it said "8 launches match any kernel"
+/// where no kernel was asked for) and keeps its columns aligned past long kernel names:
+/// each column starts at one place on every line.
+#[test]
+fn a_listing_of_launches_is_a_table() {
+    let out = stallscope()
+        .arg("compare")
+        .arg(fixture("h200/others_basic_details.csv"))
+        .arg(fixture("sgemm/det.csv"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("the exports hold 8 launches; pick one with --launch-a ID:"),
+        "{err}"
+    );
+    assert!(!err.contains("any kernel"), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 9, "a header and 8 launches:\n{err}");
+    let column =
+        |l: &str, word: &str| l.chars().count() - l[l.find(word).unwrap()..].chars().count();
+    let grid = column(lines[0], "grid");
+    let block = column(lines[0], "block");
+    for l in &lines[1..] {
+        assert_eq!(column(l, "("), grid, "{err}");
+        let second = l[l.find(") ").unwrap()..].find('(').unwrap() + l.find(") ").unwrap();
+        assert_eq!(l[..second].chars().count(), block, "{err}");
+    }
+}
+
+/// `--shape` on a ladder without run results says so (it said "the run results are
+/// at: none").
+#[test]
+fn a_shape_asked_of_a_ladder_without_runs_says_it_has_none() {
+    let out = stallscope()
+        .args([
+            "report",
+            "--ladder",
+            "sgemm-toy",
+            "--shape",
+            "1,16,8192,128",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--shape 1,16,8192,128: sgemm-toy has no run results, at any shape"),
+        "{err}"
+    );
+    assert!(!err.contains("none"), "{err}");
 }
