@@ -553,12 +553,17 @@ fn the_footer_names_each_binding_by_its_first_key() {
 #[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
     // A key bound in a view must not also be bound globally, and never twice anywhere;
-    // only the modes (a kept search, what is typed, the help and the kernel name: each
+    // only the modes (a kept search, what is typed, the help, the kernel name and the
+    // whole message: each
     // says so in the help, and Esc ends it) come before the other keys.
     let is_mode = |c: Context| {
         matches!(
             c,
-            Context::Search | Context::Typing | Context::Help | Context::KernelName
+            Context::Search
+                | Context::Typing
+                | Context::Help
+                | Context::KernelName
+                | Context::Message
         )
     };
     for (i, a) in KEYMAP.iter().enumerate() {
@@ -619,6 +624,9 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::NextMatch,
         Action::PrevMatch,
         Action::ToggleKernel,
+        Action::ToggleMessage,
+        Action::MessageScroll(1),
+        Action::MessageScroll(-1),
         Action::QuitNow,
         Action::FilterEnd,
         Action::FilterCancel,
@@ -1332,4 +1340,109 @@ fn wrapped_diff_lines_keep_their_marker() {
             .any(|l| l.starts_with("+↳") || l.starts_with("-↳")),
         "no wrapped line in the diff"
     );
+}
+
+/// The timeline's row names grow with the terminal: whole at 120 columns and wider
+/// (they stayed 25 columns: "Energy / launch (run) (m…"), 22 columns at 80.
+#[test]
+fn the_timelines_row_names_are_whole_on_a_wide_terminal() {
+    let a = app();
+    for w in [120u16, 200] {
+        let shown = render(&a, w, 60);
+        for name in [
+            "Energy / launch (run) (mJ) ",
+            "TFLOPS / W (run) (TFLOPS/W) ",
+            "occupancy limit (blocks/SM) ",
+        ] {
+            assert!(shown.contains(name), "{name:?} at {w} columns:\n{shown}");
+        }
+    }
+    let narrow = render(&a, 80, 60);
+    assert!(narrow.contains("Energy / launch (run)…"), "{narrow}");
+}
+
+/// The stall legend wraps rather than cutting a reason's name ("math_…"): under the
+/// timeline at 120 columns, in compare at 200 every reason's entry is whole.
+#[test]
+fn the_stall_legend_keeps_its_names_whole() {
+    let mut a = app();
+    select(&mut a, "v09");
+    let shown = render(&a, 120, 40);
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("stalls (% of PC samples): "))
+        .expect("the legend");
+    let legend = lines[at..lines.len() - 2].join("\n");
+    for name in [
+        "long_scoreboard",
+        "short_scoreboard",
+        "wait",
+        "barrier",
+        "selected",
+        "mio_throttle",
+        "math_pipe_throttle",
+        "dispatch_stall",
+    ] {
+        assert!(legend.contains(&format!(" {name}")), "{name}:\n{legend}");
+    }
+    assert!(!legend.contains('…'), "{legend}");
+    a.update(Action::Show(View::Compare));
+    let shown = render(&a, 200, 80);
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("stalls: "))
+        .expect("compare's legend");
+    let legend = format!("{}\n{}", lines[at], lines[at + 1]);
+    assert!(!legend.contains('…'), "{legend}");
+    assert!(
+        legend.contains("# selected") && legend.contains("= wait"),
+        "{legend}"
+    );
+}
+
+/// A status message wider than the terminal ends with the key that shows it whole; `e`
+/// opens it in a popup, wrapped, and Esc closes it. The advice of an error met in the
+/// explorer is the explorer's: `r` on a ladder no recipe feeds said "pick one with
+/// --ladder".
+#[test]
+fn a_cut_message_can_be_read_whole_and_advises_in_the_explorers_terms() {
+    let mut a = app();
+    a.kernels = common::repo().join("kernels");
+    a.update(Action::NextLadder);
+    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    let Some(Effect::StartJob(req)) = a.update(Action::Run { all: false }) else {
+        panic!("r starts a job");
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = tui::jobs::start(&a, req, tx);
+    while a.job.is_some() {
+        let msg = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the job reports");
+        a.update(msg);
+    }
+    job.handle.join().unwrap();
+    let said = a.status.as_ref().map(|s| s.text().to_string()).unwrap();
+    assert!(said.contains("no recipe under"), "{said}");
+    assert!(!said.contains("--ladder"), "{said}");
+    assert!(said.ends_with("(L shows the next ladder)"), "{said}");
+    let row = status_row(&render(&a, 80, 24), 24);
+    assert!(row.ends_with("(e: all of it)"), "{row}");
+    press(&mut a, KeyCode::Char('e'));
+    assert!(a.message);
+    let shown = render(&a, 80, 24);
+    let popup: String = shown
+        .lines()
+        .filter_map(|l| {
+            let inner = l.split('│').nth(1)?;
+            Some(inner.trim().to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(popup.contains("(L shows the next ladder)"), "{shown}");
+    assert!(shown.contains("Esc close"), "{shown}");
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.message && !a.quit);
 }

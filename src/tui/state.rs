@@ -83,6 +83,10 @@ pub enum Action {
     PrevMatch,
     /// Show (or close) the full kernel names of the version shown.
     ToggleKernel,
+    /// Show (or close) the whole status message and every loading warning.
+    ToggleMessage,
+    /// Scroll the message popup.
+    MessageScroll(i16),
     Run {
         all: bool,
     },
@@ -311,6 +315,10 @@ pub struct App {
     pub help_scroll: usize,
     /// The full kernel names of the version shown (K), in a popup.
     pub kernel_popup: bool,
+    /// The whole status message and the loading warnings (e), in a popup, and how far
+    /// it is scrolled.
+    pub message: bool,
+    pub message_scroll: usize,
     pub status: Option<Status>,
     /// What the status message is about ([`App::say`] sets both).
     pub status_scope: StatusScope,
@@ -345,6 +353,8 @@ impl App {
                 searching: false,
             },
             kernel_popup: false,
+            message: false,
+            message_scroll: 0,
             bottleneck: BottleneckState::default(),
             help: false,
             help_scroll: 0,
@@ -481,6 +491,8 @@ impl App {
             Focus::Typing
         } else if self.kernel_popup {
             Focus::KernelName
+        } else if self.message {
+            Focus::Message
         } else if self.help {
             Focus::Help
         } else {
@@ -523,6 +535,8 @@ impl App {
                     self.help = false;
                 } else if self.kernel_popup {
                     self.kernel_popup = false;
+                } else if self.message {
+                    self.message = false;
                 } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
                     self.inspect = InspectState::default();
                 } else if self.view == View::Source && !self.source.search.is_empty() {
@@ -642,6 +656,20 @@ impl App {
             NextMatch => self.find_match(true, false),
             PrevMatch => self.find_match(false, false),
             ToggleKernel => self.kernel_popup = !self.kernel_popup,
+            ToggleMessage => {
+                if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
+                    self.say(
+                        StatusScope::App,
+                        Status::Info("no message: the status line is empty".into()),
+                    );
+                } else {
+                    self.message = !self.message;
+                    self.message_scroll = 0;
+                }
+            }
+            MessageScroll(d) => {
+                self.message_scroll = self.message_scroll.saturating_add_signed(d as isize)
+            }
             ToggleSort => {
                 let sorts = self
                     .listing()

@@ -9,7 +9,7 @@ pub mod source;
 pub mod timeline;
 
 use super::keymap::{self, KEYMAP};
-use super::state::{App, Status, View, job_name};
+use super::state::{Action, App, Status, View, job_name};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
 use ratatui::Frame;
@@ -61,10 +61,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Paragraph::new(fit(printable(headline(app, width)), width)),
         a.headline,
     );
-    let status = fit(printable(status_line(app)), width);
+    let status = status_line(app, width);
     if app.version_index().is_none() {
         frame.render_widget(Paragraph::new(status), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+        if app.message {
+            draw_message(frame, app, area);
+        }
         if app.help {
             draw_help(frame, app, area);
         }
@@ -82,6 +85,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
     if app.kernel_popup {
         draw_kernel_names(frame, app, area);
+    }
+    if app.message {
+        draw_message(frame, app, area);
     }
     if app.help {
         draw_help(frame, app, area);
@@ -355,43 +361,118 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn status_line(app: &App) -> Line<'static> {
+/// The status line in `width` columns: a job's progress, else the status message, else
+/// the first loading warning (and how many more). A message that does not fit is cut
+/// and ends with the key that shows it whole.
+fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some(j) = &app.job {
         // A gauge of the versions done, then what is running now.
-        let width = 20usize;
-        let filled = (j.done * width)
+        let gauge = 20usize;
+        let filled = (j.done * gauge)
             .checked_div(j.total)
             .unwrap_or(0)
-            .min(width);
+            .min(gauge);
         let progress = if j.total > 0 {
             format!(" {}/{} ", j.done, j.total)
         } else {
             " starting ".into()
         };
-        return Line::from(vec![
-            Span::styled(format!("{} ", job_name(j.kind)), t.key()),
-            Span::styled("█".repeat(filled), t.ok()),
-            Span::styled("░".repeat(width - filled), t.dim()),
-            Span::raw(format!("{progress}{} ", j.current)),
-            Span::styled("(x stops)", t.dim()),
-        ]);
+        return fit(
+            printable(Line::from(vec![
+                Span::styled(format!("{} ", job_name(j.kind)), t.key()),
+                Span::styled("█".repeat(filled), t.ok()),
+                Span::styled("░".repeat(gauge - filled), t.dim()),
+                Span::raw(format!("{progress}{} ", j.current)),
+                Span::styled("(x stops)", t.dim()),
+            ])),
+            width,
+        );
     }
-    match &app.status {
-        Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
-        Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
+    let key = keymap::first_key(keymap::Context::Global, Action::ToggleMessage);
+    let (text, style) = match &app.status {
+        Some(Status::Info(m)) => (m.clone(), t.ok()),
+        Some(Status::Error(m)) => (m.clone(), t.error()),
         None => match app.load_warnings.as_slice() {
-            [] => Line::default(),
-            [one] => Line::styled(one.clone(), t.error()),
-            [first, rest @ ..] => Line::styled(
-                format!(
-                    "{first} (and {} more: `stallscope check` lists every problem)",
-                    rest.len()
-                ),
+            [] => return Line::default(),
+            [one] => (one.clone(), t.error()),
+            [first, rest @ ..] => (
+                format!("{first} (and {} more: {key} lists them)", rest.len()),
                 t.error(),
             ),
         },
+    };
+    let text = format::printable(&text).into_owned();
+    if format::width(&text) <= width {
+        return Line::styled(text, style);
     }
+    let hint = format!(" ({key}: all of it)");
+    let room = width.saturating_sub(format::width(&hint));
+    Line::from(vec![
+        Span::styled(format::cut(&text, room), style),
+        Span::styled(hint, t.dim()),
+    ])
+}
+
+/// The whole status message and every loading warning, wrapped, in a popup that
+/// scrolls.
+fn draw_message(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let key = keymap::first_key(keymap::Context::Global, Action::ToggleMessage);
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(2).max(10);
+    let mut lines: Vec<Line> = Vec::new();
+    let add = |text: &str, style: Style, lines: &mut Vec<Line>| {
+        let text = format::printable_lines(text);
+        for l in text.lines() {
+            let pieces = wrap(l, text_w);
+            for piece in pieces {
+                for part in split_width(&piece, text_w) {
+                    lines.push(Line::styled(part, style));
+                }
+            }
+        }
+    };
+    match &app.status {
+        Some(Status::Info(m)) => add(m, t.ok(), &mut lines),
+        Some(Status::Error(m)) => add(m, t.error(), &mut lines),
+        None => {}
+    }
+    if !app.load_warnings.is_empty() {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::styled(
+            format!(
+                "what loading could not read ({}; `stallscope check` lists the same)",
+                app.load_warnings.len()
+            ),
+            t.title(),
+        ));
+        for warning in &app.load_warnings {
+            add(warning, t.error(), &mut lines);
+        }
+    }
+    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    let inner = h.saturating_sub(2) as usize;
+    let offset = clamp_scroll(app.message_scroll, lines.len(), inner);
+    let more = lines.len() > inner;
+    let lines: Vec<Line> = lines.into_iter().skip(offset).collect();
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(if more {
+            format!(" message (↑↓ scroll, {key} or Esc closes) ")
+        } else {
+            format!(" message ({key} or Esc closes) ")
+        })),
+        popup,
+    );
 }
 
 fn footer_line(app: &App, width: u16) -> Line<'static> {
@@ -607,19 +688,36 @@ pub fn stall_bar(
 }
 
 /// The legend of the stall colours, for the reasons shown, under a heading that says
-/// what the shares are of.
+/// what the shares are of: in lines of `width` columns, an entry never split (one wider
+/// than a line alone on it, cut).
 pub fn stall_legend(
     app: &App,
     heading: &str,
     reasons: &[crate::ncu::StallReason],
-) -> Line<'static> {
+    width: usize,
+) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let mut spans = vec![Span::styled(format!("{heading}: "), t.dim())];
+    let mut lines: Vec<Vec<Span<'static>>> =
+        vec![vec![Span::styled(format!("{heading}: "), t.dim())]];
+    let mut used = format::width(heading) + 2;
     for &r in reasons {
-        spans.push(Span::styled(t.reason_fill(r).to_string(), t.reason(r)));
-        spans.push(Span::raw(format!(" {}  ", r.metric_name())));
+        let entry = [
+            Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
+            Span::raw(format!(" {}  ", r.metric_name())),
+        ];
+        // The entry's trailing spaces may pass the edge.
+        let w = format::width(&entry[0].content) + format::width(&entry[1].content) - 2;
+        if used + w > width && used > 0 {
+            lines.push(Vec::new());
+            used = 0;
+        }
+        used += w + 2;
+        lines.last_mut().expect("a line").extend(entry);
     }
-    Line::from(spans)
+    lines
+        .into_iter()
+        .map(|spans| fit(Line::from(spans), width))
+        .collect()
 }
 
 /// A file of the current ladder, as its users name it: relative to the ladder's folder
