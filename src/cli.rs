@@ -167,7 +167,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
     /// One line per metric however wide, as when the output is not a terminal (on a
-    /// terminal, the table's versions come in blocks that fit its width).
+    /// terminal too narrow for a column per version, the versions are rows, one table
+    /// per section of metrics, in blocks of columns that fit its width).
     #[arg(long)]
     pub wide: bool,
     /// Write to this file instead of standard output.

@@ -1055,3 +1055,72 @@ fn a_shape_asked_of_a_ladder_without_runs_says_it_has_none() {
     );
     assert!(!err.contains("none"), "{err}");
 }
+
+/// Two export files are named in the table's columns by the shortest ends of their
+/// paths that tell them apart (the whole paths made a header of ~230 columns); one file
+/// given twice by its name and launch. The line above the table keeps the paths.
+#[test]
+fn compare_names_files_by_short_unique_names() {
+    let header = |args: &[std::path::PathBuf], extra: &[&str]| {
+        let out = stallscope()
+            .arg("compare")
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("metric "))
+            .unwrap()
+            .to_string();
+        (line, text)
+    };
+    let (line, text) = header(
+        &[
+            fixture("h200/sdpa_flash_raw.csv"),
+            fixture("h200/sdpa_cudnn_raw.csv"),
+        ],
+        &[],
+    );
+    assert!(
+        line.contains("  sdpa_flash_raw.csv  ") && line.contains("sdpa_cudnn_raw.csv"),
+        "{line}"
+    );
+    assert!(!line.contains("fixtures"), "{line}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("fixtures/h200/sdpa_flash_raw.csv")
+    );
+    let eight = fixture("h200/others_basic_details.csv");
+    let (line, _) = header(
+        &[eight.clone(), eight],
+        &["--launch-a", "2", "--launch-b", "3"],
+    );
+    assert!(
+        line.contains("others_basic_details.csv#2")
+            && line.contains("others_basic_details.csv#3")
+            && !line.contains("fixtures"),
+        "{line}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        std::fs::create_dir(dir.path().join(side)).unwrap();
+        std::fs::copy(
+            fixture("sgemm/det.csv"),
+            dir.path().join(side).join("det.csv"),
+        )
+        .unwrap();
+    }
+    let (line, _) = header(
+        &[dir.path().join("a/det.csv"), dir.path().join("b/det.csv")],
+        &["--launch-a", "0", "--launch-b", "1"],
+    );
+    assert!(
+        line.contains(" a/det.csv ") && line.contains(" b/det.csv "),
+        "{line}"
+    );
+}

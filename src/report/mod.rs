@@ -143,6 +143,44 @@ impl CompareSide {
     }
 }
 
+/// How a comparison's table columns name its two sides: as the report names them, but
+/// an export file by the shortest end of its path that tells the two apart (`det.csv`,
+/// `run2/det.csv`; the launch added where both are one file), not by its whole path.
+pub fn column_names(input: &CompareInput) -> (String, String) {
+    let (Some(pa), Some(pb)) = (&input.a.path, &input.b.path) else {
+        return (input.a_name.clone(), input.b_name.clone());
+    };
+    let parts = |p: &str| -> Vec<String> {
+        std::path::Path::new(p)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (xa, xb) = (parts(pa), parts(pb));
+    let tail = |x: &[String], k: usize| x[x.len().saturating_sub(k)..].join("/");
+    let longest = xa.len().max(xb.len()).max(1);
+    let (mut a, mut b) = (tail(&xa, 1), tail(&xb, 1));
+    for k in 1..=longest {
+        (a, b) = (tail(&xa, k), tail(&xb, k));
+        if a != b {
+            break;
+        }
+    }
+    if a == b {
+        // One file twice: its name, and its two launches.
+        (a, b) = (tail(&xa, 1), tail(&xb, 1));
+        if let (Some(la), Some(lb)) = (input.a.launch, input.b.launch) {
+            a = format!("{a}#{la}");
+            b = format!("{b}#{lb}");
+        }
+    }
+    if a == b {
+        a.push_str(" (a)");
+        b.push_str(" (b)");
+    }
+    (a, b)
+}
+
 /// A verdict as machine-readable output writes it: the word compare's JSON gives it.
 pub fn verdict_word(v: analysis::Verdict) -> String {
     match serde_json::to_value(v) {
