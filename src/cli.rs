@@ -183,7 +183,8 @@ pub struct ReportArgs {
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
     /// One line per metric however wide, as when the output is not a terminal (on a
-    /// terminal, the table's versions come in blocks that fit its width).
+    /// terminal too narrow for a column per version, the versions are rows, one table
+    /// per section of metrics, in blocks of columns that fit its width).
     #[arg(long)]
     pub wide: bool,
     /// Write to this file instead of standard output.
@@ -207,8 +208,9 @@ pub struct CompareArgs {
     /// The ladder holding both versions [default: the first one that does].
     #[arg(long)]
     pub ladder: Option<String>,
+    /// Output format.
     #[arg(long, short, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: crate::report::CompareFormat,
     /// Compare the run results of this shape (B,H,S,D, `:causal` for the causal mask)
     /// [default: the ladder's reference shape].
     #[arg(long, value_name = "B,H,S,D[:causal]")]

@@ -251,13 +251,19 @@ fn show_shape(ladders: &mut [Ladder], shape: Option<model::runs::RunShape>) -> R
         ladders.iter().flat_map(|l| l.measured_shapes()).collect();
     if !measured.contains(&s) {
         let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+        if list.is_empty() {
+            let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+            let none = match names.as_slice() {
+                [one] => format!("{one} has no run results"),
+                _ => format!("none of {} has run results", names.join(", ")),
+            };
+            bail!(
+                "--shape {s}: {none}, at any shape (--shape picks among the shapes a ladder was run at)"
+            );
+        }
         bail!(
             "no version was run at {s}; the run results are at: {}",
-            if list.is_empty() {
-                "none".to_string()
-            } else {
-                list.join(", ")
-            }
+            list.join(", ")
         );
     }
     for l in ladders {
@@ -930,7 +936,7 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
-    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format);
+    let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format.into());
     let mut report = load_report(common);
     let (mut ladder_a, ia, mut ladder_b, ib) = match args.b.as_deref() {
         Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
@@ -1119,8 +1125,11 @@ fn find_pair<'a>(
         .iter()
         .map(|(name, ids)| format!("{name}: {}", ids.join(" ")))
         .collect();
-    Err(anyhow!(
-        "no ladder holds both {a:?} and {b:?} (and neither is a file); versions: {}",
-        known.join("; ")
-    ))
+    // One version given alone (to compare with its parent) is named once.
+    let missing = if a == b {
+        format!("no ladder holds {a:?} (nor is it a file)")
+    } else {
+        format!("no ladder holds both {a:?} and {b:?} (and neither is a file)")
+    };
+    Err(anyhow!("{missing}; versions: {}", known.join("; ")))
 }

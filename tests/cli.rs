@@ -600,9 +600,9 @@ fn several_launches_are_listed_and_one_is_picked_by_id() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "8 launches match any kernel; pick one with --launch ID",
+            "the exports hold 8 launches; pick one with --launch ID",
         ))
-        .stderr(predicate::str::contains("launch 3     softmax_kernel"));
+        .stderr(predicate::str::contains("     3  softmax_kernel "));
     assert!(!dir.path().join("imported").exists(), "nothing written");
     stallscope()
         .arg("import")
@@ -1088,4 +1088,171 @@ fn the_ladders_ceiling_and_figures_past_it_are_said() {
         .unwrap();
     assert!(report.status.success());
     assert!(String::from_utf8_lossy(&report.stderr).contains(warning));
+}
+
+/// Each command's help describes its own output: compare's formats are the
+/// comparison's (it described report's: "one row per version and metric", an SVG
+/// chart "named with --chart", which compare refuses).
+#[test]
+fn compare_help_describes_the_comparisons_formats() {
+    let help = |sub: &str| {
+        let out = stallscope().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let compare = help("compare");
+    for reports in ["one row per version and metric", "--chart", "trail"] {
+        assert!(
+            !compare.to_lowercase().contains(reports),
+            "{reports:?} in\n{compare}"
+        );
+    }
+    for own in [
+        "One row per metric and stall reason",
+        "stall shares as one chart, side by side",
+        "metric deltas",
+    ] {
+        assert!(compare.contains(own), "{own:?} not in\n{compare}");
+    }
+    let report = help("report");
+    assert!(
+        report.contains("One row per version and metric") && report.contains("--chart"),
+        "{report}"
+    );
+}
+
+/// One version given alone is named once when no ladder holds it (it said 'no ladder
+/// holds both "v99" and "v99"').
+#[test]
+fn compare_of_one_unknown_version_names_it_once() {
+    let out = stallscope().args(["compare", "v99"]).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains("no ladder holds \"v99\" (nor is it a file)"),
+        "{err}"
+    );
+    assert!(!err.contains("both"), "{err}");
+}
+
+/// A listing of launches says what it lists (it said "8 launches match any kernel"
+/// where no kernel was asked for) and keeps its columns aligned past long kernel names:
+/// each column starts at one place on every line.
+#[test]
+fn a_listing_of_launches_is_a_table() {
+    let out = stallscope()
+        .arg("compare")
+        .arg(fixture("h200/others_basic_details.csv"))
+        .arg(fixture("sgemm/det.csv"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("the exports hold 8 launches; pick one with --launch-a ID:"),
+        "{err}"
+    );
+    assert!(!err.contains("any kernel"), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 9, "a header and 8 launches:\n{err}");
+    let column =
+        |l: &str, word: &str| l.chars().count() - l[l.find(word).unwrap()..].chars().count();
+    let grid = column(lines[0], "grid");
+    let block = column(lines[0], "block");
+    for l in &lines[1..] {
+        assert_eq!(column(l, "("), grid, "{err}");
+        let second = l[l.find(") ").unwrap()..].find('(').unwrap() + l.find(") ").unwrap();
+        assert_eq!(l[..second].chars().count(), block, "{err}");
+    }
+}
+
+/// `--shape` on a ladder without run results says so (it said "the run results are
+/// at: none").
+#[test]
+fn a_shape_asked_of_a_ladder_without_runs_says_it_has_none() {
+    let out = stallscope()
+        .args([
+            "report",
+            "--ladder",
+            "sgemm-toy",
+            "--shape",
+            "1,16,8192,128",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--shape 1,16,8192,128: sgemm-toy has no run results, at any shape"),
+        "{err}"
+    );
+    assert!(!err.contains("none"), "{err}");
+}
+
+/// Two export files are named in the table's columns by the shortest ends of their
+/// paths that tell them apart (the whole paths made a header of ~230 columns); one file
+/// given twice by its name and launch. The line above the table keeps the paths.
+#[test]
+fn compare_names_files_by_short_unique_names() {
+    let header = |args: &[std::path::PathBuf], extra: &[&str]| {
+        let out = stallscope()
+            .arg("compare")
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("metric "))
+            .unwrap()
+            .to_string();
+        (line, text)
+    };
+    let (line, text) = header(
+        &[
+            fixture("h200/sdpa_flash_raw.csv"),
+            fixture("h200/sdpa_cudnn_raw.csv"),
+        ],
+        &[],
+    );
+    assert!(
+        line.contains("  sdpa_flash_raw.csv  ") && line.contains("sdpa_cudnn_raw.csv"),
+        "{line}"
+    );
+    assert!(!line.contains("fixtures"), "{line}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("fixtures/h200/sdpa_flash_raw.csv")
+    );
+    let eight = fixture("h200/others_basic_details.csv");
+    let (line, _) = header(
+        &[eight.clone(), eight],
+        &["--launch-a", "2", "--launch-b", "3"],
+    );
+    assert!(
+        line.contains("others_basic_details.csv#2")
+            && line.contains("others_basic_details.csv#3")
+            && !line.contains("fixtures"),
+        "{line}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        std::fs::create_dir(dir.path().join(side)).unwrap();
+        std::fs::copy(
+            fixture("sgemm/det.csv"),
+            dir.path().join(side).join("det.csv"),
+        )
+        .unwrap();
+    }
+    let (line, _) = header(
+        &[dir.path().join("a/det.csv"), dir.path().join("b/det.csv")],
+        &["--launch-a", "0", "--launch-b", "1"],
+    );
+    assert!(
+        line.contains(" a/det.csv ") && line.contains(" b/det.csv "),
+        "{line}"
+    );
 }

@@ -70,17 +70,13 @@ fn on_an_80_column_terminal_every_line_of_the_timeline_fits() {
     assert!(long.is_empty(), "{long:#?}");
 }
 
+/// Where a column per version does not fit (33 versions at 80 or 120 columns), the
+/// versions are rows: one table per section of metrics, every version heading a row of
+/// each, in the ladder's order. At 120 columns the report took ~1,050 lines (16 blocks
+/// of two version columns, each as wide as its longest cell); it now takes under 500.
 #[test]
-fn on_an_80_column_terminal_every_version_has_its_column() {
-    // The versions in blocks of columns, each block with its header line: every
-    // version's id heads one column, in the ladder's order.
+fn on_a_narrow_terminal_the_versions_are_rows() {
     let ladder = flash_attention();
-    let text = report::table_exporter(Some(80)).timeline(&[Analysed::new(&ladder)]);
-    let headed: Vec<String> = text
-        .lines()
-        .filter(|l| l.starts_with("metric "))
-        .flat_map(|l| l.split_whitespace().skip(1).map(str::to_string))
-        .collect();
     let ids: Vec<String> = report::display_order(&ladder)
         .into_iter()
         .map(|i| {
@@ -92,7 +88,38 @@ fn on_an_80_column_terminal_every_version_has_its_column() {
             }
         })
         .collect();
-    assert_eq!(headed, ids);
+    for w in [80, 120] {
+        let text = report::table_exporter(Some(w)).timeline(&[Analysed::new(&ladder)]);
+        assert!(text.contains("versions as rows"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let tables: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with("version "))
+            .collect();
+        assert!(tables.len() >= 6, "a table per section:\n{text}");
+        for &t in &tables {
+            let rows: Vec<&str> = lines[t + 2..t + 2 + ids.len()]
+                .iter()
+                .map(|l| l.split_whitespace().next().unwrap_or(""))
+                .collect();
+            assert_eq!(rows, ids, "under {:?}", lines[t]);
+        }
+        if w == 120 {
+            assert!(lines.len() < 500, "{} lines:\n{text}", lines.len());
+        }
+    }
+}
+
+/// A ladder whose versions fit as columns keeps that layout (sgemm-toy at 120).
+#[test]
+fn versions_that_fit_as_columns_stay_columns() {
+    let ladder = sgemm();
+    let text = report::table_exporter(Some(120)).timeline(&[Analysed::new(&ladder)]);
+    assert!(!text.contains("versions as rows"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("metric ") && l.ends_with("v2")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -437,7 +437,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    let (_, x0, _) = views::tab_spans()
+    let (_, x0, _) = views::tab_spans(&a, 120)
         .into_iter()
         .find(|t| t.0 == View::Notes)
         .unwrap();
@@ -553,12 +553,17 @@ fn the_footer_names_each_binding_by_its_first_key() {
 #[test]
 fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
     // A key bound in a view must not also be bound globally, and never twice anywhere;
-    // only the modes (a kept search, what is typed, the help and the kernel name: each
+    // only the modes (a kept search, what is typed, the help, the kernel name and the
+    // whole message: each
     // says so in the help, and Esc ends it) come before the other keys.
     let is_mode = |c: Context| {
         matches!(
             c,
-            Context::Search | Context::Typing | Context::Help | Context::KernelName
+            Context::Search
+                | Context::Typing
+                | Context::Help
+                | Context::KernelName
+                | Context::Message
         )
     };
     for (i, a) in KEYMAP.iter().enumerate() {
@@ -619,6 +624,9 @@ fn keymap_binds_each_key_once_per_context_and_documents_every_action() {
         Action::NextMatch,
         Action::PrevMatch,
         Action::ToggleKernel,
+        Action::ToggleMessage,
+        Action::MessageScroll(1),
+        Action::MessageScroll(-1),
         Action::QuitNow,
         Action::FilterEnd,
         Action::FilterCancel,
@@ -1229,4 +1237,280 @@ fn inspect_shows_one_unit_per_quantity() {
         wrong.len(),
         &wrong[..wrong.len().min(20)]
     );
+}
+
+/// The status line of a frame rendered at `h` rows.
+fn status_row(screen: &str, h: usize) -> String {
+    screen.lines().nth(h - 2).unwrap_or_default().to_string()
+}
+
+/// The shape of the run results shown is named at 120 and at 80 columns (it showed at
+/// 200 and wider only): the tab line keeps it, shrinking the other views' tabs to their
+/// key letters where the terminal is narrow; the tabs still take clicks.
+#[test]
+fn the_run_shape_is_named_on_narrow_terminals() {
+    let mut a = app();
+    for w in [80u16, 120, 200] {
+        let top = render(&a, w, 24).lines().next().unwrap().to_string();
+        assert!(
+            top.contains("runs at 1,64,1024,128"),
+            "at {w} columns: {top}"
+        );
+    }
+    a.update(Action::NextShape);
+    let top = render(&a, 80, 24).lines().next().unwrap().to_string();
+    assert!(
+        top.contains("runs at 1,16,8192,128") && top.contains(" timeline "),
+        "{top}"
+    );
+    let (_, x0, _) = views::tab_spans(&a, 80)
+        .into_iter()
+        .find(|t| t.0 == View::Notes)
+        .unwrap();
+    assert_eq!(&top[x0 as usize..x0 as usize + 3], " n ", "{top}");
+    let click = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: x0 + 1,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(
+        tui::actions(&a, &click, Rect::new(0, 0, 80, 24)),
+        vec![Action::Show(View::Notes)]
+    );
+}
+
+/// The compare view says which shape's run results it compares.
+#[test]
+fn the_compare_view_names_its_run_shape() {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::Show(View::Compare));
+    let shown = render(&a, 120, 40);
+    assert!(
+        shown.contains("run results at 1,64,1024,128 (S: next of"),
+        "{shown}"
+    );
+    a.update(Action::NextShape);
+    let shown = render(&a, 120, 40);
+    assert!(shown.contains("run results at 1,16,8192,128"), "{shown}");
+}
+
+/// "run results at …" is said of one ladder: it goes when `L` shows another (one
+/// without runs kept saying it), and does not come back with the first.
+#[test]
+fn a_ladders_status_goes_when_another_ladder_shows() {
+    let mut a = app();
+    a.update(Action::NextShape);
+    assert!(status_row(&render(&a, 120, 40), 40).contains("run results at"));
+    a.update(Action::NextLadder);
+    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("run results at"), "{row}");
+    a.update(Action::NextLadder);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("run results at"), "{row}");
+}
+
+/// A search's "match 2 of N" is said of the kept search: Esc clears both, and it does
+/// not follow into another view or version.
+#[test]
+fn a_searchs_status_goes_with_the_search() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('n'));
+    assert!(status_row(&render(&a, 120, 40), 40).contains("match 2 of"));
+    press(&mut a, KeyCode::Esc);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "after Esc: {row}");
+    // Kept, then another view: the match is not said there.
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "HGMMA");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('n'));
+    press(&mut a, KeyCode::Char('t'));
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "in the timeline: {row}");
+    // Nor on another version's listing.
+    a.update(Action::Show(View::Source));
+    press(&mut a, KeyCode::Char('n'));
+    a.update(Action::PrevVersion);
+    let row = status_row(&render(&a, 120, 40), 40);
+    assert!(!row.contains("match"), "on another version: {row}");
+}
+
+/// The notes view lays a Markdown table out as columns (it showed the raw `| … |`
+/// lines): v09's table of its timings, header over a rule, at 120 and at 80 columns,
+/// every line within the width.
+#[test]
+fn the_notes_show_tables_as_tables() {
+    let mut a = app();
+    select(&mut a, "v09");
+    a.update(Action::Show(View::Notes));
+    for w in [120u16, 80] {
+        let shown = render(&a, w, 60);
+        let lines: Vec<&str> = shown.lines().collect();
+        let head = lines
+            .iter()
+            .position(|l| l.starts_with("shape (B,H,S,D)"))
+            .unwrap_or_else(|| panic!("no table header at {w} columns:\n{shown}"));
+        assert!(
+            lines[head].contains(" │ ") && lines[head].contains("time"),
+            "{shown}"
+        );
+        assert!(lines[head + 1].contains("─┼─"), "{shown}");
+        assert!(lines[head + 2].starts_with("1,64,1024,128 "), "{shown}");
+        assert!(
+            !lines
+                .iter()
+                .any(|l| l.starts_with("|---") || l.starts_with("| ")),
+            "{shown}"
+        );
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= w as usize),
+            "{shown}"
+        );
+    }
+}
+
+/// A diff line wrapped at 80 columns keeps its `+`/`-` marker on its continuation lines
+/// (they began with the middle of the source line): every line of v29's diff from v28
+/// starts with a marker, a context space or a hunk's `@@`.
+#[test]
+fn wrapped_diff_lines_keep_their_marker() {
+    let mut a = app();
+    select(&mut a, "v29");
+    a.update(Action::Show(View::Notes));
+    let shown = render(&a, 80, 3000);
+    let lines: Vec<&str> = shown.lines().collect();
+    let from = lines
+        .iter()
+        .position(|l| l.starts_with("diff from v28"))
+        .expect("the diff");
+    let diff: Vec<&str> = lines[from + 1..lines.len() - 2]
+        .iter()
+        .copied()
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(diff.len() > 20, "{shown}");
+    for l in &diff {
+        assert!(
+            l.starts_with(['+', '-', ' ']) || l.starts_with("@@"),
+            "a line without its marker: {l:?}"
+        );
+    }
+    assert!(
+        diff.iter()
+            .any(|l| l.starts_with("+↳") || l.starts_with("-↳")),
+        "no wrapped line in the diff"
+    );
+}
+
+/// The timeline's row names grow with the terminal: whole at 120 columns and wider
+/// (they stayed 25 columns: "Energy / launch (run) (m…"), 22 columns at 80.
+#[test]
+fn the_timelines_row_names_are_whole_on_a_wide_terminal() {
+    let a = app();
+    for w in [120u16, 200] {
+        let shown = render(&a, w, 60);
+        for name in [
+            "Energy / launch (run) (mJ) ",
+            "TFLOPS / W (run) (TFLOPS/W) ",
+            "occupancy limit (blocks/SM) ",
+        ] {
+            assert!(shown.contains(name), "{name:?} at {w} columns:\n{shown}");
+        }
+    }
+    let narrow = render(&a, 80, 60);
+    assert!(narrow.contains("Energy / launch (run)…"), "{narrow}");
+}
+
+/// The stall legend wraps rather than cutting a reason's name ("math_…"): under the
+/// timeline at 120 columns, in compare at 200 every reason's entry is whole.
+#[test]
+fn the_stall_legend_keeps_its_names_whole() {
+    let mut a = app();
+    select(&mut a, "v09");
+    let shown = render(&a, 120, 40);
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("stalls (% of PC samples): "))
+        .expect("the legend");
+    let legend = lines[at..lines.len() - 2].join("\n");
+    for name in [
+        "long_scoreboard",
+        "short_scoreboard",
+        "wait",
+        "barrier",
+        "selected",
+        "mio_throttle",
+        "math_pipe_throttle",
+        "dispatch_stall",
+    ] {
+        assert!(legend.contains(&format!(" {name}")), "{name}:\n{legend}");
+    }
+    assert!(!legend.contains('…'), "{legend}");
+    a.update(Action::Show(View::Compare));
+    let shown = render(&a, 200, 80);
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("stalls: "))
+        .expect("compare's legend");
+    let legend = format!("{}\n{}", lines[at], lines[at + 1]);
+    assert!(!legend.contains('…'), "{legend}");
+    assert!(
+        legend.contains("# selected") && legend.contains("= wait"),
+        "{legend}"
+    );
+}
+
+/// A status message wider than the terminal ends with the key that shows it whole; `e`
+/// opens it in a popup, wrapped, and Esc closes it. The advice of an error met in the
+/// explorer is the explorer's: `r` on a ladder no recipe feeds said "pick one with
+/// --ladder".
+#[test]
+fn a_cut_message_can_be_read_whole_and_advises_in_the_explorers_terms() {
+    let mut a = app();
+    a.kernels = common::repo().join("kernels");
+    a.update(Action::NextLadder);
+    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    let Some(Effect::StartJob(req)) = a.update(Action::Run { all: false }) else {
+        panic!("r starts a job");
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = tui::jobs::start(&a, req, tx);
+    while a.job.is_some() {
+        let msg = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the job reports");
+        a.update(msg);
+    }
+    job.handle.join().unwrap();
+    let said = a.status.as_ref().map(|s| s.text().to_string()).unwrap();
+    assert!(said.contains("no recipe under"), "{said}");
+    assert!(!said.contains("--ladder"), "{said}");
+    assert!(said.ends_with("(L shows the next ladder)"), "{said}");
+    let row = status_row(&render(&a, 80, 24), 24);
+    assert!(row.ends_with("(e: all of it)"), "{row}");
+    press(&mut a, KeyCode::Char('e'));
+    assert!(a.message);
+    let shown = render(&a, 80, 24);
+    let popup: String = shown
+        .lines()
+        .filter_map(|l| {
+            let inner = l.split('│').nth(1)?;
+            Some(inner.trim().to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(popup.contains("(L shows the next ladder)"), "{shown}");
+    assert!(shown.contains("Esc close"), "{shown}");
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.message && !a.quit);
 }

@@ -84,8 +84,19 @@ pub fn recipe_dirs(kernels: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The recipe folder for a command: the one `kernels` names, or among several the one
-/// feeding `ladder` (default [`DEFAULT_LADDER`]).
+/// feeding `ladder` (default [`DEFAULT_LADDER`]); where none does, the error says to pick
+/// one with `--ladder`.
 pub fn find_recipe(kernels: &Path, ladder: Option<&str>) -> Result<PathBuf> {
+    find_recipe_advised(kernels, ladder, "pick one with --ladder")
+}
+
+/// What the explorer advises where no recipe feeds the ladder shown: its keys, not the
+/// command line's options.
+pub const EXPLORER_RECIPE_ADVICE: &str =
+    "r and p run a ladder that one of them feeds (L shows the next ladder)";
+
+/// [`find_recipe`], the error ending with `advice` where no recipe feeds the ladder.
+pub fn find_recipe_advised(kernels: &Path, ladder: Option<&str>, advice: &str) -> Result<PathBuf> {
     let dirs = recipe_dirs(kernels)?;
     if dirs.len() == 1 && ladder.is_none() {
         return Ok(dirs[0].clone());
@@ -100,7 +111,7 @@ pub fn find_recipe(kernels: &Path, ladder: Option<&str>) -> Result<PathBuf> {
         names.push(r.ladder);
     }
     bail!(
-        "no recipe under {} feeds the ladder {wanted:?} (they feed {}): pick one with --ladder",
+        "no recipe under {} feeds the ladder {wanted:?} (they feed {}): {advice}",
         kernels.display(),
         names.join(", ")
     )

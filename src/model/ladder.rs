@@ -542,22 +542,61 @@ pub fn launch_key(profiles: &[Profile], i: usize) -> u64 {
     profiles[i].launch_id.unwrap_or(i as u64)
 }
 
-/// One launch line of a listing: id, short name, grid and block, duration.
-pub fn describe_launch(profiles: &[Profile], i: usize) -> String {
+/// One launch's cells in a listing: id, short name, grid, block, duration.
+fn launch_cells(profiles: &[Profile], i: usize) -> [String; 5] {
     let p = &profiles[i];
     let duration = p
         .raw_value("gpu__time_duration.sum")
         .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))
         .map(|ns| format!("{:.2} µs", ns / 1e3))
-        .unwrap_or_else(|| "duration unknown".into());
+        .unwrap_or_else(|| "unknown".into());
     let dims = |d: &Option<String>| d.clone().unwrap_or_else(|| "?".into());
-    format!(
-        "launch {:<5} {:<32} grid {} block {} · {duration}",
-        launch_key(profiles, i),
+    [
+        launch_key(profiles, i).to_string(),
         short_kernel_name(&p.kernel),
         dims(&p.launch.grid),
         dims(&p.launch.block),
-    )
+        duration,
+    ]
+}
+
+/// The widest a kernel's short name is shown in a listing of launches: a longer one is
+/// cut (the launch ID is what picks it).
+const LISTED_NAME_W: usize = 48;
+
+/// Launches `idx` of `profiles` as a table under a header, two spaces in, each column
+/// as wide as its widest cell (names cut at [`LISTED_NAME_W`]), ids and durations
+/// aligned right.
+pub fn launch_table(profiles: &[Profile], idx: &[usize]) -> String {
+    use crate::report::format::{cut, width};
+    let head = ["launch", "kernel", "grid", "block", "duration"].map(String::from);
+    let rows: Vec<[String; 5]> = std::iter::once(head)
+        .chain(idx.iter().map(|&i| {
+            let mut c = launch_cells(profiles, i);
+            c[1] = cut(&c[1], LISTED_NAME_W);
+            c
+        }))
+        .collect();
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| width(&r[c])).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(c, text)| {
+                    let pad = " ".repeat(widths[c] - width(text));
+                    match c {
+                        0 | 4 => format!("{pad}{text}"),
+                        _ => format!("{text}{pad}"),
+                    }
+                })
+                .collect();
+            format!("  {}", cells.join("  ").trim_end())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The one launch a command means among `profiles`: those whose kernel name contains
@@ -573,27 +612,29 @@ pub fn pick_launch<'p>(
         .filter(|&i| kernel.is_none_or(|k| profiles[i].kernel.contains(k)))
         .filter(|&i| launch.is_none_or(|l| launch_key(profiles, i) == l))
         .collect();
-    let list = |idx: &mut dyn Iterator<Item = usize>| {
-        idx.map(|i| format!("  {}", describe_launch(profiles, i)))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
     let wanted = match (kernel, launch) {
-        (Some(k), Some(l)) => format!("kernel {k:?}, launch {l}"),
-        (Some(k), None) => format!("kernel {k:?}"),
-        (None, Some(l)) => format!("launch {l}"),
-        (None, None) => "any kernel".into(),
+        (Some(k), Some(l)) => Some(format!("kernel {k:?}, launch {l}")),
+        (Some(k), None) => Some(format!("kernel {k:?}")),
+        (None, Some(l)) => Some(format!("launch {l}")),
+        (None, None) => None,
     };
-    match matching.as_slice() {
-        [one] => Ok(&profiles[*one]),
-        [] => bail!(
+    let all: Vec<usize> = (0..profiles.len()).collect();
+    match (matching.as_slice(), wanted) {
+        ([one], _) => Ok(&profiles[*one]),
+        ([], Some(wanted)) => bail!(
             "no launch matching {wanted}; the exports hold:\n{}",
-            list(&mut (0..profiles.len()))
+            launch_table(profiles, &all)
         ),
-        many => bail!(
+        ([], None) => bail!("the exports hold no launch"),
+        (many, Some(wanted)) => bail!(
             "{} launches match {wanted}; pick one with {how}:\n{}",
             many.len(),
-            list(&mut many.iter().copied())
+            launch_table(profiles, many)
+        ),
+        (many, None) => bail!(
+            "the exports hold {} launches; pick one with {how}:\n{}",
+            many.len(),
+            launch_table(profiles, many)
         ),
     }
 }

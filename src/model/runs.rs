@@ -294,7 +294,10 @@ impl Convergence {
             Stop::MaxTime => "time up before",
             Stop::Rounds => return None,
         };
-        Some(format!("{how} ±{:.1} % against {}", self.target_pct, self.against))
+        Some(format!(
+            "{how} ±{:.1} % against {}",
+            self.target_pct, self.against
+        ))
     }
 }
 

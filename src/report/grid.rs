@@ -494,13 +494,10 @@ pub fn comparison(input: &CompareInput) -> Grid {
                     .map(|s| format!("run results at {s} (not the reference shape)")),
             )
             .collect(),
-        header: vec![
-            "metric".into(),
-            input.a_name.clone(),
-            input.b_name.clone(),
-            "delta".into(),
-            "verdict".into(),
-        ],
+        header: {
+            let (a, b) = super::column_names(input);
+            vec!["metric".into(), a, b, "delta".into(), "verdict".into()]
+        },
         rows,
         text_columns: Vec::new(),
     }
@@ -634,7 +631,7 @@ fn text_timeline(a: &Analysed, width: Option<usize>) -> String {
             out.push_str(&text(&format!("  {m}")));
         }
     }
-    out.push_str(&render_text_within(&timeline(a), width));
+    out.push_str(&timeline_text(&timeline(a), width));
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         out.push_str("\nwhat the stall reasons mean:\n");
@@ -643,6 +640,33 @@ fn text_timeline(a: &Analysed, width: Option<usize>) -> String {
         }
     }
     out
+}
+
+/// The timeline's table as text within `width`: versions as columns where they come in
+/// one block, else whichever of the two layouts takes fewer lines (blocks of version
+/// columns, or versions as rows, said above it).
+fn timeline_text(g: &Grid, width: Option<usize>) -> String {
+    let columns = render_text_within(g, width);
+    let Some(w) = width else {
+        return columns;
+    };
+    let headers = columns.lines().filter(|l| l.starts_with("metric ")).count();
+    if headers <= 1 {
+        return columns;
+    }
+    let mut rows = format!(
+        "\n{}",
+        fit_line(
+            "versions as rows: the terminal is too narrow for a column per version (--wide gives one line per metric)",
+            Some(w)
+        )
+    );
+    rows.push_str(&render_versions_as_rows(g, w));
+    if rows.lines().count() < columns.lines().count() {
+        rows
+    } else {
+        columns
+    }
 }
 
 /// The timeline as Markdown: the ladder, its trail, the table and each version's heat
@@ -840,6 +864,180 @@ pub fn render_text_within(g: &Grid, width: Option<usize>) -> String {
         };
         out.push('\n');
         out.push_str(&render_block(&sub, width));
+    }
+    out
+}
+
+/// A header broken into lines of at most `width` columns: at spaces, and after the `_`
+/// of a long name (`math_pipe_` `throttle`); a piece longer than a line is cut.
+fn wrap_heading(text: &str, within: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for word in text.split_whitespace() {
+        let mut pieces: Vec<String> = word.split_inclusive('_').map(String::from).collect();
+        // Pieces of a word join without a space; the word after a space.
+        let first = pieces.remove(0);
+        let joined = std::iter::once((first, true)).chain(pieces.into_iter().map(|p| (p, false)));
+        for (piece, spaced) in joined {
+            let sep = if spaced && !current.is_empty() {
+                " "
+            } else {
+                ""
+            };
+            if !current.is_empty() && width(&current) + sep.len() + width(&piece) > within {
+                lines.push(std::mem::take(&mut current));
+                current.push_str(&piece);
+            } else {
+                current.push_str(sep);
+                current.push_str(&piece);
+            }
+        }
+    }
+    if !current.is_empty() || lines.is_empty() {
+        lines.push(current);
+    }
+    lines.into_iter().map(|l| format::cut(&l, within)).collect()
+}
+
+/// The widest a heading's column is made for its heading's sake (its values may make it
+/// wider): longer headings wrap.
+const HEADING_W: usize = 10;
+
+/// A cell of words rather than a figure (`PC samples`, `barrier @ WARPGROUP`,
+/// `registers, 2 blocks/SM`): its column aligns left.
+fn is_text(c: &str) -> bool {
+    c.chars()
+        .next()
+        .is_some_and(|ch| !(ch.is_ascii_digit() || matches!(ch, '-' | '+' | '−' | '∞' | '—')))
+}
+
+/// The timeline grid turned round within `width` columns: versions as rows, one table
+/// per section of metrics (the bottleneck's rows first), the metrics as columns in
+/// blocks that fit, each block led by the version column; headings wrapped to their
+/// column, text cut where a column would not fit beside the versions' (numbers never).
+pub fn render_versions_as_rows(g: &Grid, within: usize) -> String {
+    let g = g.printable();
+    let versions: Vec<String> = g.header.iter().skip(1).cloned().collect();
+    // Sections: a name and the metric rows under it.
+    let mut sections: Vec<(String, Vec<&Vec<String>>)> = vec![("bottleneck".into(), Vec::new())];
+    for r in &g.rows {
+        match r {
+            Row::Section(name) => sections.push((name.clone(), Vec::new())),
+            Row::Cells(cells) => sections.last_mut().expect("a section").1.push(cells),
+        }
+    }
+    let head = "version".to_string();
+    let version_w = versions
+        .iter()
+        .map(|v| width(v))
+        .chain([width(&head)])
+        .max()
+        .unwrap_or(0);
+    let room = within.saturating_sub(version_w + 2).max(8);
+    let mut out = String::new();
+    for (name, rows) in sections.into_iter().filter(|(_, r)| !r.is_empty()) {
+        // One column per metric: its heading lines, its cells, its width, its alignment.
+        struct Column {
+            heading: Vec<String>,
+            cells: Vec<String>,
+            w: usize,
+            text: bool,
+        }
+        let columns: Vec<Column> = rows
+            .iter()
+            .map(|r| {
+                let mut cells: Vec<String> = (1..=versions.len())
+                    .map(|i| r.get(i).cloned().unwrap_or_default())
+                    .collect();
+                let text = cells.iter().any(|c| is_text(c));
+                let values = cells.iter().map(|c| width(c)).max().unwrap_or(0);
+                let title = &r[0];
+                let longest_piece = title
+                    .split_whitespace()
+                    .flat_map(|w| w.split_inclusive('_'))
+                    .map(width)
+                    .max()
+                    .unwrap_or(0);
+                let w = values.max(longest_piece).max(width(title).min(HEADING_W));
+                // Text gives way to the room beside the versions; numbers never do.
+                let w = if text { w.min(room) } else { w };
+                if text {
+                    for c in &mut cells {
+                        *c = format::cut(c, w);
+                    }
+                }
+                Column {
+                    heading: wrap_heading(title, w),
+                    cells,
+                    w,
+                    text,
+                }
+            })
+            .collect();
+        // Blocks of columns that fit beside the version column.
+        let mut blocks: Vec<Vec<&Column>> = Vec::new();
+        for c in &columns {
+            match blocks.last_mut() {
+                Some(b)
+                    if version_w + b.iter().map(|c| c.w + 2).sum::<usize>() + 2 + c.w <= within =>
+                {
+                    b.push(c)
+                }
+                _ => blocks.push(vec![c]),
+            }
+        }
+        let count = blocks.len();
+        for (n, block) in blocks.iter().enumerate() {
+            let total = version_w + block.iter().map(|c| c.w + 2).sum::<usize>();
+            let title = if count > 1 {
+                format!("{name} ({} of {count})", n + 1)
+            } else {
+                name.clone()
+            };
+            let rule = format!("── {title} ");
+            out.push('\n');
+            out.push_str(&format::cut(
+                &format!("{rule}{}", "─".repeat(total.saturating_sub(width(&rule)))),
+                within,
+            ));
+            out.push('\n');
+            let height = block.iter().map(|c| c.heading.len()).max().unwrap_or(1);
+            let line = |first: &str, cell: &dyn Fn(&Column) -> String| {
+                let mut s = format!("{first}{}", " ".repeat(version_w - width(first)));
+                for c in block {
+                    let text = cell(c);
+                    let pad = " ".repeat(c.w.saturating_sub(width(&text)));
+                    s.push_str("  ");
+                    if c.text {
+                        s.push_str(&text);
+                        s.push_str(&pad);
+                    } else {
+                        s.push_str(&pad);
+                        s.push_str(&text);
+                    }
+                }
+                s.trim_end().to_string()
+            };
+            // Headings bottom-aligned, over the rule.
+            for k in 0..height {
+                let first = if k + 1 == height { head.as_str() } else { "" };
+                out.push_str(&line(first, &|c: &Column| {
+                    let skip = height - c.heading.len();
+                    if k >= skip {
+                        c.heading[k - skip].clone()
+                    } else {
+                        String::new()
+                    }
+                }));
+                out.push('\n');
+            }
+            out.push_str(&"─".repeat(total));
+            out.push('\n');
+            for (i, v) in versions.iter().enumerate() {
+                out.push_str(&line(v, &|c: &Column| c.cells[i].clone()));
+                out.push('\n');
+            }
+        }
     }
     out
 }

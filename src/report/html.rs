@@ -1035,12 +1035,13 @@ fn compare_page(input: &CompareInput) -> String {
             escape(s)
         );
     }
+    let columns = super::column_names(input);
     html.push_str("<h2>Metrics</h2>\n<div class=\"scroll\"><table><thead><tr><th>metric</th>");
     let _ = writeln!(
         html,
         "<th>{}</th><th>{}</th><th>change</th><th class=\"text\">verdict</th></tr></thead><tbody>",
-        escape(&input.a_name),
-        escape(&input.b_name)
+        escape(&columns.0),
+        escape(&columns.1)
     );
     for m in c.metrics.iter().filter(|m| m.a.is_some() || m.b.is_some()) {
         let d = m.id.def();

@@ -20,11 +20,15 @@ use crate::analysis::{
 use crate::model::Ladder;
 use crate::ncu::StallReason;
 
+/// What `report` writes: the ladder timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Aligned text for the terminal.
+    /// Aligned text for the terminal: the trail, then versions as columns and metrics
+    /// as rows.
     Table,
+    /// The trail and the timeline as Markdown tables, with each version's stall matrix.
     Markdown,
+    /// Every ladder's versions, metrics, stalls, bottlenecks and runs as one document.
     Json,
     /// One row per version and metric.
     Csv,
@@ -32,6 +36,41 @@ pub enum Format {
     Html,
     /// One chart alone (name it with --chart).
     Svg,
+}
+
+/// What `compare` writes: the comparison of two versions (or files), each format its
+/// own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned text for the terminal: the metric deltas with their verdicts, the two
+    /// bottlenecks, stall shares, the (reason × instruction) cells, the instruction mix
+    /// and the SASS aligned.
+    Table,
+    /// The same as Markdown tables, the SASS alignment as a diff block.
+    Markdown,
+    /// The comparison as one document: both sides, metrics, stalls, bottlenecks, cells,
+    /// instruction mix and the SASS alignment.
+    Json,
+    /// One row per metric and stall reason: metric, unit, A's value, B's value, verdict.
+    Csv,
+    /// A standalone page: the metric deltas, a chart of the stall shares side by side,
+    /// the (reason × instruction) cells (loads nothing).
+    Html,
+    /// The two sides' stall shares as one chart, side by side.
+    Svg,
+}
+
+impl From<CompareFormat> for Format {
+    fn from(f: CompareFormat) -> Format {
+        match f {
+            CompareFormat::Table => Format::Table,
+            CompareFormat::Markdown => Format::Markdown,
+            CompareFormat::Json => Format::Json,
+            CompareFormat::Csv => Format::Csv,
+            CompareFormat::Html => Format::Html,
+            CompareFormat::Svg => Format::Svg,
+        }
+    }
 }
 
 /// A ladder with its analysis: what every report is made from.
@@ -103,6 +142,44 @@ impl CompareSide {
             (None, _) => self.id.clone(),
         }
     }
+}
+
+/// How a comparison's table columns name its two sides: as the report names them, but
+/// an export file by the shortest end of its path that tells the two apart (`det.csv`,
+/// `run2/det.csv`; the launch added where both are one file), not by its whole path.
+pub fn column_names(input: &CompareInput) -> (String, String) {
+    let (Some(pa), Some(pb)) = (&input.a.path, &input.b.path) else {
+        return (input.a_name.clone(), input.b_name.clone());
+    };
+    let parts = |p: &str| -> Vec<String> {
+        std::path::Path::new(p)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (xa, xb) = (parts(pa), parts(pb));
+    let tail = |x: &[String], k: usize| x[x.len().saturating_sub(k)..].join("/");
+    let longest = xa.len().max(xb.len()).max(1);
+    let (mut a, mut b) = (tail(&xa, 1), tail(&xb, 1));
+    for k in 1..=longest {
+        (a, b) = (tail(&xa, k), tail(&xb, k));
+        if a != b {
+            break;
+        }
+    }
+    if a == b {
+        // One file twice: its name, and its two launches.
+        (a, b) = (tail(&xa, 1), tail(&xb, 1));
+        if let (Some(la), Some(lb)) = (input.a.launch, input.b.launch) {
+            a = format!("{a}#{la}");
+            b = format!("{b}#{lb}");
+        }
+    }
+    if a == b {
+        a.push_str(" (a)");
+        b.push_str(" (b)");
+    }
+    (a, b)
 }
 
 /// A verdict as machine-readable output writes it: the word compare's JSON gives it.

@@ -117,15 +117,16 @@ pub fn compare_stalls(input: &CompareInput) -> String {
             .filter_map(|s| Some((s.reason, if a { s.a? } else { s.b? })))
             .collect()
     };
+    let (label_a, label_b) = super::column_names(input);
     let columns = vec![
         StackColumn {
-            label: input.a_name.clone(),
+            label: label_a,
             version: input.a_name.clone(),
             baseline: false,
             shares: share(true),
         },
         StackColumn {
-            label: input.b_name.clone(),
+            label: label_b,
             version: input.b_name.clone(),
             baseline: false,
             shares: share(false),

@@ -78,7 +78,8 @@ fn run_job(
         )?;
         return Ok((done.to_string(), ladder_dir.to_path_buf()));
     }
-    let recipe_dir = gpu::find_recipe(kernels, Some(&req.ladder))?;
+    let recipe_dir =
+        gpu::find_recipe_advised(kernels, Some(&req.ladder), gpu::EXPLORER_RECIPE_ADVICE)?;
     match req.kind {
         JobKind::Run => {
             let r = runner::Request {

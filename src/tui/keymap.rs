@@ -20,6 +20,8 @@ pub enum Context {
     Help,
     /// While the full kernel name is shown.
     KernelName,
+    /// While the whole status message is shown.
+    Message,
 }
 
 /// What has the keys: the views, or something open over them that takes them all.
@@ -29,6 +31,7 @@ pub enum Focus {
     Typing,
     Help,
     KernelName,
+    Message,
 }
 
 impl Context {
@@ -41,6 +44,7 @@ impl Context {
             Context::Typing => "while a filter or search is typed",
             Context::Help => "in this help",
             Context::KernelName => "over the full kernel name",
+            Context::Message => "over the whole message",
         }
     }
 }
@@ -341,6 +345,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('e')],
+        action: ToggleMessage,
+        help: "the whole status message and every loading warning",
+        footer: None,
+    },
+    Binding {
+        context: Global,
         keys: &[k('x')],
         action: StopJob,
         help: "stop the run or profile in progress",
@@ -466,6 +477,27 @@ pub const KEYMAP: &[Binding] = &[
         help: "close the kernel name",
         footer: shown(1, "Esc", "close"),
     },
+    Binding {
+        context: Context::Message,
+        keys: &[code(KeyCode::Esc), k('e'), k('q')],
+        action: ToggleMessage,
+        help: "close the message",
+        footer: shown(1, "Esc", "close"),
+    },
+    Binding {
+        context: Context::Message,
+        keys: &[code(KeyCode::Up), k('k')],
+        action: MessageScroll(-1),
+        help: "scroll up",
+        footer: shown(2, "↑↓", "scroll"),
+    },
+    Binding {
+        context: Context::Message,
+        keys: &[code(KeyCode::Down), k('j')],
+        action: MessageScroll(1),
+        help: "scroll down",
+        footer: None,
+    },
 ];
 
 /// The contexts whose keys apply, first first: always the `Anywhere` keys; then what is
@@ -477,6 +509,7 @@ pub fn contexts(focus: Focus, view: View, search_kept: bool) -> Vec<Context> {
         Focus::Typing => Some(Context::Typing),
         Focus::Help => Some(Context::Help),
         Focus::KernelName => Some(Context::KernelName),
+        Focus::Message => Some(Context::Message),
     };
     if let Some(over) = over {
         return vec![Context::Anywhere, over];
@@ -497,6 +530,7 @@ pub fn help_order() -> Vec<Context> {
         Context::Typing,
         Context::Help,
         Context::KernelName,
+        Context::Message,
     ]);
     all
 }
@@ -526,6 +560,17 @@ pub fn footer(contexts: &[Context]) -> Vec<Footer> {
         .collect();
     shown.sort_by_key(|f| f.rank);
     shown
+}
+
+/// How the help writes the first key of the binding of `action` in `context` (the
+/// status line names the key that shows a cut message whole).
+pub fn first_key(context: Context, action: Action) -> String {
+    KEYMAP
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .and_then(|b| b.keys.first())
+        .map(Key::label)
+        .unwrap_or_default()
 }
 
 pub fn keys_label(b: &Binding) -> String {

@@ -275,11 +275,13 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
             match m.kind {
                 MouseEventKind::ScrollUp => vec![Action::Up; 3],
                 MouseEventKind::ScrollDown => vec![Action::Down; 3],
-                MouseEventKind::Down(MouseButton::Left) if m.row == a.tabs.y => views::tab_spans()
-                    .into_iter()
-                    .find(|&(_, x0, x1)| m.column >= x0 && m.column < x1)
-                    .map(|(v, _, _)| vec![Action::Show(v)])
-                    .unwrap_or_default(),
+                MouseEventKind::Down(MouseButton::Left) if m.row == a.tabs.y => {
+                    views::tab_spans(app, a.tabs.width)
+                        .into_iter()
+                        .find(|&(_, x0, x1)| m.column >= x0 && m.column < x1)
+                        .map(|(v, _, _)| vec![Action::Show(v)])
+                        .unwrap_or_default()
+                }
                 MouseEventKind::Down(MouseButton::Left) if app.view == View::Timeline => {
                     let [_, _, table, _] = views::timeline::layout(app, a.body);
                     let cols = views::timeline::columns(app, table.width);

@@ -83,6 +83,10 @@ pub enum Action {
     PrevMatch,
     /// Show (or close) the full kernel names of the version shown.
     ToggleKernel,
+    /// Show (or close) the whole status message and every loading warning.
+    ToggleMessage,
+    /// Scroll the message popup.
+    MessageScroll(i16),
     Run {
         all: bool,
     },
@@ -180,6 +184,35 @@ pub struct JobStatus {
 pub enum Status {
     Info(String),
     Error(String),
+}
+
+impl Status {
+    pub fn text(&self) -> &str {
+        match self {
+            Status::Info(m) | Status::Error(m) => m,
+        }
+    }
+}
+
+/// What a status message is about. It stays while that holds, and `update` drops it once
+/// it does not: another ladder, view or version, a search cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusScope {
+    /// The explorer as a whole: a job's outcome, a refused job.
+    App,
+    /// One ladder: the run results shown, a mark.
+    Ladder(usize),
+    /// One view of one version of one ladder (no further hot spot).
+    View {
+        view: View,
+        ladder: usize,
+        version: Option<usize>,
+    },
+    /// The source view's kept search of one version (match 2 of 128).
+    Search {
+        ladder: usize,
+        version: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,7 +315,13 @@ pub struct App {
     pub help_scroll: usize,
     /// The full kernel names of the version shown (K), in a popup.
     pub kernel_popup: bool,
+    /// The whole status message and the loading warnings (e), in a popup, and how far
+    /// it is scrolled.
+    pub message: bool,
+    pub message_scroll: usize,
     pub status: Option<Status>,
+    /// What the status message is about ([`App::say`] sets both).
+    pub status_scope: StatusScope,
     pub job: Option<JobStatus>,
     pub quit: bool,
     pub theme: Theme,
@@ -314,10 +353,13 @@ impl App {
                 searching: false,
             },
             kernel_popup: false,
+            message: false,
+            message_scroll: 0,
             bottleneck: BottleneckState::default(),
             help: false,
             help_scroll: 0,
             status: None,
+            status_scope: StatusScope::App,
             job: None,
             quit: false,
             theme,
@@ -329,6 +371,43 @@ impl App {
 
     pub fn ladder(&self) -> &LadderState {
         &self.ladders[self.current]
+    }
+
+    /// Shows `status` while `scope` holds.
+    fn say(&mut self, scope: StatusScope, status: Status) {
+        self.status = Some(status);
+        self.status_scope = scope;
+    }
+
+    /// The scope of what the view shown now says of the selected version.
+    fn view_scope(&self) -> StatusScope {
+        StatusScope::View {
+            view: self.view,
+            ladder: self.current,
+            version: self.version_index(),
+        }
+    }
+
+    /// Whether the status message's scope still holds.
+    pub fn status_holds(&self) -> bool {
+        match self.status_scope {
+            StatusScope::App => true,
+            StatusScope::Ladder(l) => l == self.current,
+            StatusScope::View { .. } => self.status_scope == self.view_scope(),
+            StatusScope::Search { ladder, version } => {
+                self.view == View::Source
+                    && !self.source.search.is_empty()
+                    && ladder == self.current
+                    && version == self.version_index()
+            }
+        }
+    }
+
+    /// Drops a status message whose scope no longer holds.
+    fn drop_stale_status(&mut self) {
+        if self.status.is_some() && !self.status_holds() {
+            self.status = None;
+        }
     }
 
     /// Index (into the ladder's versions) of the selected version; `None` while the
@@ -412,6 +491,8 @@ impl App {
             Focus::Typing
         } else if self.kernel_popup {
             Focus::KernelName
+        } else if self.message {
+            Focus::Message
         } else if self.help {
             Focus::Help
         } else {
@@ -438,6 +519,7 @@ impl App {
                 self.job_event(e);
                 self.clamp_bottleneck_row();
                 self.refresh_compare();
+                self.drop_stale_status();
                 None
             }
         }
@@ -453,6 +535,8 @@ impl App {
                     self.help = false;
                 } else if self.kernel_popup {
                     self.kernel_popup = false;
+                } else if self.message {
+                    self.message = false;
                 } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
                     self.inspect = InspectState::default();
                 } else if self.view == View::Source && !self.source.search.is_empty() {
@@ -484,10 +568,11 @@ impl App {
                 let ls = &mut self.ladders[self.current];
                 let shapes = ls.ladder.measured_shapes();
                 if shapes.len() < 2 {
-                    self.status = Some(Status::Info(match shapes.first() {
+                    let said = Status::Info(match shapes.first() {
                         Some(s) => format!("{} was run at {s} only", ls.ladder.name),
                         None => format!("{} has no run results", ls.ladder.name),
-                    }));
+                    });
+                    self.say(StatusScope::Ladder(self.current), said);
                     return None;
                 }
                 let now = ls.ladder.shown_shape();
@@ -495,10 +580,13 @@ impl App {
                 let next = shapes[at.map_or(0, |i| (i + 1) % shapes.len())];
                 ls.ladder.shown = Some(next);
                 ls.analysis = analysis::analyse_ladder(&ls.ladder);
-                self.status = Some(Status::Info(format!(
-                    "run results at {next} (S: next of {})",
-                    shapes.len()
-                )));
+                self.say(
+                    StatusScope::Ladder(self.current),
+                    Status::Info(format!(
+                        "run results at {next} (S: next of {})",
+                        shapes.len()
+                    )),
+                );
             }
             NextLadder => {
                 self.current = (self.current + 1) % self.ladders.len();
@@ -510,7 +598,10 @@ impl App {
             }
             Mark => {
                 let Some(v) = self.version_index() else {
-                    self.status = Some(Status::Info("this ladder has no versions yet".into()));
+                    self.say(
+                        StatusScope::Ladder(self.current),
+                        Status::Info("this ladder has no versions yet".into()),
+                    );
                     return None;
                 };
                 self.marked = if self.marked == Some(v) {
@@ -519,10 +610,11 @@ impl App {
                     Some(v)
                 };
                 let id = &self.ladder().ladder.versions[v].id;
-                self.status = Some(Status::Info(match self.marked {
+                let said = Status::Info(match self.marked {
                     Some(_) => format!("{id} marked: select another version and press c"),
                     None => format!("{id} unmarked"),
-                }));
+                });
+                self.say(StatusScope::Ladder(self.current), said);
             }
             FilterStart => {
                 self.view = View::Inspect;
@@ -564,6 +656,20 @@ impl App {
             NextMatch => self.find_match(true, false),
             PrevMatch => self.find_match(false, false),
             ToggleKernel => self.kernel_popup = !self.kernel_popup,
+            ToggleMessage => {
+                if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
+                    self.say(
+                        StatusScope::App,
+                        Status::Info("no message: the status line is empty".into()),
+                    );
+                } else {
+                    self.message = !self.message;
+                    self.message_scroll = 0;
+                }
+            }
+            MessageScroll(d) => {
+                self.message_scroll = self.message_scroll.saturating_add_signed(d as isize)
+            }
             ToggleSort => {
                 let sorts = self
                     .listing()
@@ -591,15 +697,19 @@ impl App {
                 };
                 match next {
                     Some(p) => self.source.cursor = p,
-                    None => self.status = Some(Status::Info("no further hot spot".into())),
+                    None => self.say(
+                        self.view_scope(),
+                        Status::Info("no further hot spot".into()),
+                    ),
                 }
             }
             Run { all } | Profile { all } => {
                 if let Some(j) = &self.job {
-                    self.status = Some(Status::Error(format!(
+                    let said = Status::Error(format!(
                         "a {} is already in progress (x stops it)",
                         job_name(j.kind)
-                    )));
+                    ));
+                    self.say(StatusScope::App, said);
                     return None;
                 }
                 let kind = if matches!(action, Run { .. }) {
@@ -613,17 +723,21 @@ impl App {
                     Some(v) => v,
                     None if all => &crate::model::Version::default(),
                     None => {
-                        self.status = Some(Status::Error(
-                            "no version selected: `R` runs the whole kernel ladder".into(),
-                        ));
+                        self.say(
+                            StatusScope::App,
+                            Status::Error(
+                                "no version selected: `R` runs the whole kernel ladder".into(),
+                            ),
+                        );
                         return None;
                     }
                 };
                 if !all && v.baseline {
-                    self.status = Some(Status::Error(format!(
+                    let said = Status::Error(format!(
                         "{} is a baseline: `R` runs the ladder with its baselines",
                         v.id
-                    )));
+                    ));
+                    self.say(StatusScope::App, said);
                     return None;
                 }
                 let versions = if all {
@@ -653,13 +767,14 @@ impl App {
                 if self.job.is_some() {
                     return Some(Effect::CancelJob);
                 }
-                self.status = Some(Status::Info("nothing is running".into()));
+                self.say(StatusScope::App, Status::Info("nothing is running".into()));
             }
             Resize { rows } => self.page_rows = rows as usize,
             Suspend => return Some(Effect::Suspend),
         }
         self.clamp_bottleneck_row();
         self.refresh_compare();
+        self.drop_stale_status();
         None
     }
 
@@ -721,6 +836,14 @@ impl App {
         self.bottleneck.row = self.bottleneck.row.min(rows.unwrap_or(1).saturating_sub(1));
     }
 
+    /// The scope of what a search says: the kept search of the selected version.
+    fn search_scope(&self) -> StatusScope {
+        StatusScope::Search {
+            ladder: self.current,
+            version: self.version_index(),
+        }
+    }
+
     /// Moves the source cursor to the next (or previous) instruction matching the
     /// search, from the top again past the end; `here`: the cursor's own line counts (a
     /// search being typed stays on a line that still matches).
@@ -741,7 +864,8 @@ impl App {
         let hits = match hits {
             Ok(h) => h,
             Err(why) => {
-                self.status = Some(Status::Info(why));
+                let scope = self.search_scope();
+                self.say(scope, Status::Info(why));
                 return;
             }
         };
@@ -761,11 +885,13 @@ impl App {
         if let Some(p) = next {
             let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
             self.source.cursor = p;
-            self.status = Some(Status::Info(format!(
+            let said = Status::Info(format!(
                 "{:?}: match {n} of {}",
                 self.source.search,
                 hits.len()
-            )));
+            ));
+            let scope = self.search_scope();
+            self.say(scope, said);
         }
     }
 
@@ -819,13 +945,14 @@ impl App {
                     *slot = LadderState::new(*l);
                     self.selected = self.selected.min(slot.order.len().saturating_sub(1));
                 }
-                self.status = Some(match outcome {
+                let said = match outcome {
                     Ok(msg) => Status::Info(msg),
                     Err(e) => Status::Error(format!(
                         "{} failed: {e}",
                         kind.map(job_name).unwrap_or("job")
                     )),
-                });
+                };
+                self.say(StatusScope::App, said);
             }
         }
     }

@@ -73,6 +73,10 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             t.dim(),
         ),
     ])];
+    // The run results compared are of one shape: the view names it.
+    if let Some(line) = super::run_shape_line(app) {
+        out.push(line);
+    }
     // Columns as wide as their values (and two spaces), the delta column as its
     // deltas; a terminal too narrow for them gets each row stacked (`stacked_row`),
     // so that no value is cut or runs into the next.
@@ -102,9 +106,9 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     };
     let val_w = widest(&[1, 2], 8);
     let delta_w = widest(&[3], 5);
-    // The names give way first (cut with an ellipsis) so that the values fit.
+    // The names as wide as the widest where the terminal holds them; they give way
+    // first (cut with an ellipsis) so that the values fit.
     let name_w = widest(&[0], 8)
-        .min(24)
         .min(width.saturating_sub(2 * val_w + delta_w))
         .max(MIN_NAME_W);
     // Too narrow for a row of four columns (40 columns): each metric stacked, its name
@@ -212,7 +216,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         out.push(Line::from(spans));
     }
     let reasons: Vec<_> = c.stalls.iter().map(|s| s.reason).collect();
-    out.push(stall_legend(app, "stalls", &reasons));
+    out.extend(stall_legend(app, "stalls", &reasons, width));
     for s in &c.stalls {
         if stacked {
             out.extend(stacked_row(

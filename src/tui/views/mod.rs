@@ -9,7 +9,7 @@ pub mod source;
 pub mod timeline;
 
 use super::keymap::{self, KEYMAP};
-use super::state::{App, Status, View, job_name};
+use super::state::{Action, App, Status, View, job_name};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
 use ratatui::Frame;
@@ -61,10 +61,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Paragraph::new(fit(printable(headline(app, width)), width)),
         a.headline,
     );
-    let status = fit(printable(status_line(app)), width);
+    let status = status_line(app, width);
     if app.version_index().is_none() {
         frame.render_widget(Paragraph::new(status), a.status);
         frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
+        if app.message {
+            draw_message(frame, app, area);
+        }
         if app.help {
             draw_help(frame, app, area);
         }
@@ -82,6 +85,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     frame.render_widget(Paragraph::new(footer_line(app, a.footer.width)), a.footer);
     if app.kernel_popup {
         draw_kernel_names(frame, app, area);
+    }
+    if app.message {
+        draw_message(frame, app, area);
     }
     if app.help {
         draw_help(frame, app, area);
@@ -147,13 +153,44 @@ fn draw_kernel_names(frame: &mut Frame, app: &App, area: Rect) {
     );
 }
 
-/// The tab titles with their x ranges, for drawing and for clicks.
-pub fn tab_spans() -> Vec<(View, u16, u16)> {
-    let mut x = format::width("stallscope │ ") as u16;
+/// How the tab line is laid out at a width: whether it starts with the program's name
+/// and the views' tabs whole, or the view shown whole and the others by their key
+/// letter (to leave room for the ladder and the run shape), and what it says of the
+/// ladder.
+pub struct TabLine {
+    pub brand: bool,
+    pub compact: bool,
+    pub ladder: Option<String>,
+}
+
+const BRAND: &str = "stallscope │ ";
+
+/// A tab's text: ` timeline `, or in a compact line ` c ` for a view not shown.
+fn tab_title(v: View, shown: View, compact: bool) -> String {
+    if compact && v != shown {
+        format!(" {} ", v.title().chars().next().unwrap_or(' '))
+    } else {
+        format!(" {} ", v.title())
+    }
+}
+
+/// The tab titles with their x ranges in a tab line `width` columns wide, for drawing
+/// and for clicks.
+pub fn tab_spans(app: &App, width: u16) -> Vec<(View, u16, u16)> {
+    let layout = tab_layout(app, width);
+    tab_ranges(app.view, layout.brand, layout.compact)
+}
+
+fn tab_ranges(shown: View, brand: bool, compact: bool) -> Vec<(View, u16, u16)> {
+    let mut x = if brand {
+        format::width(BRAND) as u16
+    } else {
+        0
+    };
     View::ALL
         .iter()
         .map(|&v| {
-            let w = format::width(v.title()) as u16 + 2;
+            let w = format::width(&tab_title(v, shown, compact)) as u16;
             let span = (v, x, x + w);
             x += w + 1;
             span
@@ -161,18 +198,11 @@ pub fn tab_spans() -> Vec<(View, u16, u16)> {
         .collect()
 }
 
-fn tab_line(app: &App, width: u16) -> Line<'static> {
-    let t = &app.theme;
-    let mut spans = vec![Span::styled("stallscope", t.title()), Span::raw(" │ ")];
-    for (v, _, _) in tab_spans() {
-        let style = if v == app.view {
-            t.selected()
-        } else {
-            Style::new()
-        };
-        spans.push(Span::styled(format!(" {} ", v.title()), style));
-        spans.push(Span::raw(" "));
-    }
+/// What the tab line says of the ladder, most first: its name, its place among the
+/// ladders and the key to the next, and the shape whose run results the views show
+/// (with the key to the next where it was measured at several); the last of them, the
+/// shape alone, where there is a shape.
+fn ladder_texts(app: &App) -> (Vec<String>, bool) {
     let l = &app.ladder().ladder;
     // A built-in ladder beside a local store's is marked so.
     let built_in = l.store == crate::model::Store::Embedded
@@ -185,31 +215,105 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
     } else {
         l.name.clone()
     };
-    let ladder = if app.ladders.len() > 1 {
-        format!(
-            "│ {name} ({}/{}, L: next)",
-            app.current + 1,
-            app.ladders.len()
-        )
-    } else {
-        format!("│ {name}")
+    let several = app.ladders.len() > 1;
+    let place = |hint: bool| match (several, hint) {
+        (true, true) => format!(" ({}/{}, L: next)", app.current + 1, app.ladders.len()),
+        (true, false) => format!(" ({}/{})", app.current + 1, app.ladders.len()),
+        (false, _) => String::new(),
     };
-    let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
-    // Which run results the views show, where there are several shapes (S: next), when
-    // it fits beside the ladder's name.
+    let measured = l.measured_shapes();
+    let Some(s) = l.shown_shape().filter(|_| !measured.is_empty()) else {
+        let texts = vec![
+            format!("│ {}{}", name, place(true)),
+            format!("│ {}{}", name, place(false)),
+            format!("│ {}", name),
+        ];
+        return (texts, false);
+    };
+    let next = if measured.len() > 1 { " (S)" } else { "" };
+    let texts = vec![
+        format!("│ {}{} · runs at {s}{next}", name, place(true)),
+        format!("│ {}{} · runs at {s}{next}", name, place(false)),
+        format!("│ {} · runs at {s}{next}", name),
+        format!("│ {} · runs at {s}", name),
+        format!("│ runs at {s}"),
+    ];
+    (texts, true)
+}
+
+/// Which run results a view's "(run)" rows show, where the ladder has any: `run results
+/// at 1,64,1024,128 (S: next of 3 shapes)`.
+pub fn run_shape_line(app: &App) -> Option<Line<'static>> {
+    let l = &app.ladder().ladder;
     let shapes = l.measured_shapes();
-    let ladder = match l.shown_shape() {
-        Some(s) if shapes.len() > 1 => {
-            let with = format!("{ladder} · runs at {s} (S)");
-            if used + format::width(&with) <= width as usize {
-                with
-            } else {
-                ladder
-            }
-        }
-        _ => ladder,
+    let s = l.shown_shape().filter(|_| !shapes.is_empty())?;
+    let next = match shapes.len() {
+        1 => String::new(),
+        n => format!(" (S: next of {n} shapes)"),
     };
-    if used + format::width(&ladder) <= width as usize {
+    Some(Line::styled(
+        format!("run results at {s}{next}"),
+        app.theme.dim(),
+    ))
+}
+
+/// The tab line that fits `width`: the tabs whole with the ladder's name (and the run
+/// shape) where they fit, else the compact tabs with as much of the ladder's text as
+/// fits; the run shape is given up last.
+pub fn tab_layout(app: &App, width: u16) -> TabLine {
+    let width = width as usize;
+    let (texts, shape) = ladder_texts(app);
+    let tabs_w = |brand: bool, compact: bool| -> usize {
+        tab_ranges(app.view, brand, compact)
+            .last()
+            .map_or(0, |&(_, _, end)| end as usize + 1)
+    };
+    let full = tabs_w(true, false);
+    // With the tabs whole: the ladder's name, and its run shape where it has one.
+    let whole = if shape {
+        &texts[..texts.len() - 1]
+    } else {
+        &texts[..]
+    };
+    if let Some(t) = whole.iter().find(|t| full + format::width(t) <= width) {
+        return TabLine {
+            brand: true,
+            compact: false,
+            ladder: Some(t.clone()),
+        };
+    }
+    let compact = tabs_w(false, true);
+    if let Some(t) = texts.iter().find(|t| compact + format::width(t) <= width) {
+        return TabLine {
+            brand: false,
+            compact: true,
+            ladder: Some(t.clone()),
+        };
+    }
+    TabLine {
+        brand: full <= width,
+        compact: full > width,
+        ladder: None,
+    }
+}
+
+fn tab_line(app: &App, width: u16) -> Line<'static> {
+    let t = &app.theme;
+    let layout = tab_layout(app, width);
+    let mut spans = Vec::new();
+    if layout.brand {
+        spans.extend([Span::styled("stallscope", t.title()), Span::raw(" │ ")]);
+    }
+    for &v in &View::ALL {
+        let style = if v == app.view {
+            t.selected()
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(tab_title(v, app.view, layout.compact), style));
+        spans.push(Span::raw(" "));
+    }
+    if let Some(ladder) = layout.ladder {
         spans.push(Span::styled(ladder, t.dim()));
     }
     Line::from(spans)
@@ -268,43 +372,118 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn status_line(app: &App) -> Line<'static> {
+/// The status line in `width` columns: a job's progress, else the status message, else
+/// the first loading warning (and how many more). A message that does not fit is cut
+/// and ends with the key that shows it whole.
+fn status_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some(j) = &app.job {
         // A gauge of the versions done, then what is running now.
-        let width = 20usize;
-        let filled = (j.done * width)
+        let gauge = 20usize;
+        let filled = (j.done * gauge)
             .checked_div(j.total)
             .unwrap_or(0)
-            .min(width);
+            .min(gauge);
         let progress = if j.total > 0 {
             format!(" {}/{} ", j.done, j.total)
         } else {
             " starting ".into()
         };
-        return Line::from(vec![
-            Span::styled(format!("{} ", job_name(j.kind)), t.key()),
-            Span::styled("█".repeat(filled), t.ok()),
-            Span::styled("░".repeat(width - filled), t.dim()),
-            Span::raw(format!("{progress}{} ", j.current)),
-            Span::styled("(x stops)", t.dim()),
-        ]);
+        return fit(
+            printable(Line::from(vec![
+                Span::styled(format!("{} ", job_name(j.kind)), t.key()),
+                Span::styled("█".repeat(filled), t.ok()),
+                Span::styled("░".repeat(gauge - filled), t.dim()),
+                Span::raw(format!("{progress}{} ", j.current)),
+                Span::styled("(x stops)", t.dim()),
+            ])),
+            width,
+        );
     }
-    match &app.status {
-        Some(Status::Info(m)) => Line::styled(m.clone(), t.ok()),
-        Some(Status::Error(m)) => Line::styled(m.clone(), t.error()),
+    let key = keymap::first_key(keymap::Context::Global, Action::ToggleMessage);
+    let (text, style) = match &app.status {
+        Some(Status::Info(m)) => (m.clone(), t.ok()),
+        Some(Status::Error(m)) => (m.clone(), t.error()),
         None => match app.load_warnings.as_slice() {
-            [] => Line::default(),
-            [one] => Line::styled(one.clone(), t.error()),
-            [first, rest @ ..] => Line::styled(
-                format!(
-                    "{first} (and {} more: `stallscope check` lists every problem)",
-                    rest.len()
-                ),
+            [] => return Line::default(),
+            [one] => (one.clone(), t.error()),
+            [first, rest @ ..] => (
+                format!("{first} (and {} more: {key} lists them)", rest.len()),
                 t.error(),
             ),
         },
+    };
+    let text = format::printable(&text).into_owned();
+    if format::width(&text) <= width {
+        return Line::styled(text, style);
     }
+    let hint = format!(" ({key}: all of it)");
+    let room = width.saturating_sub(format::width(&hint));
+    Line::from(vec![
+        Span::styled(format::cut(&text, room), style),
+        Span::styled(hint, t.dim()),
+    ])
+}
+
+/// The whole status message and every loading warning, wrapped, in a popup that
+/// scrolls.
+fn draw_message(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let key = keymap::first_key(keymap::Context::Global, Action::ToggleMessage);
+    let w = area.width.saturating_sub(4).min(100);
+    let text_w = (w as usize).saturating_sub(2).max(10);
+    let mut lines: Vec<Line> = Vec::new();
+    let add = |text: &str, style: Style, lines: &mut Vec<Line>| {
+        let text = format::printable_lines(text);
+        for l in text.lines() {
+            let pieces = wrap(l, text_w);
+            for piece in pieces {
+                for part in split_width(&piece, text_w) {
+                    lines.push(Line::styled(part, style));
+                }
+            }
+        }
+    };
+    match &app.status {
+        Some(Status::Info(m)) => add(m, t.ok(), &mut lines),
+        Some(Status::Error(m)) => add(m, t.error(), &mut lines),
+        None => {}
+    }
+    if !app.load_warnings.is_empty() {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::styled(
+            format!(
+                "what loading could not read ({}; `stallscope check` lists the same)",
+                app.load_warnings.len()
+            ),
+            t.title(),
+        ));
+        for warning in &app.load_warnings {
+            add(warning, t.error(), &mut lines);
+        }
+    }
+    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    let inner = h.saturating_sub(2) as usize;
+    let offset = clamp_scroll(app.message_scroll, lines.len(), inner);
+    let more = lines.len() > inner;
+    let lines: Vec<Line> = lines.into_iter().skip(offset).collect();
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(if more {
+            format!(" message (↑↓ scroll, {key} or Esc closes) ")
+        } else {
+            format!(" message ({key} or Esc closes) ")
+        })),
+        popup,
+    );
 }
 
 fn footer_line(app: &App, width: u16) -> Line<'static> {
@@ -458,6 +637,23 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// A text in pieces of at most `width` columns each, cut anywhere (a character wider
+/// than `width` alone in its piece); one empty piece for an empty text.
+pub fn split_width(text: &str, width: usize) -> Vec<String> {
+    let mut pieces = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width && used > 0 {
+            pieces.push(String::new());
+            used = 0;
+        }
+        pieces.last_mut().expect("one piece").push(c);
+        used += w;
+    }
+    pieces
+}
+
 /// Draws a view's document, one line a row, from its scroll offset.
 pub fn draw_document(frame: &mut Frame, lines: Vec<Line<'static>>, scroll: usize, body: Rect) {
     let visible = body.height as usize;
@@ -503,19 +699,36 @@ pub fn stall_bar(
 }
 
 /// The legend of the stall colours, for the reasons shown, under a heading that says
-/// what the shares are of.
+/// what the shares are of: in lines of `width` columns, an entry never split (one wider
+/// than a line alone on it, cut).
 pub fn stall_legend(
     app: &App,
     heading: &str,
     reasons: &[crate::ncu::StallReason],
-) -> Line<'static> {
+    width: usize,
+) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let mut spans = vec![Span::styled(format!("{heading}: "), t.dim())];
+    let mut lines: Vec<Vec<Span<'static>>> =
+        vec![vec![Span::styled(format!("{heading}: "), t.dim())]];
+    let mut used = format::width(heading) + 2;
     for &r in reasons {
-        spans.push(Span::styled(t.reason_fill(r).to_string(), t.reason(r)));
-        spans.push(Span::raw(format!(" {}  ", r.metric_name())));
+        let entry = [
+            Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
+            Span::raw(format!(" {}  ", r.metric_name())),
+        ];
+        // The entry's trailing spaces may pass the edge.
+        let w = format::width(&entry[0].content) + format::width(&entry[1].content) - 2;
+        if used + w > width && used > 0 {
+            lines.push(Vec::new());
+            used = 0;
+        }
+        used += w + 2;
+        lines.last_mut().expect("a line").extend(entry);
     }
-    Line::from(spans)
+    lines
+        .into_iter()
+        .map(|spans| fit(Line::from(spans), width))
+        .collect()
 }
 
 /// A file of the current ladder, as its users name it: relative to the ladder's folder

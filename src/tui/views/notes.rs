@@ -2,14 +2,16 @@
 //! its parent's, and the diff of its kernel source from its parent's (the version it was
 //! built on).
 
-use super::{App, clamp_scroll, compare::diff_lines, printable};
+use super::{App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
+use crate::report::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines: Vec<Line> = document(app).into_iter().map(printable).collect();
+    let lines: Vec<Line> = document(app, body.width as usize);
     // Wrapped lines can take more rows than lines: count them for the scroll limit.
     let width = body.width.max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
@@ -26,7 +28,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     );
 }
 
-pub fn document(app: &App) -> Vec<Line<'static>> {
+/// The view's lines for a body `width` columns wide: prose is left for the terminal to
+/// wrap, while tables and diff lines come laid out to the width (a table as columns, a
+/// diff line's continuation under its `+`/`-` marker).
+pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let ls = app.ladder();
     let Some(i) = app.version_index() else {
@@ -36,7 +41,27 @@ pub fn document(app: &App) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     match &v.notes {
         Some(text) => {
-            for l in reflow(text) {
+            let lines = reflow(text);
+            let mut at = 0;
+            while at < lines.len() {
+                let l = &lines[at];
+                if let Some(rows) = table_at(&lines[at..]) {
+                    let cells: Vec<Vec<String>> = lines[at..at + rows]
+                        .iter()
+                        .enumerate()
+                        .filter(|&(n, _)| n != 1)
+                        .map(|(_, r)| table_cells(r))
+                        .collect();
+                    let aligns = table_cells(&lines[at + 1])
+                        .iter()
+                        .map(|c| c.ends_with(':'))
+                        .collect::<Vec<_>>();
+                    out.extend(table_lines(app, &cells, &aligns, width));
+                    at += rows;
+                    continue;
+                }
+                at += 1;
+                let l = printable(Line::raw(l.clone())).to_string();
                 out.push(if l.starts_with('#') {
                     Line::styled(l.trim_start_matches('#').trim().to_string(), t.title())
                 } else if l.starts_with("**") {
@@ -86,16 +111,171 @@ pub fn document(app: &App) -> Vec<Line<'static>> {
                 t.title(),
             ));
             let (_, old) = p.source.as_ref().expect("filtered on a source");
-            out.extend(diff_lines(app, old, text));
+            for l in diff_lines(app, old, text) {
+                out.extend(wrap_diff_line(printable(l), width));
+            }
         }
         (None, Some((path, text))) => {
             out.push(Line::styled(
                 format!("source ({})", super::ladder_path(app, path)),
                 t.title(),
             ));
-            out.extend(text.lines().map(|l| Line::raw(l.to_string())));
+            out.extend(text.lines().map(|l| printable(Line::raw(l.to_string()))));
         }
         _ => out.push(Line::styled("no kernel source in this ladder", t.dim())),
+    }
+    out
+}
+
+/// A diff line (one span) in lines of `width` columns: where it is longer, each
+/// continuation starts with the line's marker (`+`, `-`, or a space for context) and `↳`,
+/// so that a wrapped added line still reads as added.
+fn wrap_diff_line(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let text = line.to_string();
+    if format::width(&text) <= width || width < 4 {
+        return vec![line];
+    }
+    let style = line.spans.first().map_or(line.style, |s| s.style);
+    let marker = text.chars().next().unwrap_or(' ');
+    let head = split_width(&text, width);
+    let mut out = vec![Line::styled(head[0].clone(), style)];
+    let rest: String = text[head[0].len()..].to_string();
+    let lead = format!("{marker}↳");
+    let room = width - format::width(&lead);
+    for piece in split_width(&rest, room) {
+        out.push(Line::styled(format!("{lead}{piece}"), style));
+    }
+    out
+}
+
+/// Where `lines` start with a Markdown table (a row of `|` cells, then its `|---|`
+/// line), how many lines it takes.
+fn table_at(lines: &[String]) -> Option<usize> {
+    let is_row = |l: &String| l.trim_start().starts_with('|');
+    let sep = lines.get(1)?;
+    let separator = is_row(sep)
+        && table_cells(sep).iter().all(|c| {
+            let c = c.trim_matches(':');
+            !c.is_empty() && c.chars().all(|ch| ch == '-')
+        });
+    if !(is_row(&lines[0]) && separator) {
+        return None;
+    }
+    Some(lines.iter().take_while(|l| is_row(l)).count())
+}
+
+/// The cells of a table row, trimmed, their emphasis marks dropped (`\|` stays a bar
+/// inside a cell).
+fn table_cells(row: &str) -> Vec<String> {
+    let row = row.trim();
+    let row = row.strip_prefix('|').unwrap_or(row);
+    let row = row.strip_suffix('|').unwrap_or(row);
+    let mut cells = vec![String::new()];
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cells.last_mut().expect("one cell").push('|');
+                chars.next();
+            }
+            '|' => cells.push(String::new()),
+            c => cells.last_mut().expect("one cell").push(c),
+        }
+    }
+    cells
+        .into_iter()
+        .map(|c| format::printable(&c.trim().replace("**", "")).into_owned())
+        .collect()
+}
+
+/// A table laid out in `width` columns: its columns as wide as their widest cell
+/// where they fit, else the widest ones narrowed (a cell's words wrapped inside its
+/// column, a word longer than the column broken); the header row over a rule, the
+/// columns right-aligned where the separator line says so (`---:`).
+fn table_lines(
+    app: &App,
+    rows: &[Vec<String>],
+    right: &[bool],
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if n == 0 {
+        return Vec::new();
+    }
+    const GAP: &str = " │ ";
+    let cell = |r: &Vec<String>, c: usize| r.get(c).cloned().unwrap_or_default();
+    let natural: Vec<usize> = (0..n)
+        .map(|c| {
+            rows.iter()
+                .map(|r| format::width(&cell(r, c)))
+                .max()
+                .unwrap_or(0)
+                .max(1)
+        })
+        .collect();
+    let longest_word: Vec<usize> = (0..n)
+        .map(|c| {
+            rows.iter()
+                .flat_map(|r| {
+                    cell(r, c)
+                        .split_whitespace()
+                        .map(format::width)
+                        .collect::<Vec<_>>()
+                })
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
+    let room = width.saturating_sub(format::width(GAP) * (n - 1)).max(n);
+    let mut widths = natural.clone();
+    // Narrow the widest column, first down to its longest word, then below it.
+    for floor in [&longest_word, &vec![1; n]] {
+        while widths.iter().sum::<usize>() > room {
+            let widest = (0..n)
+                .filter(|&c| widths[c] > floor[c].min(natural[c]))
+                .max_by_key(|&c| widths[c]);
+            match widest {
+                Some(c) => widths[c] -= 1,
+                None => break,
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        let parts: Vec<Vec<String>> = (0..n)
+            .map(|c| {
+                wrap(&cell(row, c), widths[c])
+                    .into_iter()
+                    .flat_map(|l| split_width(&l, widths[c]))
+                    .collect()
+            })
+            .collect();
+        let height = parts.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        let style = if r == 0 { t.title() } else { Style::new() };
+        for k in 0..height {
+            let mut spans = Vec::new();
+            for c in 0..n {
+                if c > 0 {
+                    spans.push(Span::styled(GAP, t.dim()));
+                }
+                let text = parts[c].get(k).cloned().unwrap_or_default();
+                let pad = " ".repeat(widths[c].saturating_sub(format::width(&text)));
+                let text = if right.get(c).copied().unwrap_or(false) {
+                    format!("{pad}{text}")
+                } else if c + 1 < n {
+                    format!("{text}{pad}")
+                } else {
+                    text
+                };
+                spans.push(Span::styled(text, style));
+            }
+            out.push(Line::from(spans));
+        }
+        if r == 0 {
+            let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+            out.push(Line::styled(rule.join("─┼─"), t.dim()));
+        }
     }
     out
 }

@@ -24,8 +24,44 @@ pub struct Columns {
     pub count: usize,
 }
 
+/// The widest row name of the timeline: the metrics some version has, the stall
+/// reasons' rows (with their colour mark) and the fixed rows.
+fn widest_name(app: &App) -> usize {
+    let ls = app.ladder();
+    let metrics = METRICS
+        .iter()
+        .filter(|d| ls.analysis.versions.iter().any(|v| v.get(d.id).is_some()))
+        .map(|d| format::width(&d.label()));
+    let reasons = stall_rows(&ls.analysis.versions)
+        .into_iter()
+        .map(|r| 1 + format::width(&stall_row_name(r)));
+    let occupancy = ls
+        .analysis
+        .versions
+        .iter()
+        .any(|a| a.occupancy.is_some())
+        .then(|| format::width(OCCUPANCY_ROW));
+    metrics
+        .chain(reasons)
+        .chain(occupancy)
+        .chain(["stall samples"].map(format::width))
+        .max()
+        .unwrap_or(0)
+}
+
+const OCCUPANCY_ROW: &str = "occupancy limit (blocks/SM)";
+
+/// A stall reason's row name, after its colour mark.
+fn stall_row_name(r: crate::ncu::StallReason) -> String {
+    format!(" {} %", r.metric_name())
+}
+
+/// The columns at `width`: the row names as wide as the widest (up to a quarter of a
+/// terminal of 110 columns or more, 22 columns below), the versions' columns wider on a
+/// wider terminal.
 pub fn columns(app: &App, width: u16) -> Columns {
-    let name_w: u16 = if width >= 110 { 25 } else { 22 };
+    let room = if width >= 110 { width / 4 } else { 22 };
+    let name_w = (widest_name(app) as u16).min(room);
     let col_w: u16 = if width >= 150 {
         16
     } else if width >= 110 {
@@ -60,13 +96,49 @@ fn trail_room(body: Rect) -> usize {
 /// Splits the body: trail, the meaning of the selected version's label, table, legend.
 pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
     let trail_h = trail_lines(app, body.width as usize, trail_room(body)).len() as u16;
+    let legend_h = legend_lines(app, body.width as usize, legend_room(body, trail_h)).len() as u16;
     Layout::vertical([
         Constraint::Length(trail_h),
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(1),
+        Constraint::Length(legend_h),
     ])
     .areas(body)
+}
+
+/// The most lines the stall legend takes under the table.
+const LEGEND_LINES: usize = 2;
+
+/// The lines the legend may take in `body` under a trail of `trail_h` lines:
+/// [`LEGEND_LINES`], one where the body is too low to keep the meaning line and three
+/// table rows beside them.
+fn legend_room(body: Rect, trail_h: u16) -> usize {
+    LEGEND_LINES
+        .min(usize::from(body.height.saturating_sub(trail_h + 4)))
+        .max(1)
+}
+
+/// The legend of the stall rows' colours (the eight largest reasons), whole, in at most
+/// `room` lines of `width` columns (the last cut where more would not fit).
+fn legend_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
+    let room = room.max(1);
+    let ls = app.ladder();
+    let legend: Vec<_> = stall_rows(&ls.analysis.versions)
+        .into_iter()
+        .take(8)
+        .collect();
+    let heading = stall_heading(
+        ls.analysis
+            .versions
+            .iter()
+            .map(|v| v.stalls.as_ref().map(|s| s.source)),
+    );
+    let mut lines = stall_legend(app, &heading, &legend, width);
+    if lines.len() > room {
+        let rest: Vec<Span<'static>> = lines.drain(room - 1..).flat_map(|l| l.spans).collect();
+        lines.push(super::fit(Line::from(rest), width));
+    }
+    lines
 }
 
 /// What the selected version's label means: `v13 barrier @ WARPGROUP: waiting at …`
@@ -364,20 +436,18 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     }
     if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
         rows.push(Row::new(
-            std::iter::once(Cell::from(format::cut(
-                "occupancy limit (blocks/SM)",
-                cols.name_w as usize,
-            )))
-            .chain(shown.iter().map(|&pos| {
-                let a = &ls.analysis.versions[ls.order[pos]];
-                value_cell(
-                    a.occupancy
-                        .as_ref()
-                        .map(|o| o.compact())
-                        .unwrap_or_else(|| format::UNKNOWN.to_string()),
-                    t.dim(),
-                )
-            })),
+            std::iter::once(Cell::from(format::cut(OCCUPANCY_ROW, cols.name_w as usize))).chain(
+                shown.iter().map(|&pos| {
+                    let a = &ls.analysis.versions[ls.order[pos]];
+                    value_cell(
+                        a.occupancy
+                            .as_ref()
+                            .map(|o| o.compact())
+                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
+                        t.dim(),
+                    )
+                }),
+            ),
         ));
     }
     let reasons = stall_rows(&ls.analysis.versions);
@@ -386,7 +456,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             std::iter::once(Cell::from(Line::from(vec![
                 Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
                 Span::raw(format::cut(
-                    &format!(" {} %", r.metric_name()),
+                    &stall_row_name(r),
                     (cols.name_w as usize).saturating_sub(1),
                 )),
             ])))
@@ -434,17 +504,11 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Table::new(rows, widths).header(header).column_spacing(1),
         table_area,
     );
-    let legend: Vec<_> = reasons.into_iter().take(8).collect();
-    let heading = stall_heading(
-        ls.analysis
-            .versions
-            .iter()
-            .map(|v| v.stalls.as_ref().map(|s| s.source)),
-    );
     frame.render_widget(
-        Paragraph::new(super::fit(
-            stall_legend(app, &heading, &legend),
+        Paragraph::new(legend_lines(
+            app,
             legend_area.width as usize,
+            legend_area.height as usize,
         )),
         legend_area,
     );
