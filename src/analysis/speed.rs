@@ -18,7 +18,8 @@
 //!   clock its own power draw allows: that clock is part of its speed, not noise);
 //! - `level` when the interval lies inside the equivalence band, 1 ± [`EQUIVALENCE_BAND`];
 //! - `faster` or `slower` when it lies wholly above or below 1;
-//! - otherwise `unclear: not converged` (it includes 1 but is wider than the band);
+//! - otherwise `unclear: not converged` (it includes 1 but is wider than the band, or
+//!   reaches past one edge of it: a ratio of 0.992 ± 0.9 % may be level or 1.5 % apart);
 //! - and a verdict in time that cycles contradict (faster in time but level in cycles:
 //!   won by the clock alone; level in time but slower in cycles: made up by the clock)
 //!   reads `unclear: time and cycles disagree`.
@@ -61,7 +62,8 @@ impl SpeedVerdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unclear {
-    /// The interval includes 1 but is wider than the equivalence band.
+    /// The interval includes 1 but is wider than the equivalence band, or reaches past
+    /// one edge of it.
     NotConverged,
     /// The SM clocks differ by more than [`CLOCK_BAND`] outside settled sustained timing.
     ClocksApart,
@@ -209,7 +211,10 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
     if ta <= 0.0 || tb <= 0.0 {
         return None;
     }
-    let same_rounds = a.rounds.len() == b.rounds.len();
+    // Rounds pair by position within one run (a candidate decided early has fewer:
+    // its rounds are the first ones of the others), or where the counts agree.
+    let same_rounds =
+        (a.run_id.is_some() && a.run_id == b.run_id) || a.rounds.len() == b.rounds.len();
     let time = same_rounds
         .then(|| paired(&a.rounds_us(), &b.rounds_us()))
         .flatten()
@@ -264,9 +269,14 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
             Err(why) => unclear(
                 why,
                 format!(
-                    "the interval {:.3}–{:.3}× includes 1 and is wider than the ±{:.0} % band",
+                    "the interval {:.3}–{:.3}× includes 1 and {} the ±{:.0} % band",
                     time.low,
                     time.high,
+                    if time.half_width_pct() > EQUIVALENCE_BAND * 100.0 {
+                        "is wider than"
+                    } else {
+                        "reaches past the edge of"
+                    },
                     EQUIVALENCE_BAND * 100.0
                 ),
             ),

@@ -285,21 +285,27 @@ pub fn run(
     }
 
     // The rounds: every live candidate once per round, in the same order, until the
-    // stopping rule says the ratios have converged (or time is up).
+    // stopping rule says the ratios have converged (or time is up); a candidate the rule
+    // calls decided sits out the rounds after (for good, so that its rounds stay paired
+    // by position with the others' first ones).
     let mut measured: Vec<Vec<Measurement>> = vec![Vec::new(); live.len()];
     let mut broken: Vec<Option<String>> = vec![None; live.len()];
+    let mut sitting_out = vec![false; live.len()];
     let is_version = |id: &str| recipe.version(id).is_some();
     let against = req.against.as_deref();
     let started = std::time::Instant::now();
     let mut round = 0;
-    let stopping = loop {
-        let shown_total = if round < least {
-            total
-        } else {
-            total + (round + 1 - least) * live.len()
-        };
+    let mut past_least = 0;
+    let (stopping, stop) = loop {
+        let timed_now = (0..live.len())
+            .filter(|&i| broken[i].is_none() && !sitting_out[i])
+            .count();
+        if round >= least {
+            past_least += timed_now;
+        }
+        let shown_total = total + past_least;
         for (i, (w, _)) in live.iter_mut().enumerate() {
-            if broken[i].is_some() {
+            if broken[i].is_some() || sitting_out[i] {
                 continue;
             }
             stop_if(cancel)?;
@@ -341,8 +347,12 @@ pub fn run(
             is_version: &is_version,
             against,
         };
-        if let Some(end) = stopping::check(&req.settings, &state, round as u32, started.elapsed()) {
-            break end;
+        let standing = stopping::check(&req.settings, &state, round as u32, started.elapsed());
+        if let Some(stop) = standing.stopped {
+            break (standing, stop);
+        }
+        for (out, decided) in sitting_out.iter_mut().zip(&standing.decided) {
+            *out |= decided;
         }
     };
     // The last launch, then the figures.
@@ -386,7 +396,8 @@ pub fn run(
                         target_pct: stopping.target_pct,
                         interval_pct: stopping.half_width_pct[i],
                         converged: stopping.converged(i),
-                        stopped: stopping.stopped,
+                        decided: stopping.decided[i],
+                        stopped: stop,
                     }),
                     ..p
                 });

@@ -5,9 +5,16 @@
 //! ±`target_noise` of its ratio, once `min_rounds` have run, or when `max_time` of
 //! rounds has passed. The reference is `--against` where given, else the fastest ladder
 //! version so far, else the fastest candidate.
+//!
+//! A candidate whose interval, after `min_rounds`, lies wholly beyond the equivalence
+//! band (faster or slower than the reference by more than [`EQUIVALENCE_BAND`], its
+//! verdict settled) is *decided*: it sits out the rounds that follow, which go to the
+//! candidates whose verdicts more rounds can still change (in a ladder most versions
+//! are decided after the first rounds; at the reference shapes the slower baselines).
+//! Its rounds stay paired by position with the reference's first ones.
 
 use super::protocol::{Settings, median};
-use crate::analysis::speed::paired;
+use crate::analysis::speed::{EQUIVALENCE_BAND, Interval, paired};
 use crate::model::runs::Stop;
 use std::time::Duration;
 
@@ -20,34 +27,41 @@ pub struct State<'a> {
     pub against: Option<&'a str>,
 }
 
-/// Where the stopping rule stood when the rounds ended.
+/// Where the stopping rule stands after a round.
 #[derive(Debug, Clone, PartialEq)]
-pub struct End {
-    pub stopped: Stop,
+pub struct Standing {
+    /// Why the rounds stop here; `None` while they go on.
+    pub stopped: Option<Stop>,
     /// The reference candidate's index, where one was timed.
     pub reference: Option<usize>,
     /// Each candidate's interval half-width against the reference, % (none for the
     /// reference itself, a broken candidate, or fewer than two rounds).
     pub half_width_pct: Vec<Option<f64>>,
+    /// Each candidate: whether it was decided (see the module's text).
+    pub decided: Vec<bool>,
     pub target_pct: f64,
 }
 
-impl End {
-    /// Whether candidate `i` reached the target (the reference: whether all did).
+impl Standing {
+    /// Whether candidate `i` reached the target or was decided (the reference: whether
+    /// all did).
     pub fn converged(&self, i: usize) -> bool {
         if Some(i) == self.reference {
             return self.all_converged();
         }
-        self.half_width_pct[i].is_some_and(|h| h <= self.target_pct)
+        self.decided[i] || self.half_width_pct[i].is_some_and(|h| h <= self.target_pct)
     }
 
     fn all_converged(&self) -> bool {
-        self.half_width_pct
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != self.reference)
-            .all(|(_, h)| h.is_some_and(|h| h <= self.target_pct))
+        (0..self.half_width_pct.len())
+            .filter(|i| Some(*i) != self.reference)
+            .all(|i| self.converged(i))
     }
+}
+
+/// Whether an interval lies wholly beyond the equivalence band.
+fn beyond_the_band(iv: &Interval) -> bool {
+    iv.low > 1.0 + EQUIVALENCE_BAND || iv.high < 1.0 - EQUIVALENCE_BAND
 }
 
 /// The reference candidate: `--against`, else the fastest version, else the fastest.
@@ -70,39 +84,49 @@ pub fn reference(state: &State) -> Option<usize> {
     fastest(true).or_else(|| fastest(false))
 }
 
-/// After `rounds` rounds and `elapsed` of them: `Some` when the rounds stop.
-pub fn check(s: &Settings, state: &State, rounds: u32, elapsed: Duration) -> Option<End> {
+/// After `rounds` rounds and `elapsed` of them: whether the rounds stop, and where they
+/// go on, which candidates are decided.
+pub fn check(s: &Settings, state: &State, rounds: u32, elapsed: Duration) -> Standing {
     let reference = reference(state);
-    let half_width_pct = (0..state.ids.len())
+    let intervals: Vec<Option<Interval>> = (0..state.ids.len())
         .map(|i| {
             let r = reference.filter(|&r| r != i)?;
             let (a, b) = (state.rounds_us[r].as_ref()?, state.rounds_us[i].as_ref()?);
-            paired(a, b).map(|iv| iv.half_width_pct())
+            paired(a, b)
         })
         .collect();
-    let end = |stopped| End {
+    // Decided: with a fixed count of rounds every candidate runs them all.
+    let decided = intervals
+        .iter()
+        .zip(state.rounds_us)
+        .map(|(iv, r)| {
+            s.fixed_rounds.is_none()
+                && r.as_ref().is_some_and(|r| r.len() >= s.min_rounds as usize)
+                && iv.as_ref().is_some_and(beyond_the_band)
+        })
+        .collect();
+    let standing = |stopped| Standing {
         stopped,
         reference,
-        half_width_pct,
+        half_width_pct: intervals
+            .iter()
+            .map(|iv| iv.as_ref().map(Interval::half_width_pct))
+            .collect(),
+        decided,
         target_pct: s.target_noise * 100.0,
     };
     if let Some(n) = s.fixed_rounds {
-        return (rounds >= n).then(|| end(Stop::Rounds));
+        return standing((rounds >= n).then_some(Stop::Rounds));
     }
-    if rounds < s.min_rounds {
-        return None;
+    let mut st = standing(None);
+    if rounds >= s.min_rounds {
+        st.stopped = if st.all_converged() {
+            Some(Stop::Converged)
+        } else {
+            (elapsed >= s.max_time).then_some(Stop::MaxTime)
+        };
     }
-    let e = end(Stop::Converged);
-    if e.all_converged() {
-        Some(e)
-    } else if elapsed >= s.max_time {
-        Some(End {
-            stopped: Stop::MaxTime,
-            ..e
-        })
-    } else {
-        None
-    }
+    st
 }
 
 #[cfg(test)]
@@ -156,23 +180,64 @@ mod tests {
             .iter()
             .map(|r| r.as_ref().map(|v| v[..4].to_vec()))
             .collect();
-        assert_eq!(check(&s, &state(&ids, &four, None), 4, short), None);
-        let e = check(&s, &state(&ids, &steady, None), 5, short).unwrap();
-        assert_eq!(e.stopped, Stop::Converged);
+        assert_eq!(check(&s, &state(&ids, &four, None), 4, short).stopped, None);
+        let e = check(&s, &state(&ids, &steady, None), 5, short);
+        assert_eq!(e.stopped, Some(Stop::Converged));
         assert_eq!(e.reference, Some(0));
         assert!(e.converged(0) && e.converged(1));
         assert!(e.half_width_pct[1].unwrap() < 0.5, "{e:?}");
-        // ±4 % from round to round: not converged after five rounds …
+        // ±4 % from round to round, 1 % apart: not converged after five rounds, nor
+        // decided …
         let noisy = [
             Some(vec![60.0, 62.4, 57.6, 61.0, 59.0]),
-            Some(vec![66.0, 66.0, 66.0, 66.0, 66.0]),
+            Some(vec![60.6, 60.6, 60.6, 60.6, 60.6]),
         ];
-        assert_eq!(check(&s, &state(&ids, &noisy, None), 5, short), None);
+        let e = check(&s, &state(&ids, &noisy, None), 5, short);
+        assert_eq!(e.stopped, None);
+        assert_eq!(e.decided, [false, false]);
         // … and stopped when the comparison's time is up, saying so.
-        let e = check(&s, &state(&ids, &noisy, None), 5, s.max_time).unwrap();
-        assert_eq!(e.stopped, Stop::MaxTime);
+        let e = check(&s, &state(&ids, &noisy, None), 5, s.max_time);
+        assert_eq!(e.stopped, Some(Stop::MaxTime));
         assert!(!e.converged(1) && !e.converged(0));
         assert!(e.half_width_pct[1].unwrap() > 1.0, "{e:?}");
+    }
+
+    #[test]
+    fn a_candidate_whose_verdict_is_settled_is_decided_and_counts_as_converged() {
+        let s = Settings::for_regime(Regime::Sustained);
+        let ids = ["v2", "v1", "cudnn"];
+        let short = Duration::from_secs(1);
+        // v1 is 10 % slower than v2 give or take 4 %: its interval is wide but wholly
+        // beyond the band; cuDNN is level-ish and noisy: the rounds go on for it alone.
+        let rounds = [
+            Some(vec![60.0, 60.0, 60.0, 60.0, 60.0]),
+            Some(vec![66.0, 68.6, 63.4, 67.1, 64.9]),
+            Some(vec![60.0, 62.4, 57.6, 61.0, 59.0]),
+        ];
+        let e = check(&s, &state(&ids, &rounds, None), 5, short);
+        assert_eq!(e.reference, Some(0));
+        assert_eq!(e.decided, [false, true, false]);
+        assert!(e.half_width_pct[1].unwrap() > 1.0, "{e:?}");
+        assert!(e.converged(1) && !e.converged(2));
+        assert_eq!(e.stopped, None);
+        // Before the floor of rounds nothing is decided, however far apart.
+        let four: Vec<Option<Vec<f64>>> = rounds
+            .iter()
+            .map(|r| r.as_ref().map(|v| v[..4].to_vec()))
+            .collect();
+        assert_eq!(
+            check(&s, &state(&ids, &four, None), 4, short).decided,
+            [false; 3]
+        );
+        // cuDNN's rounds settle later; v1, sitting out, has its five: all converged.
+        let later = [
+            Some(vec![60.0; 9]),
+            rounds[1].clone(),
+            Some(vec![60.2, 59.8, 60.1, 59.9, 60.0, 60.1, 59.9, 60.0, 60.0]),
+        ];
+        let e = check(&s, &state(&ids, &later, None), 9, short);
+        assert_eq!(e.stopped, Some(Stop::Converged));
+        assert!(e.converged(0));
     }
 
     #[test]
@@ -186,9 +251,11 @@ mod tests {
             .iter()
             .map(|r| r.as_ref().map(|v| v[..1].to_vec()))
             .collect();
-        assert_eq!(check(&s, &state(&ids, &one, None), 1, short), None);
-        let e = check(&s, &state(&ids, &noisy, None), 2, short).unwrap();
-        assert_eq!(e.stopped, Stop::Rounds);
+        assert_eq!(check(&s, &state(&ids, &one, None), 1, short).stopped, None);
+        let e = check(&s, &state(&ids, &noisy, None), 2, short);
+        assert_eq!(e.stopped, Some(Stop::Rounds));
+        // With a fixed count nothing sits out.
+        assert_eq!(e.decided, [false, false]);
         assert!(!e.converged(1));
     }
 }

@@ -267,8 +267,12 @@ pub struct Convergence {
     /// itself, or with fewer than two rounds).
     #[serde(default)]
     pub interval_pct: Option<f64>,
-    /// Whether this candidate's interval reached the target.
+    /// Whether this candidate's interval reached the target, or it was decided.
     pub converged: bool,
+    /// Whether it was decided: after the floor of rounds its interval lay wholly beyond
+    /// the equivalence band (its verdict settled), and it sat out the rounds after.
+    #[serde(default)]
+    pub decided: bool,
     /// Why the rounds stopped.
     pub stopped: Stop,
 }
