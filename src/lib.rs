@@ -15,8 +15,8 @@ pub mod model;
 pub mod ncu;
 pub mod nsight;
 pub mod process;
-pub mod profile_store;
 pub mod report;
+pub mod store_jobs;
 pub mod tui;
 
 /// How a unit test that cannot run here says so and is counted: the integration tests'

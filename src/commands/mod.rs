@@ -493,25 +493,12 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
         }
         if !a.no_save {
             let dir = writable_profiles(common).join(&recipe.ladder);
-            let ids: Vec<&str> = o.results.iter().map(|r| r.version.as_str()).collect();
-            manifest::record_versions(
-                &dir,
-                &recipe.manifest_defaults(),
-                &recipe.manifest_entries(&ids, &dir),
-                &recipe.manifest_order(),
-            )?;
-            let path = model::runs::RunFile::store(&dir, &o.results, Some(o.environment.clone()))?;
+            let path = crate::store_jobs::store_run(&dir, o)?;
             eprintln!("results stored in {}", path.display());
         }
-        let failed: Vec<&str> = o
-            .results
-            .iter()
-            .filter(|r| r.status == RunStatus::Failed && is_version(&r.version))
-            .map(|r| r.version.as_str())
-            .collect();
-        if !failed.is_empty() {
+        if let Some(line) = failed_line(o) {
             ok = false;
-            eprintln!("failed at {}: {}", o.shape, failed.join(", "));
+            eprintln!("{line}");
         }
         if let (Some(pct), Some(against)) = (a.fail_if_slower, &a.against) {
             for line in slower_than(&o.results, &is_version, against, pct)? {
@@ -521,6 +508,15 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
         }
     }
     Ok(ok)
+}
+
+/// What `run` says of a comparison in which versions failed ([`failed_versions`]: a
+/// failed baseline is none), which makes it end non-zero.
+///
+/// [`failed_versions`]: crate::store_jobs::failed_versions
+pub(crate) fn failed_line(o: &runner::Outcome) -> Option<String> {
+    let failed = crate::store_jobs::failed_versions(&o.recipe, &o.results);
+    (!failed.is_empty()).then(|| format!("failed at {}: {}", o.shape, failed.join(", ")))
 }
 
 /// The versions slower than `against` by more than `pct` percent with the verdict
@@ -613,7 +609,7 @@ fn profile_command(req: &profile::Request, profiles: &Path) -> Result<bool> {
             };
             bar.set_message(format!("{on}profiling {id} with ncu"));
         },
-        &|recipe, v, files| crate::profile_store::store_recipe_profile(profiles, recipe, v, files),
+        &|recipe, v, files| crate::store_jobs::store_recipe_profile(profiles, recipe, v, files),
     );
     for b in &lines {
         b.finish_and_clear();

@@ -4,7 +4,7 @@
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
 use crate::gpu::{self, profile, runner};
-use crate::model::{self, LoadReport, Store, import, manifest, runs::RunFile};
+use crate::model::{self, LoadReport, Store, import};
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,27 +105,8 @@ fn run_job(
                     }),
                 };
             })?;
-            let ids: Vec<&str> = out.results.iter().map(|r| r.version.as_str()).collect();
-            manifest::record_versions(
-                ladder_dir,
-                &out.recipe.manifest_defaults(),
-                &out.recipe.manifest_entries(&ids, ladder_dir),
-                &out.recipe.manifest_order(),
-            )?;
-            RunFile::store(ladder_dir, &out.results, Some(out.environment.clone()))?;
-            let failed = out
-                .results
-                .iter()
-                .filter(|r| r.status == model::RunStatus::Failed)
-                .count();
-            Ok((
-                format!(
-                    "ran {} version(s), {failed} failed; seed {}",
-                    out.results.len(),
-                    out.seed
-                ),
-                ladder_dir.to_path_buf(),
-            ))
+            crate::store_jobs::store_run(ladder_dir, &out)?;
+            Ok((ran_message(&out), ladder_dir.to_path_buf()))
         }
         JobKind::Profile => {
             let p = profile::Request {
@@ -143,7 +124,7 @@ fn run_job(
                     });
                 },
                 &|recipe, v, files| {
-                    crate::profile_store::store_recipe_profile(&profiles, recipe, v, files)
+                    crate::store_jobs::store_recipe_profile(&profiles, recipe, v, files)
                 },
             )?;
             let failed: Vec<String> = done
@@ -160,4 +141,15 @@ fn run_job(
             }
         }
     }
+}
+
+/// What the explorer's status line says of a finished run: the failures counted by the
+/// rule `stallscope run` ends non-zero on ([`crate::store_jobs::failed_versions`]).
+pub(crate) fn ran_message(out: &runner::Outcome) -> String {
+    let failed = crate::store_jobs::failed_versions(&out.recipe, &out.results).len();
+    format!(
+        "ran {} version(s), {failed} failed; seed {}",
+        out.results.len(),
+        out.seed
+    )
 }

@@ -1,0 +1,138 @@
+//! Where the GPU side's results meet the store: `gpu/` produces a run's results and a
+//! recipe version's exported profile, and these store them in the ladder's folder with
+//! the recipe's entries of the versions. `stallscope run` and `stallscope profile`
+//! store through them, and the explorer's run and profile jobs alike, so that a job
+//! started from either place leaves the same files and counts its failures by one rule.
+
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
+use crate::gpu::runner;
+use crate::model::runs::RunFile;
+use crate::model::{RunResult, RunStatus, import, manifest};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Stores a run's results in `ladder_dir`: the recipe's entries of the versions that ran
+/// recorded in its manifest (the ladder made when missing), then the results added to
+/// its runs.json with the run's environment. The path of runs.json.
+pub fn store_run(ladder_dir: &Path, out: &runner::Outcome) -> Result<PathBuf> {
+    let ids: Vec<&str> = out.results.iter().map(|r| r.version.as_str()).collect();
+    manifest::record_versions(
+        ladder_dir,
+        &out.recipe.manifest_defaults(),
+        &out.recipe.manifest_entries(&ids, ladder_dir),
+        &out.recipe.manifest_order(),
+    )?;
+    RunFile::store(ladder_dir, &out.results, Some(out.environment.clone()))
+}
+
+/// The one rule of what counts as a run's failure: a version of the recipe whose result
+/// failed, in the results' order. A baseline that failed (cuDNN, PyTorch's SDPA) is a
+/// reference lost, said in its own row, not a failure of the versions: `stallscope run`
+/// ends non-zero on these alone, and the explorer's job counts these.
+pub fn failed_versions<'r>(recipe: &KernelRecipe, results: &'r [RunResult]) -> Vec<&'r str> {
+    results
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed && recipe.version(&r.version).is_some())
+        .map(|r| r.version.as_str())
+        .collect()
+}
+
+/// Imports a recipe version's exported profile into `profiles` (replacing the last
+/// one), with the recipe's entry of it: the explorer's profile job and `stallscope
+/// profile` store alike.
+pub fn store_recipe_profile(
+    profiles: &Path,
+    recipe: &KernelRecipe,
+    v: &KernelVersion,
+    files: &[PathBuf],
+) -> Result<String> {
+    let req = import::Request {
+        title: Some(&v.title),
+        kernel: Some(&v.entry),
+        ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true)
+    };
+    let entries = |dir: &Path| recipe.manifest_entries(&[v.id.as_str()], dir);
+    let done = import::import_recipe_profile(
+        &req,
+        &recipe.manifest_defaults(),
+        entries,
+        &recipe.manifest_order(),
+    )?;
+    Ok(done.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Shape;
+
+    /// A run of the bundled flash-attention recipe in which v01 ran, the cuDNN baseline
+    /// failed and v02 failed.
+    fn run_with_a_failed_baseline() -> runner::Outcome {
+        let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"))
+            .expect("the bundled recipe loads");
+        let result = |id: &str, status| {
+            let mut r = RunResult::new(id, Shape::REFERENCE, false, status);
+            r.run_id = Some("run-7".into());
+            if status == RunStatus::Ok {
+                r.median_us = Some(100.0);
+            }
+            r
+        };
+        runner::Outcome {
+            results: vec![
+                result("v01", RunStatus::Ok),
+                result("cudnn", RunStatus::Failed),
+                result("v02", RunStatus::Failed),
+            ],
+            seed: 7,
+            shape: Shape::REFERENCE,
+            causal: false,
+            recipe,
+            environment: crate::model::runs::Environment {
+                run_id: "run-7".into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_failed_baseline_counts_alike_in_run_and_in_the_explorer() {
+        let out = run_with_a_failed_baseline();
+        assert_eq!(failed_versions(&out.recipe, &out.results), ["v02"]);
+        assert_eq!(
+            crate::commands::failed_line(&out),
+            Some(format!("failed at {}: v02", Shape::REFERENCE))
+        );
+        assert_eq!(
+            crate::tui::jobs::ran_message(&out),
+            "ran 3 version(s), 1 failed; seed 7"
+        );
+    }
+
+    #[test]
+    fn a_stored_run_records_its_versions_and_its_results() {
+        let out = run_with_a_failed_baseline();
+        let dir = tempfile::tempdir().unwrap();
+        let ladder = dir.path().join("flash-attention");
+        let path = store_run(&ladder, &out).expect("the run is stored");
+        assert_eq!(path, ladder.join(crate::model::runs::FILE_NAME));
+        let stored = crate::model::load_ladder(
+            &crate::model::Store::Disk,
+            &ladder,
+            &mut crate::model::LoadReport::default(),
+        )
+        .expect("the stored ladder loads");
+        let ids: Vec<&str> = stored.versions.iter().map(|v| v.id.as_str()).collect();
+        assert!(ids.contains(&"v01") && ids.contains(&"v02"), "{ids:?}");
+        let file = RunFile::read(&crate::model::Store::Disk, &path).expect("runs.json reads");
+        let runs: Vec<&str> = file.runs.iter().map(|r| r.version.as_str()).collect();
+        assert_eq!(runs, ["v01", "cudnn", "v02"]);
+        let envs: Vec<&str> = file
+            .environments
+            .iter()
+            .map(|e| e.run_id.as_str())
+            .collect();
+        assert_eq!(envs, ["run-7"]);
+    }
+}
