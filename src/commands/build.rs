@@ -1,0 +1,26 @@
+//! `stallscope build`: versions compiled with NVRTC, their registers and spills.
+
+use crate::cli::{BuildArgs, Common};
+use anyhow::Result;
+
+pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
+    let recipe = crate::gpu::load_recipe(&crate::gpu::find_recipe(
+        &common.kernels(),
+        a.ladder.as_deref(),
+    )?)?;
+    let mut ok = true;
+    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
+        match b.outcome {
+            Ok(c) => outln!(
+                "{:<16} ok   {}",
+                b.id,
+                crate::gpu::nvrtc::resource_summary(&c.log).unwrap_or_else(|| "(cached)".into())
+            ),
+            Err(e) => {
+                ok = false;
+                outln!("{:<16} FAILED\n{e:#}", b.id);
+            }
+        }
+    }
+    Ok(ok)
+}

@@ -1,0 +1,42 @@
+//! `stallscope check`: a profiles folder verified without changing it.
+
+use super::ladders::writable_profiles;
+use crate::cli::Common;
+use crate::model::{self, Store};
+use crate::report::format;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// `stallscope check`: one line per problem on standard output, a summary on standard
+/// error; false when there is a problem.
+pub(super) fn check_command(common: &Common) -> Result<bool> {
+    let (store, profiles) = check_target(common);
+    let checked = model::check::check(&store, &profiles)?;
+    for p in &checked.problems {
+        outln!("{}", format::printable_lines(&p.to_string()));
+    }
+    eprintln!(
+        "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
+        format::printable(&store.describe(&profiles)),
+        checked.ladders,
+        checked.versions,
+        checked.files,
+        match checked.problems.len() {
+            0 => "no problems".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    );
+    Ok(checked.problems.is_empty())
+}
+
+/// What `check` verifies: `--profiles DIR`; else `./profiles` when it is a folder (the
+/// ladders an import writes); else the built-in copy, which the other commands then
+/// read.
+fn check_target(common: &Common) -> (Store, PathBuf) {
+    let local = writable_profiles(common);
+    if common.profiles.is_some() || local.join(".").is_dir() {
+        (Store::Disk, local)
+    } else {
+        (Store::Embedded, Store::Embedded.default_profiles())
+    }
+}

@@ -1,0 +1,25 @@
+//! `stallscope [FILE...]` and `stallscope open DIR`: the explorer on the ladders, or
+//! the timeline as text where there is no terminal.
+
+use super::ladders::finish;
+use crate::cli::Common;
+use crate::model::{Ladder, LoadReport};
+use crate::report::{self, Analysed, Format};
+use anyhow::Result;
+
+fn print_report(ladders: &[Ladder], format: Format) {
+    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    out!("{}", report::exporter(format).timeline(&analysed));
+}
+
+/// The explorer in a terminal; the timeline as text when output is not a terminal
+/// (a pipe, a file, CI).
+pub(super) fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        crate::tui::run(ladders, common.kernels(), report.lines())?;
+    } else {
+        print_report(&ladders, Format::Table);
+    }
+    Ok(finish(report))
+}

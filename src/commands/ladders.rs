@@ -1,0 +1,281 @@
+//! The resolution every reading command shares: command-line paths and the profiles
+//! folders turned into ladders (which folders, in which order, from disk or built in),
+//! what was read in part reported at the end, and the run shape shown.
+
+use crate::cli::Common;
+use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::report::format;
+use anyhow::{Context, Result, anyhow, bail};
+use std::path::{Path, PathBuf};
+
+pub(super) fn load_report(common: &Common) -> LoadReport {
+    LoadReport {
+        keep_going: common.keep_going,
+        strict: common.strict,
+        ..LoadReport::default()
+    }
+}
+
+/// Lists what was read in part, and what `--keep-going` let pass; false when anything
+/// failed.
+pub(super) fn finish(report: &LoadReport) -> bool {
+    // Paths and names from a manifest or a folder name can hold control characters:
+    // shown escaped, as every other message.
+    for b in &report.broken {
+        eprintln!("error: {}", format::printable_lines(&b.to_string()));
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {}", format::printable_lines(&w.to_string()));
+    }
+    for f in &report.failures {
+        eprintln!("failed: {}", format::printable_lines(&f.to_string()));
+    }
+    if !report.failures.is_empty() {
+        eprintln!("{} file(s) could not be read", report.failures.len());
+    }
+    report.failures.is_empty() && report.broken.is_empty()
+}
+
+/// The folder of ladders read first when no path is given (the built-in ones may follow
+/// it: [`default_sources`]).
+pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
+    if let Some(dir) = &common.profiles {
+        return (Store::Disk, dir.clone());
+    }
+    let local = PathBuf::from("profiles");
+    if local.join(".").is_dir() && has_ladders(&local) {
+        (Store::Disk, local)
+    } else {
+        (Store::Embedded, Store::Embedded.default_profiles())
+    }
+}
+
+/// Where import, run and profile write.
+pub fn writable_profiles(common: &Common) -> PathBuf {
+    common
+        .profiles
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("profiles"))
+}
+
+/// The ladder folders read when no path is given, in order, each with its store: those
+/// of `--profiles DIR` alone; else those of `./profiles`, then the built-in ones whose
+/// names it does not hold (a local ladder stands in for the built-in one of its name);
+/// else the built-in ones.
+pub fn default_sources(common: &Common) -> Result<Vec<(Store, PathBuf)>> {
+    let (store, dir) = default_profiles(common);
+    let mut out: Vec<(Store, PathBuf)> = model::ladder_folders(&store, &dir)?
+        .into_iter()
+        .map(|d| (store.clone(), d))
+        .collect();
+    if store == Store::Disk && common.profiles.is_none() {
+        for d in built_in_folders()? {
+            if !out.iter().any(|(_, l)| l.file_name() == d.file_name()) {
+                out.push((Store::Embedded, d));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The built-in ladder folders.
+pub(super) fn built_in_folders() -> Result<Vec<PathBuf>> {
+    model::ladder_folders(&Store::Embedded, &Store::Embedded.default_profiles())
+}
+
+/// Marks a built-in ladder shown beside a local store's ("(built in)" after its title),
+/// so that the two are told apart in every view and format.
+pub(super) fn mark_built_in(ladder: &mut Ladder, sources: &[(Store, PathBuf)]) {
+    let local = sources.iter().any(|(s, _)| *s == Store::Disk);
+    if local && ladder.store == Store::Embedded {
+        ladder.title = format!("{} (built in)", ladder.title);
+    }
+}
+
+pub(super) fn has_ladders(dir: &Path) -> bool {
+    !model::ladder_dirs(dir).is_empty()
+}
+
+pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<Ladder>> {
+    let sources = default_sources(common)?;
+    let before = report.broken.len();
+    let mut ladders = model::load_folders(&sources, report);
+    if ladders.is_empty() {
+        let (store, dir) = default_profiles(common);
+        let broken: Vec<String> = report.broken[before..]
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        bail!(
+            "no ladder of {} could be read: {}",
+            store.describe(&dir),
+            broken.join("; ")
+        );
+    }
+    for l in &mut ladders {
+        mark_built_in(l, &sources);
+    }
+    Ok(ladders)
+}
+
+/// Turns command-line paths into ladders: export files (one loose ladder, in the order
+/// given), ladder folders, profiles folders, or folders of exports.
+pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<Ladder>> {
+    let mut ladders = Vec::new();
+    let mut loose: Vec<PathBuf> = Vec::new();
+    let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
+        if !loose.is_empty() {
+            let files = expand_reports(loose, report)?;
+            if !files.is_empty() {
+                ladders.push(model::load_files(&files, report)?);
+            }
+            loose.clear();
+        }
+        Ok::<_, anyhow::Error>(())
+    };
+    for p in paths {
+        if p.is_dir() {
+            flush(&mut loose, &mut ladders, report)?;
+            if p.join(manifest::FILE_NAME).is_file() {
+                ladders.push(model::load_ladder(&Store::Disk, p, report)?);
+            } else if has_ladders(p) {
+                ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
+            } else {
+                let files = expand_reports(&export_files(p)?, report)?;
+                ladders.push(model::load_files(&files, report)?);
+            }
+        } else if p.exists() {
+            loose.push(p.clone());
+        } else {
+            let e = crate::ncu::ParseError::file(p, "no such file or folder");
+            if report.keep_going {
+                report.failures.push(e);
+            } else {
+                return Err(e.into());
+            }
+        }
+    }
+    flush(&mut loose, &mut ladders, report)?;
+    if ladders.is_empty() {
+        bail!("nothing to show: none of the paths given could be read");
+    }
+    Ok(ladders)
+}
+
+/// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
+/// be converted is a failure like an unreadable export (kept going past with
+/// `--keep-going`).
+pub(super) fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !model::reports::is_report(p) {
+            out.push(p.clone());
+            continue;
+        }
+        match model::reports::pages_of(p) {
+            Ok(pages) => out.extend(pages),
+            Err(e) if report.keep_going => report
+                .failures
+                .push(crate::ncu::ParseError::file(p, format!("{e:#}"))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// The ncu exports of a folder, found by their content whatever their names (`.csv`,
+/// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
+pub(super) fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let mut files = Vec::new();
+    let mut others = Vec::new();
+    for p in paths {
+        if model::reports::is_report(&p) {
+            files.push(p);
+            continue;
+        }
+        match crate::ncu::sniff(&p) {
+            Ok(()) => files.push(p),
+            Err(e) => others.push(e),
+        }
+    }
+    if files.is_empty() {
+        let found = match others.first() {
+            None => String::new(),
+            Some(first) => format!(" ({} other file(s); the first: {first})", others.len()),
+        };
+        bail!(
+            "{} holds no ladder ({}) and no ncu exports{found}",
+            dir.display(),
+            manifest::FILE_NAME
+        );
+    }
+    Ok(files)
+}
+
+/// The folder (and its store) of the ladder named `name` among `dirs`; an error naming
+/// the others.
+pub(super) fn named<'d>(
+    dirs: &'d [(Store, PathBuf)],
+    name: &str,
+) -> Result<(&'d Store, &'d PathBuf)> {
+    dirs.iter()
+        .find(|(_, d)| d.file_name().is_some_and(|n| n == name))
+        .map(|(s, d)| (s, d))
+        .ok_or_else(|| {
+            let names: Vec<String> = dirs
+                .iter()
+                .filter_map(|(_, d)| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            no_ladder(name, &names)
+        })
+}
+
+/// The error for a ladder name that none of `names` is.
+pub(super) fn no_ladder(name: &str, names: &[impl AsRef<str>]) -> anyhow::Error {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    anyhow!("no ladder named {name:?} (there are: {})", names.join(", "))
+}
+
+/// Loads the ladder folder `dir` alone; its error says which ladder cannot be read.
+pub(super) fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Result<Ladder> {
+    model::load_ladder(store, dir, report)
+        .map_err(|e| anyhow!("{}", model::BrokenLadder::new(dir, &e)))
+}
+
+/// Makes the ladders show the run results of `shape`; an error when none of them was
+/// run there (naming the shapes that were).
+pub(super) fn show_shape(
+    ladders: &mut [Ladder],
+    shape: Option<model::runs::RunShape>,
+) -> Result<()> {
+    let Some(s) = shape else { return Ok(()) };
+    let measured: Vec<model::runs::RunShape> =
+        ladders.iter().flat_map(|l| l.measured_shapes()).collect();
+    if !measured.contains(&s) {
+        let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+        if list.is_empty() {
+            let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+            let none = match names.as_slice() {
+                [one] => format!("{one} has no run results"),
+                _ => format!("none of {} has run results", names.join(", ")),
+            };
+            bail!(
+                "--shape {s}: {none}, at any shape (--shape picks among the shapes a ladder was run at)"
+            );
+        }
+        bail!(
+            "no version was run at {s}; the run results are at: {}",
+            list.join(", ")
+        );
+    }
+    for l in ladders {
+        l.shown = Some(s);
+    }
+    Ok(())
+}

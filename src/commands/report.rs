@@ -1,0 +1,72 @@
+//! `stallscope report`: the ladder timeline in a format, of the ladders asked for.
+
+use super::ladders::{
+    default_ladders, default_sources, finish, load_one, load_report, mark_built_in, named,
+    no_ladder, resolve_paths, show_shape,
+};
+use super::output::{emit, terminal_width};
+use crate::analysis;
+use crate::cli::{Common, ReportArgs};
+use crate::report::format;
+use crate::report::{self, Analysed, Format};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
+    let mut report = load_report(common);
+    let mut ladders = match (&a.ladder, a.paths.is_empty()) {
+        // One ladder of the profiles folder: only it is read.
+        (Some(name), true) => {
+            let sources = default_sources(common)?;
+            let (store, dir) = named(&sources, name)?;
+            let mut l = load_one(store, dir, &mut report)?;
+            mark_built_in(&mut l, &sources);
+            vec![l]
+        }
+        (_, true) => default_ladders(common, &mut report)?,
+        (_, false) => resolve_paths(&a.paths, &mut report)?,
+    };
+    if let Some(name) = &a.ladder {
+        // What was said of the ladders left out is not this report's.
+        let left_out: Vec<PathBuf> = ladders
+            .iter()
+            .filter(|l| &l.name != name)
+            .filter_map(|l| l.dir.clone())
+            .collect();
+        report
+            .warnings
+            .retain(|w| !left_out.iter().any(|d| w.path.starts_with(d)));
+        let names: Vec<String> = ladders.iter().map(|l| l.name.clone()).collect();
+        ladders.retain(|l| &l.name == name);
+        // A broken ladder that was not asked for is no failure of this report.
+        report.broken.retain(|b| &b.name == name);
+        if let Some(b) = report.broken.first() {
+            bail!("{b}");
+        }
+        if ladders.is_empty() {
+            return Err(no_ladder(name, &names));
+        }
+    }
+    show_shape(&mut ladders, a.shape)?;
+    // The format and chart are checked alike on a terminal and in a pipe.
+    let exporter = report::exporter_with_chart(a.format, a.chart)?;
+    let exporter = match terminal_width(a.format, a.output.as_deref(), a.wide) {
+        Some(w) => report::table_exporter(Some(w)),
+        None => exporter,
+    };
+    if a.format == Format::Svg && ladders.len() > 1 {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!(
+            "--format svg draws one ladder's chart: choose it with --ladder ({})",
+            names.join(", ")
+        );
+    }
+    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    for a in &analysed {
+        for w in analysis::implausible(a.ladder, &a.analysis) {
+            eprintln!("warning: {}", format::printable(&w));
+        }
+    }
+    emit(&exporter.timeline(&analysed), a.output.as_deref())?;
+    Ok(finish(&report))
+}
