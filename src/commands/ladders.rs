@@ -92,7 +92,7 @@ pub(super) fn mark_built_in(ladder: &mut Ladder, sources: &[(Store, PathBuf)]) {
     }
 }
 
-pub(super) fn has_ladders(dir: &Path) -> bool {
+fn has_ladders(dir: &Path) -> bool {
     !model::ladder_dirs(dir).is_empty()
 }
 
@@ -165,7 +165,7 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
 /// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
 /// be converted is a failure like an unreadable export (kept going past with
 /// `--keep-going`).
-pub(super) fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if !model::reports::is_report(p) {
@@ -185,7 +185,7 @@ pub(super) fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Resu
 
 /// The ncu exports of a folder, found by their content whatever their names (`.csv`,
 /// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
-pub(super) fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
+fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -5,7 +5,7 @@ use super::ladders::writable_profiles;
 use super::output::progress_bar;
 use crate::analysis;
 use crate::cli::{Common, RunArgs};
-use crate::gpu::{self, runner};
+use crate::gpu::{placement, runner};
 use crate::model::{self, RunStatus};
 use crate::process;
 use crate::report::{self, format};
@@ -78,22 +78,75 @@ pub(super) fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
     let slots = a.slots.slots()?;
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
+    let many = reqs.len() > 1 || slots.placements().len() > 1;
+    let outcomes = run_with_progress(reqs, &slots, &cancel, many);
+    let mut ok = true;
+    let mut done = Vec::new();
+    for o in outcomes {
+        match o {
+            Ok(o) => done.push(o),
+            Err(e) if done.is_empty() && !many => return Err(e),
+            Err(e) => {
+                ok = false;
+                eprintln!("a comparison could not run: {e:#}");
+            }
+        }
+    }
+    let Some(first) = done.first() else {
+        bail!("no comparison could run");
+    };
+    let recipe = &first.recipe;
+    let is_version = |id: &str| recipe.version(id).is_some();
+    note_gpu_models(&done);
+    if a.json {
+        print_json(&recipe.ladder, &done, &is_version)?;
+    }
+    for o in &done {
+        if !a.json {
+            print_comparison(&recipe.ladder, o, &is_version);
+        }
+        if !a.no_save {
+            let dir = writable_profiles(common).join(&recipe.ladder);
+            let path = crate::store_jobs::store_run(&dir, o)?;
+            eprintln!("results stored in {}", path.display());
+        }
+        if let Some(line) = failed_line(o) {
+            ok = false;
+            eprintln!("{line}");
+        }
+        if let (Some(pct), Some(against)) = (a.fail_if_slower, &a.against) {
+            for line in slower_than(&o.results, &is_version, against, pct)? {
+                ok = false;
+                eprintln!("{line}");
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// Runs the comparisons over the slots, with one progress line per slot (GPU or
+/// launcher job) on standard error and a line per finished result; with `many` slots or
+/// comparisons each line names its slot.
+fn run_with_progress(
+    reqs: Vec<runner::Request>,
+    slots: &placement::Slots,
+    cancel: &AtomicBool,
+    many: bool,
+) -> Vec<Result<runner::Outcome>> {
     let placements = slots.placements();
-    let many = reqs.len() > 1 || placements.len() > 1;
-    // One progress line per slot (GPU or launcher job).
     let bars = indicatif::MultiProgress::new();
     let lines: Vec<ProgressBar> = placements
         .iter()
         .map(|_| bars.add(progress_bar()))
         .collect();
-    let bar_of = |p: &gpu::placement::Placement| {
+    let bar_of = |p: &placement::Placement| {
         placements
             .iter()
             .position(|x| x == p)
             .map(|i| &lines[i])
             .unwrap_or(&lines[0])
     };
-    let progress = |p: &gpu::placement::Placement, e: runner::Progress| {
+    let progress = |p: &placement::Placement, e: runner::Progress| {
         let bar = bar_of(p);
         let on = if many {
             format!("{}: ", p.describe())
@@ -122,27 +175,16 @@ pub(super) fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
             }
         }
     };
-    let outcomes = runner::run_many(reqs, &slots, &cancel, &progress);
+    let outcomes = runner::run_many(reqs, slots, cancel, &progress);
     for b in &lines {
         b.finish_and_clear();
     }
-    let mut ok = true;
-    let mut done = Vec::new();
-    for o in outcomes {
-        match o {
-            Ok(o) => done.push(o),
-            Err(e) if done.is_empty() && !many => return Err(e),
-            Err(e) => {
-                ok = false;
-                eprintln!("a comparison could not run: {e:#}");
-            }
-        }
-    }
-    let Some(first) = done.first() else {
-        bail!("no comparison could run");
-    };
-    let recipe = &first.recipe;
-    let is_version = |id: &str| recipe.version(id).is_some();
+    outcomes
+}
+
+/// Says so when the comparisons ran on different GPU models: their ratios are not
+/// comparable across them.
+fn note_gpu_models(done: &[runner::Outcome]) {
     let models: std::collections::BTreeSet<&str> = done
         .iter()
         .filter_map(|o| o.environment.gpu.as_deref())
@@ -153,62 +195,54 @@ pub(super) fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
             models.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    if a.json {
-        let out = RunJson {
-            schema: RUN_SCHEMA,
-            ladder: &recipe.ladder,
-            comparisons: done
-                .iter()
-                .map(|o| ComparisonJson {
-                    shape: o.shape,
-                    causal: o.causal,
-                    seed: o.seed,
-                    environment: &o.environment,
-                    results: ResultJson::all(&o.results, &is_version),
-                })
-                .collect(),
-        };
-        outln!("{}", serde_json::to_string_pretty(&out)?);
-    }
-    for o in &done {
-        if !a.json {
-            let on = o
-                .results
-                .iter()
-                .find_map(|r| r.gpu_index)
-                .map(|g| format!(" · GPU {g}"))
-                .unwrap_or_default();
-            outln!(
-                "{} · shape {}{} · seed {} (replay with --seed {}){on}",
-                recipe.ladder,
-                o.shape,
-                if o.causal { " causal" } else { "" },
-                o.seed,
-                o.seed,
-            );
-            outln!(
-                "{}\n",
-                report::runs::environment_line(&o.environment, &o.results)
-            );
-            outln!("{}", report::runs::table(&o.results, &is_version));
-        }
-        if !a.no_save {
-            let dir = writable_profiles(common).join(&recipe.ladder);
-            let path = crate::store_jobs::store_run(&dir, o)?;
-            eprintln!("results stored in {}", path.display());
-        }
-        if let Some(line) = failed_line(o) {
-            ok = false;
-            eprintln!("{line}");
-        }
-        if let (Some(pct), Some(against)) = (a.fail_if_slower, &a.against) {
-            for line in slower_than(&o.results, &is_version, against, pct)? {
-                ok = false;
-                eprintln!("{line}");
-            }
-        }
-    }
-    Ok(ok)
+}
+
+/// `run --json`: every comparison of the call, in one document on standard output.
+fn print_json(
+    ladder: &str,
+    done: &[runner::Outcome],
+    is_version: &dyn Fn(&str) -> bool,
+) -> Result<()> {
+    let out = RunJson {
+        schema: RUN_SCHEMA,
+        ladder,
+        comparisons: done
+            .iter()
+            .map(|o| ComparisonJson {
+                shape: o.shape,
+                causal: o.causal,
+                seed: o.seed,
+                environment: &o.environment,
+                results: ResultJson::all(&o.results, is_version),
+            })
+            .collect(),
+    };
+    outln!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+/// One comparison as a table on standard output: its shape, seed and GPU, the
+/// environment line, then a row per result.
+fn print_comparison(ladder: &str, o: &runner::Outcome, is_version: &dyn Fn(&str) -> bool) {
+    let on = o
+        .results
+        .iter()
+        .find_map(|r| r.gpu_index)
+        .map(|g| format!(" · GPU {g}"))
+        .unwrap_or_default();
+    outln!(
+        "{} · shape {}{} · seed {} (replay with --seed {}){on}",
+        ladder,
+        o.shape,
+        if o.causal { " causal" } else { "" },
+        o.seed,
+        o.seed,
+    );
+    outln!(
+        "{}\n",
+        report::runs::environment_line(&o.environment, &o.results)
+    );
+    outln!("{}", report::runs::table(&o.results, is_version));
 }
 
 /// What `run` says of a comparison in which versions failed ([`failed_versions`]: a
