@@ -1,6 +1,8 @@
-//! The command line: every subcommand, its arguments and its help. Each subcommand's
-//! arguments are one `Args` struct; its defaults are the constants of the module that
-//! does the work, so the explorer's jobs start from the same ones.
+//! The command line: every subcommand, its arguments and its help, declared only. Each
+//! subcommand's arguments are one `Args` struct; its defaults are the constants of the
+//! module that does the work, so the explorer's jobs start from the same ones. What the
+//! arguments resolve to on this machine (the recipe on disk, the GPUs, the requests) is
+//! `commands::options`'s.
 
 use crate::gpu::{profile, protocol, runner};
 use crate::model::Shape;
@@ -76,14 +78,6 @@ pub struct Common {
         default_value = crate::files::default_max_decompressed_text()
     )]
     pub max_decompressed: u64,
-}
-
-impl Common {
-    pub fn kernels(&self) -> PathBuf {
-        self.kernels
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(crate::gpu::DEFAULT_KERNELS))
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -435,174 +429,6 @@ pub struct SlotArgs {
     pub jobs: Option<usize>,
 }
 
-impl SlotArgs {
-    pub fn slots(&self) -> anyhow::Result<crate::gpu::placement::Slots> {
-        use crate::gpu::placement;
-        let gpus = match &self.gpus {
-            None => Vec::new(),
-            Some(spec) => placement::parse_gpus(spec, || {
-                if let Some(why) = crate::gpu::device::unavailable() {
-                    anyhow::bail!("--gpus all: {why}");
-                }
-                Ok(crate::gpu::device::device_names()?.len() as u32)
-            })?,
-        };
-        Ok(placement::Slots {
-            gpus,
-            jobs: self.jobs.unwrap_or(1),
-            launcher: match &self.launcher {
-                Some(p) => placement::parse_launcher(p)?,
-                None => Vec::new(),
-            },
-        })
-    }
-}
-
-impl RunArgs {
-    /// The runner's requests, one per comparison (shape), the recipe found under
-    /// `kernels`.
-    pub fn requests(&self, common: &Common) -> anyhow::Result<Vec<runner::Request>> {
-        let base = self.request(common)?;
-        if self.shape.is_empty() {
-            return Ok(vec![base]);
-        }
-        Ok(self
-            .shape
-            .iter()
-            .map(|s| runner::Request {
-                shape: Some(s.shape),
-                causal: s.causal || self.causal,
-                ..base.clone()
-            })
-            .collect())
-    }
-
-    /// The request of the first comparison.
-    fn request(&self, common: &Common) -> anyhow::Result<runner::Request> {
-        let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
-        let mut settings = protocol::Settings::for_regime(self.regime);
-        settings.fixed_rounds = self.rounds;
-        settings.min_rounds = self.min_rounds;
-        settings.target_noise = self.target_noise / 100.0;
-        if !(self.max_time > 0.0 && self.max_time.is_finite()) {
-            anyhow::bail!("--max-time must be a positive number of seconds");
-        }
-        settings.max_time = std::time::Duration::from_secs_f64(self.max_time);
-        if let Some(r) = self.reps {
-            settings.min_reps = r;
-        }
-        if let Some(w) = self.min_window {
-            if !(w > 0.0 && w.is_finite()) {
-                anyhow::bail!("--min-window must be a positive number of milliseconds");
-            }
-            settings.window_ms = w;
-        }
-        Ok(runner::Request {
-            placement: Default::default(),
-            versions: self.versions.clone(),
-            shape: None,
-            causal: self.causal,
-            baselines: self.baselines,
-            seed: self.seed,
-            settings,
-            timeout: std::time::Duration::from_secs(self.timeout),
-            cases: !self.no_cases,
-            against: self.against.clone(),
-            ..runner::Request::new(kernels)
-        })
-    }
-}
-
-/// A command to profile (after `--`), and the version its profile becomes.
-#[derive(Debug, Clone)]
-pub struct CommandProfile {
-    pub request: profile::CommandRequest,
-    pub ladder: Option<String>,
-    pub version: String,
-    pub title: Option<String>,
-    pub force: bool,
-}
-
-impl ProfileArgs {
-    /// The request to profile a command, when one was given after `--`.
-    pub fn command_request(&self) -> Option<anyhow::Result<CommandProfile>> {
-        if self.command.is_empty() {
-            return None;
-        }
-        let Some(version) = self.version_id.clone() else {
-            return Some(Err(anyhow::anyhow!(
-                "profiling a command needs --version ID (the version it becomes)"
-            )));
-        };
-        if !self.versions.is_empty() {
-            return Some(Err(anyhow::anyhow!(
-                "give recipe versions ({}) or a command after `--`, not both",
-                self.versions.join(" ")
-            )));
-        }
-        // One command, one child: the first slot's placement.
-        let placement = match self.slots.slots() {
-            Ok(s) => s.placements().remove(0),
-            Err(e) => return Some(Err(e)),
-        };
-        Some(Ok(CommandProfile {
-            request: profile::CommandRequest {
-                target: crate::nsight::Target::new(
-                    self.command.clone(),
-                    self.kernel.clone(),
-                    self.launch_skip,
-                    &self.set,
-                ),
-                timeout: std::time::Duration::from_secs(self.timeout),
-                placement,
-            },
-            ladder: self.ladder.clone(),
-            version,
-            title: self.title.clone(),
-            force: self.force,
-        }))
-    }
-
-    pub fn request(&self, common: &Common) -> anyhow::Result<profile::Request> {
-        let kernels = crate::gpu::find_recipe(&common.kernels(), self.ladder.as_deref())?;
-        Ok(profile::Request {
-            slots: self.slots.slots()?,
-            versions: self.versions.clone(),
-            shape: self.shape,
-            causal: self.causal,
-            set: self.set.clone(),
-            timeout: std::time::Duration::from_secs(self.timeout),
-            ..profile::Request::new(kernels)
-        })
-    }
-}
-
-/// Writes the completion script of `shell`, generated from these definitions.
-pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
-    clap_complete::generate(shell, &mut cmd, "stallscope", out);
-}
-
-/// The command as the man pages describe it: named by the package description, without
-/// the `help` subcommand (the pages are the help).
-fn man_command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command()
-        .about(env!("CARGO_PKG_DESCRIPTION"))
-        .disable_help_subcommand(true)
-}
-
-/// Writes the man page, generated from these definitions: the command, its options and
-/// the subcommands, each named as `stallscope-NAME(1)`.
-pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(man_command()).render(out)
-}
-
-/// Writes `stallscope.1` and a page per visible subcommand into `dir`.
-pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    clap_mangen::generate_to(man_command(), dir)
-}
-
 /// A FLOP count as `import --flops` takes it: a positive number, or an integer
 /// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
 /// `cdiv`, `min`, `max`; checked arithmetic).
@@ -645,29 +471,6 @@ mod tests {
                 crate::files::DEFAULT_MAX_FILE_SIZE,
                 crate::files::DEFAULT_MAX_DECOMPRESSED
             )
-        );
-    }
-
-    #[test]
-    fn a_profiled_command_takes_the_launch_count_the_explorer_takes() {
-        let Some(Command::Profile(p)) = parse(&[
-            "stallscope",
-            "profile",
-            "--ladder",
-            "mine",
-            "--version",
-            "v1",
-            "--",
-            "./app",
-        ])
-        .command
-        else {
-            panic!("a profile command");
-        };
-        let req = p.command_request().expect("a command").expect("a request");
-        assert_eq!(
-            req.request.target,
-            crate::nsight::Target::new(vec!["./app".into()], None, 0, profile::DEFAULT_SET)
         );
     }
 }

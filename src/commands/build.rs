@@ -5,7 +5,7 @@ use anyhow::Result;
 
 pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     let recipe = crate::gpu::load_recipe(&crate::gpu::find_recipe(
-        &common.kernels(),
+        &super::options::kernels(common),
         a.ladder.as_deref(),
     )?)?;
     let mut ok = true;

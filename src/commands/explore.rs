@@ -17,7 +17,7 @@ fn print_report(ladders: &[Ladder], format: Format) {
 pub(super) fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        crate::tui::run(ladders, common.kernels(), report.lines())?;
+        crate::tui::run(ladders, super::options::kernels(common), report.lines())?;
     } else {
         print_report(&ladders, Format::Table);
     }

@@ -1,5 +1,5 @@
 //! What each subcommand does, one file each: resolve its inputs to ladders
-//! ([`ladders`]) or to a GPU job, then hand them to the report, the comparison, the
+//! ([`ladders`]) or its arguments to a GPU job's request ([`options`]), then hand them to the report, the comparison, the
 //! importer, the runner or the explorer; what they print goes through [`output`].
 
 #[macro_use]
@@ -13,6 +13,7 @@ mod explore;
 mod import;
 mod ladders;
 mod man;
+pub mod options;
 mod profile;
 mod report;
 mod run;
@@ -54,9 +55,12 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Compare(a)) => compare::compare_command(common, &a),
         Some(Command::Import(a)) => import::import_command(common, &a),
         Some(Command::Run(a)) => run::run_command(common, &a),
-        Some(Command::Profile(a)) => match a.command_request() {
+        Some(Command::Profile(a)) => match options::command_profile(&a) {
             Some(req) => profile::profile_any_command(&req?, &writable_profiles(common)),
-            None => profile::profile_command(&a.request(common)?, &writable_profiles(common)),
+            None => profile::profile_command(
+                &options::profile_request(&a, common)?,
+                &writable_profiles(common),
+            ),
         },
         Some(Command::Build(a)) => build::build_command(common, &a),
         Some(Command::Check) => check::check_command(common),

@@ -1,5 +1,6 @@
 //! `stallscope profile`: a recipe's versions, or any command, under ncu, imported.
 
+use super::options::CommandProfile;
 use super::output::progress_bar;
 use crate::gpu::profile;
 use crate::model::import;
@@ -10,10 +11,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub(super) fn profile_any_command(
-    req: &crate::cli::CommandProfile,
-    profiles: &Path,
-) -> Result<bool> {
+pub(super) fn profile_any_command(req: &CommandProfile, profiles: &Path) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
     let bar = ProgressBar::new_spinner().with_style(

@@ -2,6 +2,7 @@
 //! stored, and the verdict that ends it.
 
 use super::ladders::writable_profiles;
+use super::options;
 use super::output::progress_bar;
 use crate::analysis;
 use crate::cli::{Common, RunArgs};
@@ -74,8 +75,8 @@ fn result_line(r: &model::RunResult) -> String {
 }
 
 pub(super) fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
-    let reqs = a.requests(common)?;
-    let slots = a.slots.slots()?;
+    let reqs = options::run_requests(a, common)?;
+    let slots = options::slots(&a.slots)?;
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
     let many = reqs.len() > 1 || slots.placements().len() > 1;

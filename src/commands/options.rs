@@ -1,0 +1,190 @@
+//! The command line's arguments resolved into what the work takes: the recipe found on
+//! disk, the GPUs of `--gpus all` counted, the timing settings checked, the runner's and
+//! the profiler's requests built. `cli` only declares the arguments; here they meet the
+//! machine.
+
+use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs};
+use crate::gpu::{self, placement, profile, protocol, runner};
+use anyhow::{Result, anyhow, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the kernel recipes are: `--kernels DIR`, else [`gpu::DEFAULT_KERNELS`] (which
+/// is read from the built-in copy where it is not on disk).
+pub fn kernels(common: &Common) -> PathBuf {
+    common
+        .kernels
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(gpu::DEFAULT_KERNELS))
+}
+
+/// Where children run: the GPUs of `--gpus` (`all` counts this host's), the launcher's
+/// command prefix and its jobs.
+pub fn slots(a: &SlotArgs) -> Result<placement::Slots> {
+    let gpus = match &a.gpus {
+        None => Vec::new(),
+        Some(spec) => placement::parse_gpus(spec, || {
+            if let Some(why) = gpu::device::unavailable() {
+                bail!("--gpus all: {why}");
+            }
+            Ok(gpu::device::device_names()?.len() as u32)
+        })?,
+    };
+    Ok(placement::Slots {
+        gpus,
+        jobs: a.jobs.unwrap_or(1),
+        launcher: match &a.launcher {
+            Some(p) => placement::parse_launcher(p)?,
+            None => Vec::new(),
+        },
+    })
+}
+
+/// The runner's requests, one per comparison (shape), the recipe found under
+/// `--kernels`.
+pub fn run_requests(a: &RunArgs, common: &Common) -> Result<Vec<runner::Request>> {
+    let base = run_request(a, common)?;
+    if a.shape.is_empty() {
+        return Ok(vec![base]);
+    }
+    Ok(a.shape
+        .iter()
+        .map(|s| runner::Request {
+            shape: Some(s.shape),
+            causal: s.causal || a.causal,
+            ..base.clone()
+        })
+        .collect())
+}
+
+/// The request of the first comparison.
+fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
+    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref())?;
+    let mut settings = protocol::Settings::for_regime(a.regime);
+    settings.fixed_rounds = a.rounds;
+    settings.min_rounds = a.min_rounds;
+    settings.target_noise = a.target_noise / 100.0;
+    if !(a.max_time > 0.0 && a.max_time.is_finite()) {
+        bail!("--max-time must be a positive number of seconds");
+    }
+    settings.max_time = Duration::from_secs_f64(a.max_time);
+    if let Some(r) = a.reps {
+        settings.min_reps = r;
+    }
+    if let Some(w) = a.min_window {
+        if !(w > 0.0 && w.is_finite()) {
+            bail!("--min-window must be a positive number of milliseconds");
+        }
+        settings.window_ms = w;
+    }
+    Ok(runner::Request {
+        placement: Default::default(),
+        versions: a.versions.clone(),
+        shape: None,
+        causal: a.causal,
+        baselines: a.baselines,
+        seed: a.seed,
+        settings,
+        timeout: Duration::from_secs(a.timeout),
+        cases: !a.no_cases,
+        against: a.against.clone(),
+        ..runner::Request::new(kernels)
+    })
+}
+
+/// A command to profile (after `--`), and the version its profile becomes.
+#[derive(Debug, Clone)]
+pub struct CommandProfile {
+    pub request: profile::CommandRequest,
+    pub ladder: Option<String>,
+    pub version: String,
+    pub title: Option<String>,
+    pub force: bool,
+}
+
+/// The request to profile a command, when one was given after `--`.
+pub fn command_profile(a: &ProfileArgs) -> Option<Result<CommandProfile>> {
+    if a.command.is_empty() {
+        return None;
+    }
+    let Some(version) = a.version_id.clone() else {
+        return Some(Err(anyhow!(
+            "profiling a command needs --version ID (the version it becomes)"
+        )));
+    };
+    if !a.versions.is_empty() {
+        return Some(Err(anyhow!(
+            "give recipe versions ({}) or a command after `--`, not both",
+            a.versions.join(" ")
+        )));
+    }
+    // One command, one child: the first slot's placement.
+    let placement = match slots(&a.slots) {
+        Ok(s) => s.placements().remove(0),
+        Err(e) => return Some(Err(e)),
+    };
+    Some(Ok(CommandProfile {
+        request: profile::CommandRequest {
+            target: crate::nsight::Target::new(
+                a.command.clone(),
+                a.kernel.clone(),
+                a.launch_skip,
+                &a.set,
+            ),
+            timeout: Duration::from_secs(a.timeout),
+            placement,
+        },
+        ladder: a.ladder.clone(),
+        version,
+        title: a.title.clone(),
+        force: a.force,
+    }))
+}
+
+/// The request to profile a recipe's versions, the recipe found under `--kernels`.
+pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Request> {
+    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref())?;
+    Ok(profile::Request {
+        slots: slots(&a.slots)?,
+        versions: a.versions.clone(),
+        shape: a.shape,
+        causal: a.causal,
+        set: a.set.clone(),
+        timeout: Duration::from_secs(a.timeout),
+        ..profile::Request::new(kernels)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).expect("the arguments parse")
+    }
+
+    #[test]
+    fn a_profiled_command_takes_the_launch_count_the_explorer_takes() {
+        let Some(Command::Profile(p)) = parse(&[
+            "stallscope",
+            "profile",
+            "--ladder",
+            "mine",
+            "--version",
+            "v1",
+            "--",
+            "./app",
+        ])
+        .command
+        else {
+            panic!("a profile command");
+        };
+        let req = command_profile(&p).expect("a command").expect("a request");
+        assert_eq!(
+            req.request.target,
+            crate::nsight::Target::new(vec!["./app".into()], None, 0, profile::DEFAULT_SET)
+        );
+    }
+}
