@@ -4,22 +4,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::profiles;
 use serde_json::Value;
 
-fn json(args: &[&str]) -> Value {
-    let o = Command::cargo_bin("stallscope")
-        .unwrap()
-        .env_remove("STALLSCOPE_PROFILES")
-        .args(args)
-        .arg("--profiles")
-        .arg(profiles())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
+use common::json_on_bundled as json;
 
 /// Fails unless a verdict says what its interval says.
 fn obeys_the_rule(v: &Value) {
