@@ -4,6 +4,7 @@
 
 use super::{App, stall_bar, stall_legend, wrap};
 use crate::analysis::{self, Verdict};
+use crate::report::comparison::{self, Names, Sass};
 use crate::report::{self, format};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -321,7 +322,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         }
     };
     let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
-    for r in c.mix.iter().take(crate::report::grid::MIX_ROWS) {
+    for r in c.mix.iter().take(comparison::MIX_ROWS) {
         let style = match (r.a.instructions, r.b.instructions) {
             (0, n) if n > 0 && has_a => t.added(),
             (n, 0) if n > 0 && has_b => t.removed(),
@@ -336,8 +337,16 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     }
 
     out.push(Line::default());
-    match &c.sass {
-        Some(d) => {
+    let listing_error = va.listing_error().or_else(|| vb.listing_error());
+    let names = Names {
+        a: &va.id,
+        b: &vb.id,
+        run_shape: None,
+        other_shape: false,
+        listing_error: listing_error.as_deref(),
+    };
+    match comparison::document(c, &names).sass {
+        Sass::Aligned { diff: d, lines, .. } => {
             out.push(Line::styled(
                 format!(
                     "SASS: {} → {} instructions, {} removed, {} added (registers and addresses ignored; [stall samples])",
@@ -345,21 +354,9 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
                 ),
                 t.title(),
             ));
-            out.extend(
-                crate::report::grid::sass_lines(d)
-                    .into_iter()
-                    .map(|l| styled_diff_line(app, l)),
-            );
+            out.extend(lines.into_iter().map(|(_, l)| styled_diff_line(app, l)));
         }
-        None => out.extend(
-            crate::report::grid::no_sass_line(
-                &va.id,
-                &vb.id,
-                c,
-                va.listing_error().or_else(|| vb.listing_error()).as_deref(),
-            )
-            .map(|l| Line::styled(l, t.dim())),
-        ),
+        Sass::Missing(l) => out.push(Line::styled(l, t.dim())),
     }
 
     out.push(Line::default());
