@@ -54,8 +54,9 @@ pub enum CompareFormat {
     Json,
     /// One row per metric and stall reason: metric, unit, A's value, B's value, verdict.
     Csv,
-    /// A standalone page: the metric deltas, a chart of the stall shares side by side,
-    /// the (reason × instruction) cells (loads nothing).
+    /// A standalone page: the table's sections (the metric deltas, the bottlenecks, the
+    /// (reason × instruction) cells, the instruction mix, the SASS aligned), a chart of
+    /// the stall shares side by side and each side's heat table (loads nothing).
     Html,
     /// The two sides' stall shares as one chart, side by side.
     Svg,
