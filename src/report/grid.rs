@@ -176,7 +176,6 @@ pub fn timeline(a: &Analysed) -> Grid {
         }
     }));
 
-    let mut rows = Vec::new();
     let cell = |i: usize| &a.analysis.versions[i];
     let row = |name: &str, f: &dyn Fn(&VersionAnalysis) -> String| {
         Row::Cells(
@@ -185,28 +184,7 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .collect(),
         )
     };
-    let top = |v: &VersionAnalysis| v.bottleneck.clone();
-    rows.push(row("bottleneck", &label_cell));
-    rows.push(row("bottleneck share (%)", &|v| {
-        format::share(top(v).map(|b| b.top.share))
-    }));
-    rows.push(row("runner-up", &|v| {
-        top(v)
-            .and_then(|b| b.runner_up)
-            .map(|c| format!("{c} {}", format::share(Some(c.share))))
-            .unwrap_or_else(|| UNKNOWN.to_string())
-    }));
-    rows.push(row("lead over runner-up (z)", &|v| match top(v) {
-        Some(b) => {
-            let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
-            if b.near_tie {
-                format!("{z} near-tie")
-            } else {
-                z
-            }
-        }
-        None => UNKNOWN.to_string(),
-    }));
+    let mut rows = bottleneck_rows(&row);
     let run_shape = ladder.shown_shape().map(|s| s.to_string());
     let mut group = None;
     for d in METRICS {
@@ -236,6 +214,50 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .unwrap_or_else(|| UNKNOWN.to_string())
         }));
     }
+    rows.extend(stall_and_hot_rows(a, &order, &row));
+    Grid {
+        preamble: Vec::new(),
+        header,
+        rows,
+        text_columns: Vec::new(),
+    }
+}
+
+/// A timeline row: its name, and each version's cell.
+type VersionRow<'r> = dyn Fn(&str, &dyn Fn(&VersionAnalysis) -> String) -> Row + 'r;
+
+/// The timeline's first rows: each version's bottleneck, its share, the runner-up and
+/// the lead over it.
+fn bottleneck_rows(row: &VersionRow) -> Vec<Row> {
+    let top = |v: &VersionAnalysis| v.bottleneck.clone();
+    let mut rows = vec![row("bottleneck", &label_cell)];
+    rows.push(row("bottleneck share (%)", &|v| {
+        format::share(top(v).map(|b| b.top.share))
+    }));
+    rows.push(row("runner-up", &|v| {
+        top(v)
+            .and_then(|b| b.runner_up)
+            .map(|c| format!("{c} {}", format::share(Some(c.share))))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    }));
+    rows.push(row("lead over runner-up (z)", &|v| match top(v) {
+        Some(b) => {
+            let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
+            if b.near_tie {
+                format!("{z} near-tie")
+            } else {
+                z
+            }
+        }
+        None => UNKNOWN.to_string(),
+    }));
+    rows
+}
+
+/// The timeline's last rows: the stall shares and the hottest instructions.
+fn stall_and_hot_rows(a: &Analysed, order: &[usize], row: &VersionRow) -> Vec<Row> {
+    let cell = |i: usize| &a.analysis.versions[i];
+    let mut rows = Vec::new();
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         rows.push(Row::Section(stall_heading(
@@ -271,12 +293,7 @@ pub fn timeline(a: &Analysed) -> Grid {
             }));
         }
     }
-    Grid {
-        preamble: Vec::new(),
-        header,
-        rows,
-        text_columns: Vec::new(),
-    }
+    rows
 }
 
 /// Reasons (rows) and instruction classes (columns) a version's heat table shows.
