@@ -690,6 +690,48 @@ fn is_text(c: &str) -> bool {
         .is_some_and(|ch| !(ch.is_ascii_digit() || matches!(ch, '-' | '+' | '−' | '∞' | '—')))
 }
 
+/// One metric's column when the versions are rows: its heading lines, its cells, its
+/// width, its alignment.
+struct Column {
+    heading: Vec<String>,
+    cells: Vec<String>,
+    w: usize,
+    text: bool,
+}
+
+impl Column {
+    /// The column of the timeline row `r` (its name, then one cell per version) with
+    /// `room` beside the version column.
+    fn of(r: &[String], versions: usize, room: usize) -> Column {
+        let mut cells: Vec<String> = (1..=versions)
+            .map(|i| r.get(i).cloned().unwrap_or_default())
+            .collect();
+        let text = cells.iter().any(|c| is_text(c));
+        let values = cells.iter().map(|c| width(c)).max().unwrap_or(0);
+        let title = &r[0];
+        let longest_piece = title
+            .split_whitespace()
+            .flat_map(|w| w.split_inclusive('_'))
+            .map(width)
+            .max()
+            .unwrap_or(0);
+        let w = values.max(longest_piece).max(width(title).min(HEADING_W));
+        // Text gives way to the room beside the versions; numbers never do.
+        let w = if text { w.min(room) } else { w };
+        if text {
+            for c in &mut cells {
+                *c = format::cut(c, w);
+            }
+        }
+        Column {
+            heading: wrap_heading(title, w),
+            cells,
+            w,
+            text,
+        }
+    }
+}
+
 /// The timeline grid turned round within `width` columns: versions as rows, one table
 /// per section of metrics (the bottleneck's rows first), the metrics as columns in
 /// blocks that fit, each block led by the version column; headings wrapped to their
@@ -715,43 +757,9 @@ pub fn render_versions_as_rows(g: &Grid, within: usize) -> String {
     let room = within.saturating_sub(version_w + 2).max(8);
     let mut out = String::new();
     for (name, rows) in sections.into_iter().filter(|(_, r)| !r.is_empty()) {
-        // One column per metric: its heading lines, its cells, its width, its alignment.
-        struct Column {
-            heading: Vec<String>,
-            cells: Vec<String>,
-            w: usize,
-            text: bool,
-        }
         let columns: Vec<Column> = rows
             .iter()
-            .map(|r| {
-                let mut cells: Vec<String> = (1..=versions.len())
-                    .map(|i| r.get(i).cloned().unwrap_or_default())
-                    .collect();
-                let text = cells.iter().any(|c| is_text(c));
-                let values = cells.iter().map(|c| width(c)).max().unwrap_or(0);
-                let title = &r[0];
-                let longest_piece = title
-                    .split_whitespace()
-                    .flat_map(|w| w.split_inclusive('_'))
-                    .map(width)
-                    .max()
-                    .unwrap_or(0);
-                let w = values.max(longest_piece).max(width(title).min(HEADING_W));
-                // Text gives way to the room beside the versions; numbers never do.
-                let w = if text { w.min(room) } else { w };
-                if text {
-                    for c in &mut cells {
-                        *c = format::cut(c, w);
-                    }
-                }
-                Column {
-                    heading: wrap_heading(title, w),
-                    cells,
-                    w,
-                    text,
-                }
-            })
+            .map(|r| Column::of(r, versions.len(), room))
             .collect();
         // Blocks of columns that fit beside the version column.
         let mut blocks: Vec<Vec<&Column>> = Vec::new();
