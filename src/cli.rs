@@ -607,7 +607,7 @@ pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
 /// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
 /// `cdiv`, `min`, `max`; checked arithmetic).
 pub fn flop_count(s: &str) -> Result<f64, String> {
-    use crate::gpu::launch_expr::{ExprError, eval_constant};
+    use crate::gpu::recipe::launch_expr::{ExprError, eval_constant};
     let n = match s.trim().parse::<f64>() {
         Ok(n) => n,
         Err(_) => match eval_constant(s) {

@@ -12,7 +12,6 @@ pub mod attention;
 pub mod cases;
 pub mod check;
 pub mod device;
-pub mod launch_expr;
 pub mod nvml;
 pub mod nvrtc;
 pub mod placement;

@@ -9,8 +9,9 @@ use super::nvml::Monitor;
 use super::placement::{Placement, Slots};
 use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError};
 use super::recipe::KernelRecipe;
+use super::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
 use super::stopping;
-use super::worker::{Mode, UNFUSED};
+use super::worker::Mode;
 use super::{check, sdpa};
 use crate::model::runs::{Convergence, Environment, Protocol, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
@@ -167,7 +168,7 @@ pub fn run(
         });
         match sdpa::write_script(&recipe, scripts.path()) {
             Ok(script) => {
-                for (id, _) in sdpa::BACKENDS {
+                for (id, _) in SDPA_BACKENDS {
                     candidates.push(Candidate {
                         id: id.to_string(),
                         cmd: req
@@ -178,7 +179,7 @@ pub fn run(
                 }
             }
             Err(e) => {
-                for (id, _) in sdpa::BACKENDS {
+                for (id, _) in SDPA_BACKENDS {
                     finish(
                         RunResult {
                             message: Some(format!("{e:#}")),

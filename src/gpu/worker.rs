@@ -16,9 +16,6 @@ use anyhow::{Context, Result};
 use std::io::BufRead;
 use std::path::PathBuf;
 
-/// Id of the built-in unfused cuBLAS baseline.
-pub const UNFUSED: &str = "unfused";
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
     /// Check one version on every case, then serve the timing protocol.
