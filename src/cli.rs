@@ -156,7 +156,7 @@ pub enum Command {
     },
     /// Internal: one candidate's worker process.
     #[command(name = "__worker", hide = true)]
-    Worker(crate::gpu::worker::WorkerArgs),
+    Worker(crate::gpu::wire::WorkerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -441,10 +441,10 @@ impl SlotArgs {
         let gpus = match &self.gpus {
             None => Vec::new(),
             Some(spec) => placement::parse_gpus(spec, || {
-                if let Some(why) = crate::gpu::device::unavailable() {
+                if let Some(why) = crate::gpu::driver::unavailable() {
                     anyhow::bail!("--gpus all: {why}");
                 }
-                Ok(crate::gpu::device::device_names()?.len() as u32)
+                Ok(crate::gpu::driver::device_names()?.len() as u32)
             })?,
         };
         Ok(placement::Slots {

@@ -69,9 +69,9 @@ fn loaded(name: &str) -> Option<String> {
 }
 
 fn gpu() -> Vec<Check> {
-    use crate::gpu::device;
+    use crate::gpu::driver;
     let mut out = Vec::new();
-    match device::unavailable() {
+    match driver::unavailable() {
         Some(why) => out.push(Check::missing(
             "GPU and driver",
             why,
@@ -79,8 +79,8 @@ fn gpu() -> Vec<Check> {
             &["run", "profile"],
         )),
         None => {
-            let names = device::device_names().unwrap_or_default();
-            let cuda = device::driver_cuda_version().unwrap_or_else(|| "?".into());
+            let names = driver::device_names().unwrap_or_default();
+            let cuda = driver::driver_cuda_version().unwrap_or_else(|| "?".into());
             let lib = loaded("libcuda").unwrap_or_else(|| "libcuda.so.1".into());
             out.push(Check::ok(
                 "GPU and driver",

@@ -12,6 +12,7 @@ pub mod attention;
 pub mod cases;
 pub mod check;
 pub mod device;
+pub mod driver;
 pub mod nvml;
 pub mod nvrtc;
 pub mod placement;
@@ -22,6 +23,7 @@ pub mod runner;
 pub mod sdpa;
 pub mod stopping;
 pub mod unfused;
+pub mod wire;
 pub mod worker;
 
 use crate::model::Store;

@@ -5,72 +5,14 @@
 //! GPU's clock, power and energy meanwhile. Workers only replay and time; so no
 //! candidate is timed differently from another, whatever language its worker is in.
 //!
-//! The conversation is one JSON object a line. The worker speaks first with
-//! [`Hello`]; then the runner sends a [`Command`] and reads one [`Reply`] per command.
+//! The conversation itself is in [`super::wire`].
 
-use super::check::ErrorStats;
 use super::nvml::{Monitor, Window};
-use crate::model::runs::{CaseCheck, Protocol, Regime, Round};
+use super::wire::{Command, ErrorStats, Hello, Ready, Reply};
+use crate::model::runs::{Protocol, Regime, Round};
 use crate::process::{Child, Limits, Stopped};
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
-
-/// What the runner asks a worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "cmd", rename_all = "snake_case")]
-pub enum Command {
-    /// Time one launch, then build a graph of enough launches to last `rep_ms`.
-    Calibrate {
-        rep_ms: f64,
-    },
-    /// Replay the graph `count` times back to back, timing each replay.
-    Reps {
-        count: u32,
-    },
-    /// Poison the output, replay the graph once, and check the last launch's output.
-    CheckLast,
-    Quit,
-}
-
-/// The worker's first line: set up and checked, or failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Hello {
-    Ready(Ready),
-    Failed {
-        message: String,
-        /// Not run here rather than wrong (a PyTorch backend this machine lacks).
-        #[serde(default)]
-        skipped: bool,
-    },
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ready {
-    pub gpu: Option<String>,
-    pub gpu_uuid: Option<String>,
-    /// ptxas's registers and spills.
-    #[serde(default)]
-    pub resources: Option<String>,
-    /// The first launch at the timed shape against the reference.
-    pub first: Option<ErrorStats>,
-    /// The check cases (ladder versions only).
-    #[serde(default)]
-    pub checks: Vec<CaseCheck>,
-    /// Versions of what the worker runs on (PyTorch, cuDNN, NVRTC), by name.
-    #[serde(default)]
-    pub versions: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
-pub enum Reply {
-    Calibrated { launches: u32, launch_ms: f64 },
-    Times { ms: Vec<f64> },
-    Checked { error: ErrorStats },
-    Error { message: String },
-}
 
 /// The protocol's knobs; [`Settings::for_regime`] gives the defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -707,22 +649,5 @@ for line in sys.stdin:
         assert_eq!(s.reps_for(1.0), 200);
         // A launch longer than the window still gives the minimum.
         assert_eq!(s.reps_for(500.0), 20);
-    }
-
-    #[test]
-    fn commands_and_replies_read_back() {
-        let c = Command::Reps { count: 7 };
-        let line = serde_json::to_string(&c).unwrap();
-        assert_eq!(line, r#"{"cmd":"reps","count":7}"#);
-        let r: Reply = serde_json::from_str(r#"{"reply":"times","ms":[1.5,2.0]}"#).unwrap();
-        assert_eq!(r, Reply::Times { ms: vec![1.5, 2.0] });
-        let h: Hello = serde_json::from_str(r#"{"event":"failed","message":"no torch"}"#).unwrap();
-        assert_eq!(
-            h,
-            Hello::Failed {
-                message: "no torch".into(),
-                skipped: false
-            }
-        );
     }
 }

@@ -10,9 +10,9 @@ use super::placement::{Placement, Slots};
 use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError};
 use super::recipe::KernelRecipe;
 use super::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
+use super::sdpa;
 use super::stopping;
-use super::worker::Mode;
-use super::{check, sdpa};
+use super::wire::{self, ErrorStats, Mode, WorkerArgs};
 use crate::model::runs::{Convergence, Environment, Protocol, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
 use crate::process;
@@ -106,7 +106,7 @@ pub fn run(
     let versions = recipe.select(&req.versions)?;
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
-        && let Some(why) = super::device::unavailable()
+        && let Some(why) = super::driver::unavailable()
     {
         bail!(why);
     }
@@ -261,7 +261,7 @@ pub fn run(
         when: Some(now_utc()),
         gpu_uuid: uuid,
         nvml: nvml_note,
-        cuda_driver: super::device::driver_cuda_version(),
+        cuda_driver: super::driver::driver_cuda_version(),
         ..Environment::default()
     };
     if let Some(m) = &monitor {
@@ -369,7 +369,7 @@ pub fn run(
                 Ok(last) => {
                     worst_error(&mut r, &last);
                     if let Some(why) = tolerances_of(&recipe, &w.id)
-                        .and_then(|(rel, abs)| check::judge(&last, rel, abs))
+                        .and_then(|(rel, abs)| wire::judge(&last, rel, abs))
                     {
                         r.status = RunStatus::Failed;
                         r.message =
@@ -436,7 +436,7 @@ fn tolerances_of(recipe: &KernelRecipe, id: &str) -> Option<(f64, f64)> {
     })
 }
 
-fn worst_error(r: &mut RunResult, e: &check::ErrorStats) {
+fn worst_error(r: &mut RunResult, e: &ErrorStats) {
     r.max_abs_err = Some(r.max_abs_err.unwrap_or(0.0).max(e.max_abs));
     r.rel_l2_err = Some(r.rel_l2_err.unwrap_or(0.0).max(e.rel_l2));
 }
@@ -458,7 +458,7 @@ fn judge_setup(recipe: &KernelRecipe, id: &str, w: &Worker, r: &mut RunResult) -
         worst_error(r, first);
         if why.is_none() {
             why = tolerances_of(recipe, id)
-                .and_then(|(rel, abs)| check::judge(first, rel, abs))
+                .and_then(|(rel, abs)| wire::judge(first, rel, abs))
                 .map(|w| format!("the first launch at the timed shape: {w}"));
         }
     }
@@ -489,18 +489,17 @@ fn worker_command(
     shape: Shape,
     seed: u64,
 ) -> Command {
+    let args = WorkerArgs {
+        mode,
+        recipe: req.kernels.clone(),
+        version: id.to_string(),
+        shape,
+        causal: req.causal,
+        seed,
+        no_cases: !req.cases,
+    };
     let mut cmd = Command::new(exe);
-    cmd.arg("__worker")
-        .args(["--mode", mode.name(), "--version", id])
-        .arg("--recipe")
-        .arg(&req.kernels)
-        .args(["--shape", &shape.to_string(), "--seed", &seed.to_string()]);
-    if req.causal {
-        cmd.arg("--causal");
-    }
-    if !req.cases {
-        cmd.arg("--no-cases");
-    }
+    cmd.args(args.command_line());
     req.placement.wrap(cmd)
 }
 
