@@ -2,7 +2,7 @@
 //! arguments are one `Args` struct; its defaults are the constants of the module that
 //! does the work, so the explorer's jobs start from the same ones.
 
-use crate::gpu::{profile, protocol, runner};
+use crate::gpu::host::{profile, protocol, runner};
 use crate::model::Shape;
 use crate::model::runs::{Regime, RunShape};
 use crate::report::Format;
@@ -436,8 +436,8 @@ pub struct SlotArgs {
 }
 
 impl SlotArgs {
-    pub fn slots(&self) -> anyhow::Result<crate::gpu::placement::Slots> {
-        use crate::gpu::placement;
+    pub fn slots(&self) -> anyhow::Result<crate::gpu::host::placement::Slots> {
+        use crate::gpu::host::placement;
         let gpus = match &self.gpus {
             None => Vec::new(),
             Some(spec) => placement::parse_gpus(spec, || {

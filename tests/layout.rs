@@ -5,17 +5,25 @@
 
 mod common;
 
-/// The lines of `src/gpu/*.rs` that name `what`, as `file:line: text`.
-fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
-    let dir = common::repo().join("src/gpu");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
+/// The `.rs` files under `dir`, its sub-folders' too, in order.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            paths.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            paths.push(p);
+        }
+    }
     paths.sort();
+    paths
+}
+
+/// The lines of the files under `src/gpu/` that name `what`, as `file:line: text`.
+fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
-    for p in paths {
+    for p in rust_files(&common::repo().join("src/gpu")) {
         let text = std::fs::read_to_string(&p).unwrap();
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
@@ -27,16 +35,11 @@ fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
     found
 }
 
-/// The files of `src/gpu/` that bring the model's import in through a group
+/// The files under `src/gpu/` that bring the model's import in through a group
 /// (`use crate::model::{Shape, import};`), which a line-by-line look misses.
 fn gpu_files_grouping_model_import() -> Vec<String> {
-    let dir = common::repo().join("src/gpu");
     let mut found = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
+    for p in rust_files(&common::repo().join("src/gpu")) {
         let text = std::fs::read_to_string(&p).unwrap();
         let mut rest = text.as_str();
         while let Some(at) = rest.find("crate::model::{") {

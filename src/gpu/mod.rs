@@ -5,24 +5,21 @@
 //!
 //! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
 //! script), so a kernel that faults or hangs fails alone; [`crate::process`] starts and
-//! stops every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
-//! a run and [`profile`] a profile. Nothing here writes the report or the TUI.
+//! stops every child. Three rooms, the arrows pointing one way:
+//! - [`recipe`]: what a recipe says (versions, launches, tolerances, the baselines'
+//!   names); it names neither side.
+//! - [`host`]: the parent: [`host::runner`] orchestrates a run and [`host::profile`] a
+//!   profile, [`host::protocol`] times every candidate the same way.
+//! - [`worker`]: the child: the device, its graphs, the problem it runs and checks.
+//!
+//! Both sides speak through [`wire`] (the worker's command line and messages) and share
+//! [`driver`] (what the CUDA driver says) and [`nvrtc`] (the compiler). Nothing here
+//! writes the report or the TUI.
 
-pub mod attention;
-pub mod cases;
-pub mod check;
-pub mod device;
 pub mod driver;
-pub mod nvml;
+pub mod host;
 pub mod nvrtc;
-pub mod placement;
-pub mod profile;
-pub mod protocol;
 pub mod recipe;
-pub mod runner;
-pub mod sdpa;
-pub mod stopping;
-pub mod unfused;
 pub mod wire;
 pub mod worker;
 

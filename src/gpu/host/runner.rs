@@ -5,14 +5,16 @@
 //! every candidate alike; finally each worker's last launch is checked too. It returns
 //! results; storing them is the caller's (model side).
 
+use super::client::{Starting, Worker, WorkerError};
 use super::nvml::Monitor;
 use super::placement::{Placement, Slots};
-use super::protocol::{self, Measurement, Settings, Starting, Worker, WorkerError};
-use super::recipe::KernelRecipe;
-use super::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
+use super::protocol::{self, Settings};
 use super::sdpa;
+use super::stats::{self, Measurement};
 use super::stopping;
-use super::wire::{self, ErrorStats, Mode, WorkerArgs};
+use crate::gpu::recipe::KernelRecipe;
+use crate::gpu::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
+use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
 use crate::model::runs::{Convergence, Environment, Protocol, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
 use crate::process;
@@ -102,11 +104,11 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome> {
     protocol::validate(&req.settings)?;
-    let recipe = super::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?;
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
-        && let Some(why) = super::driver::unavailable()
+        && let Some(why) = crate::gpu::driver::unavailable()
     {
         bail!(why);
     }
@@ -261,7 +263,7 @@ pub fn run(
         when: Some(now_utc()),
         gpu_uuid: uuid,
         nvml: nvml_note,
-        cuda_driver: super::driver::driver_cuda_version(),
+        cuda_driver: crate::gpu::driver::driver_cuda_version(),
         ..Environment::default()
     };
     if let Some(m) = &monitor {
@@ -381,7 +383,7 @@ pub fn run(
                     r.message = Some(format!("checking the last launch: {e}"));
                 }
             }
-            if let Ok(s) = protocol::summarize(&req.settings, &measured[i]) {
+            if let Ok(s) = stats::summarize(&req.settings, &measured[i]) {
                 r.median_us = Some(s.median_us);
                 r.min_us = Some(s.min_us);
                 r.max_us = Some(s.max_us);

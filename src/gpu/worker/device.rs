@@ -2,9 +2,9 @@
 //! buffers, modules, raw kernel launches and event timing. Every call's error carries
 //! the CUDA error's name and text.
 
-use super::driver::{CudaResult, unavailable};
-use super::nvrtc::Compiler;
-use super::recipe::Launch;
+use crate::gpu::driver::{CudaResult, unavailable};
+use crate::gpu::nvrtc::Compiler;
+use crate::gpu::recipe::Launch;
 use anyhow::{Context, Result, bail};
 use cudarc::driver::{CudaContext, CudaModule, result, sys};
 use std::ffi::c_void;
@@ -127,7 +127,7 @@ impl Device {
             _module: module,
             func,
             name: entry.to_string(),
-            resources: super::nvrtc::resource_summary(&compiled.log),
+            resources: crate::gpu::nvrtc::resource_summary(&compiled.log),
         })
     }
 

@@ -1,14 +1,20 @@
 //! The worker process (hidden subcommand `__worker`): it holds one candidate, a ladder
 //! version or the unfused cuBLAS baseline, checks it, and then replays and times it as
-//! the runner asks ([`super::wire`]); a fault or a hang ends only the worker.
+//! the runner asks ([`crate::gpu::wire`]); a fault or a hang ends only the worker.
 //! In profile mode it launches the version three times for ncu and exits.
 
-use super::attention::{Prepared, Problem};
-use super::cases::{Case, case_seed, cases};
-use super::device::{Device, Graph};
-use super::recipe::{KernelRecipe, KernelVersion};
-use super::unfused::Unfused;
-use super::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
+pub mod attention;
+pub mod cases;
+pub mod check;
+pub mod device;
+pub mod unfused;
+
+use self::attention::{Prepared, Problem};
+use self::cases::{Case, case_seed, cases};
+use self::device::{Device, Graph};
+use self::unfused::Unfused;
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
+use crate::gpu::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
 use crate::model::RunStatus;
 use crate::model::runs::CaseCheck;
 use anyhow::{Context, Result};
@@ -54,7 +60,7 @@ impl Candidate for UnfusedCandidate<'_, '_> {
 
 /// Runs the worker; its conversation is on stdin and stdout.
 pub fn main(args: &WorkerArgs) -> Result<()> {
-    let recipe = super::load_recipe(&args.recipe)?;
+    let recipe = crate::gpu::load_recipe(&args.recipe)?;
     if args.mode == Mode::Profile {
         return profile(&recipe, args);
     }

@@ -4,8 +4,8 @@
 //! caller's (the model side imports them into the profiles ladder).
 
 use super::placement::{Placement, Slots};
-use super::recipe::{KernelRecipe, KernelVersion};
-use super::wire::{Mode, WorkerArgs};
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
+use crate::gpu::wire::{Mode, WorkerArgs};
 use crate::model::Shape;
 use crate::nsight;
 use crate::process::Limits;
@@ -68,11 +68,11 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = super::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()
-        && let Some(why) = super::driver::unavailable()
+        && let Some(why) = crate::gpu::driver::unavailable()
     {
         bail!(why);
     }

@@ -1,5 +1,5 @@
 //! Checking a version's output: seeded random inputs and an fp64 CPU recomputation of a
-//! random sample of rows (the error measures are [`super::wire::ErrorStats`]). Pure
+//! random sample of rows (the error measures are [`crate::gpu::wire::ErrorStats`]). Pure
 //! host code.
 
 use crate::model::Shape;

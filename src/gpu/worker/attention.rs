@@ -4,8 +4,8 @@
 
 use super::check::{InputKind, Inputs, sample_rows};
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
-use super::recipe::{KernelRecipe, KernelVersion, Launch};
-use super::wire::ErrorStats;
+use crate::gpu::recipe::{KernelRecipe, KernelVersion, Launch};
+use crate::gpu::wire::ErrorStats;
 use crate::model::Shape;
 use anyhow::{Context, Result, bail};
 use half::f16;

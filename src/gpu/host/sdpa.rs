@@ -1,10 +1,10 @@
 //! PyTorch SDPA's cuDNN, flash and memory-efficient backends
-//! ([`super::recipe::baselines::SDPA_BACKENDS`]) as baselines in the same run: each
+//! ([`crate::gpu::recipe::baselines::SDPA_BACKENDS`]) as baselines in the same run: each
 //! runs as a worker of its own through the script shipped beside the kernels
 //! (`baselines/sdpa.py`), which speaks the runner's timing protocol. Where python3,
 //! PyTorch or a backend is missing, that baseline is skipped with the reason.
 
-use super::recipe::KernelRecipe;
+use crate::gpu::recipe::KernelRecipe;
 use crate::model::Shape;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
