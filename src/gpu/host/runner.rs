@@ -12,10 +12,10 @@ use super::protocol::{self, Settings};
 use super::sdpa;
 use super::stats::{self, Measurement};
 use super::stopping;
-use crate::gpu::recipe::KernelRecipe;
 use crate::gpu::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
-use crate::model::runs::{Convergence, Environment, Protocol, now_utc};
+use crate::model::runs::{Convergence, Environment, Protocol, Stop, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
 use crate::process;
 use anyhow::{Context, Result, bail};
@@ -94,18 +94,105 @@ pub struct Outcome {
 struct Candidate {
     id: String,
     cmd: Command,
-    baseline: bool,
 }
 
-/// Runs the request; `cancel` stops it between and during steps.
+/// What every phase of one run knows: the request, its recipe and versions, and the
+/// shape, seed and id the run took.
+struct Plan<'r> {
+    req: &'r Request,
+    recipe: KernelRecipe,
+    versions: Vec<KernelVersion>,
+    shape: Shape,
+    seed: u64,
+    flops: f64,
+    run_id: String,
+}
+
+impl Plan<'_> {
+    /// A result of this run with no measurement yet.
+    fn blank(&self, id: &str, status: RunStatus) -> RunResult {
+        RunResult {
+            seed: Some(self.seed),
+            run_id: Some(self.run_id.clone()),
+            gpu_index: self.req.placement.gpu,
+            ..RunResult::new(id, self.shape, self.req.causal, status)
+        }
+    }
+}
+
+/// The results so far, each told to `progress` as it is finished, and the steps
+/// counted.
+struct Report<'p> {
+    results: Vec<RunResult>,
+    progress: &'p mut dyn FnMut(Progress),
+    step: usize,
+}
+
+impl Report<'_> {
+    fn finish(&mut self, r: RunResult) {
+        (self.progress)(Progress::Finished(Box::new(r.clone())));
+        self.results.push(r);
+    }
+
+    /// A step begins, of `total` steps known now.
+    fn step(&mut self, id: &str, what: String, total: usize) {
+        (self.progress)(Progress::Step {
+            id: id.to_string(),
+            what,
+            index: self.step,
+            total,
+        });
+        self.step += 1;
+    }
+}
+
+/// Runs the request; `cancel` stops it between and during steps. The phases: the plan,
+/// the candidates, their set-up and checks, the environment, the timed rounds, and the
+/// last launch with the figures.
 pub fn run(
     req: &Request,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome> {
+    let plan = plan(req)?;
+    let exe = stallscope_exe()?;
+    let scripts = scripts_dir()?;
+    let mut report = Report {
+        results: Vec::new(),
+        progress,
+        step: 0,
+    };
+    let candidates = candidates(&plan, &exe, scripts.path(), &mut report);
+    // Progress counts the least rounds; rounds past them add to the total as they start.
+    let total = candidates.len() * (req.settings.least_rounds() as usize + 1);
+    let mut live = set_up(&plan, candidates, total, cancel, &mut report)?;
+    let uuid = live.iter().find_map(|w| w.ready.gpu_uuid.clone());
+    let monitor = open_monitor(uuid.as_deref());
+    let environment = environment(&plan.run_id, uuid, &monitor, &live);
+    let timed = time_rounds(
+        &plan,
+        &mut live,
+        monitor.as_ref().ok(),
+        total,
+        cancel,
+        &mut report,
+    )?;
+    conclude(&plan, live, &timed, cancel, &mut report);
+    Ok(Outcome {
+        results: report.results,
+        seed: plan.seed,
+        shape: plan.shape,
+        causal: req.causal,
+        recipe: plan.recipe,
+        environment,
+    })
+}
+
+/// The request checked and its recipe read; the shape, seed and run id chosen.
+fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
     let recipe = crate::gpu::load_recipe(&req.kernels)?;
-    let versions = recipe.select(&req.versions)?;
+    let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
@@ -115,18 +202,21 @@ pub fn run(
     let shape = req.shape.unwrap_or_else(|| recipe.reference_shape());
     let seed = req.seed.unwrap_or_else(fresh_seed);
     let flops = recipe.flops_for(&shape, req.causal)?;
-    let run_id = format!("{}-{seed}", now_utc());
-    let blank = |id: &str, status| RunResult {
-        seed: Some(seed),
-        run_id: Some(run_id.clone()),
-        gpu_index: req.placement.gpu,
-        ..RunResult::new(id, shape, req.causal, status)
-    };
+    Ok(Plan {
+        req,
+        versions,
+        shape,
+        seed,
+        flops,
+        run_id: format!("{}-{seed}", now_utc()),
+        recipe,
+    })
+}
 
-    let exe = stallscope_exe()?;
-    // The SDPA script goes where a launcher's node sees it too (the cache, under a home
-    // shared across a cluster), else to a temporary folder.
-    let scripts = match crate::files::cache_dir() {
+/// Where the SDPA script goes: where a launcher's node sees it too (the cache, under a
+/// home shared across a cluster), else a temporary folder.
+fn scripts_dir() -> Result<tempfile::TempDir> {
+    match crate::files::cache_dir() {
         Some(c) => tempfile::Builder::new()
             .prefix("sdpa-")
             .tempdir_in({
@@ -137,80 +227,67 @@ pub fn run(
             .or_else(|_| tempfile::tempdir()),
         None => tempfile::tempdir(),
     }
-    .context("temporary folder")?;
-    let mut results: Vec<RunResult> = Vec::new();
-    let finish =
-        |r: RunResult, results: &mut Vec<RunResult>, progress: &mut dyn FnMut(Progress)| {
-            progress(Progress::Finished(Box::new(r.clone())));
-            results.push(r);
-        };
+    .context("temporary folder")
+}
+
+/// The candidates to start: the versions that support the shape (the others finish
+/// as skipped), then with `--baselines` the unfused one and the SDPA backends.
+fn candidates(plan: &Plan, exe: &Path, scripts: &Path, report: &mut Report) -> Vec<Candidate> {
+    let req = plan.req;
+    let (shape, seed) = (plan.shape, plan.seed);
     let mut candidates = Vec::new();
-    for v in &versions {
+    for v in &plan.versions {
         match v.unsupported(&shape, req.causal) {
-            Some(why) => finish(
-                RunResult {
-                    message: Some(why),
-                    ..blank(&v.id, RunStatus::Skipped)
-                },
-                &mut results,
-                progress,
-            ),
+            Some(why) => report.finish(RunResult {
+                message: Some(why),
+                ..plan.blank(&v.id, RunStatus::Skipped)
+            }),
             None => candidates.push(Candidate {
                 id: v.id.clone(),
-                cmd: worker_command(&exe, req, Mode::Run, &v.id, shape, seed),
-                baseline: false,
+                cmd: worker_command(exe, req, Mode::Run, &v.id, shape, seed),
             }),
         }
     }
-    if req.baselines {
-        candidates.push(Candidate {
-            id: UNFUSED.into(),
-            cmd: worker_command(&exe, req, Mode::Unfused, UNFUSED, shape, seed),
-            baseline: true,
-        });
-        match sdpa::write_script(&recipe, scripts.path()) {
-            Ok(script) => {
-                for (id, _) in SDPA_BACKENDS {
-                    candidates.push(Candidate {
-                        id: id.to_string(),
-                        cmd: req
-                            .placement
-                            .wrap(sdpa::worker(&script, id, shape, req.causal, seed)),
-                        baseline: true,
-                    });
-                }
+    if !req.baselines {
+        return candidates;
+    }
+    candidates.push(Candidate {
+        id: UNFUSED.into(),
+        cmd: worker_command(exe, req, Mode::Unfused, UNFUSED, shape, seed),
+    });
+    match sdpa::write_script(&plan.recipe, scripts) {
+        Ok(script) => {
+            for (id, _) in SDPA_BACKENDS {
+                candidates.push(Candidate {
+                    id: id.to_string(),
+                    cmd: req
+                        .placement
+                        .wrap(sdpa::worker(&script, id, shape, req.causal, seed)),
+                });
             }
-            Err(e) => {
-                for (id, _) in SDPA_BACKENDS {
-                    finish(
-                        RunResult {
-                            message: Some(format!("{e:#}")),
-                            ..blank(id, RunStatus::Skipped)
-                        },
-                        &mut results,
-                        progress,
-                    );
-                }
+        }
+        Err(e) => {
+            for (id, _) in SDPA_BACKENDS {
+                report.finish(RunResult {
+                    message: Some(format!("{e:#}")),
+                    ..plan.blank(id, RunStatus::Skipped)
+                });
             }
         }
     }
+    candidates
+}
 
-    // Progress counts the least rounds; rounds past them add to the total as they start.
-    let least = req.settings.least_rounds() as usize;
-    let total = candidates.len() * (least + 1);
-    let mut step = 0;
-    let mut step_to = |id: &str, what: String, progress: &mut dyn FnMut(Progress)| {
-        progress(Progress::Step {
-            id: id.to_string(),
-            what,
-            index: step,
-            total,
-        });
-        step += 1;
-    };
-
-    // Set-up and checks, several workers at a time (compiling is the slow part).
-    let mut live: Vec<(Worker, bool)> = Vec::new();
+/// Set-up and checks, several workers at a time (compiling is the slow part): the
+/// workers that passed, the others finished as failed or skipped.
+fn set_up(
+    plan: &Plan,
+    candidates: Vec<Candidate>,
+    total: usize,
+    cancel: &AtomicBool,
+    report: &mut Report,
+) -> Result<Vec<Worker>> {
+    let mut live = Vec::new();
     let mut queue = candidates.into_iter();
     loop {
         let batch: Vec<Candidate> = queue.by_ref().take(PARALLEL_SETUP).collect();
@@ -220,115 +297,125 @@ pub fn run(
         let mut starting = Vec::new();
         for c in batch {
             match Starting::spawn(&c.id, c.cmd) {
-                Ok(s) => starting.push((c.id, c.baseline, s)),
-                Err(e) => finish(
-                    failed(&blank(&c.id, RunStatus::Failed), &e),
-                    &mut results,
-                    progress,
-                ),
+                Ok(s) => starting.push((c.id, s)),
+                Err(e) => report.finish(failed(&plan.blank(&c.id, RunStatus::Failed), &e)),
             }
         }
-        for (id, baseline, s) in starting {
+        for (id, s) in starting {
             stop_if(cancel)?;
-            step_to(&id, "setting up and checking".into(), progress);
-            match s.ready(req.timeout, cancel) {
+            report.step(&id, "setting up and checking".into(), total);
+            match s.ready(plan.req.timeout, cancel) {
                 Ok(w) => {
-                    let mut r = blank(&id, RunStatus::Ok);
-                    if let Some(why) = judge_setup(&recipe, &id, &w, &mut r) {
+                    let mut r = plan.blank(&id, RunStatus::Ok);
+                    if let Some(why) = judge_setup(&plan.recipe, &id, &w, &mut r) {
                         r.status = RunStatus::Failed;
                         r.message = Some(why);
-                        finish(r, &mut results, progress);
+                        report.finish(r);
                         w.quit();
                     } else {
-                        live.push((w, baseline));
+                        live.push(w);
                     }
                 }
-                Err(e) => finish(
-                    failed(&blank(&id, RunStatus::Failed), &e),
-                    &mut results,
-                    progress,
-                ),
+                Err(e) => report.finish(failed(&plan.blank(&id, RunStatus::Failed), &e)),
             }
         }
     }
+    Ok(live)
+}
 
-    let uuid = live.iter().find_map(|(w, _)| w.ready.gpu_uuid.clone());
-    let (monitor, nvml_note) = match uuid.as_deref().map(Monitor::open) {
-        Some(Ok(m)) => (Some(m), None),
-        Some(Err(e)) => (None, Some(format!("{e:#}"))),
-        None => (None, Some("no candidate reached the timing".to_string())),
+/// NVML for the GPU the workers reported, or why there is none.
+fn open_monitor(uuid: Option<&str>) -> Result<Monitor, String> {
+    match uuid.map(Monitor::open) {
+        Some(Ok(m)) => Ok(m),
+        Some(Err(e)) => Err(format!("{e:#}")),
+        None => Err("no candidate reached the timing".to_string()),
+    }
+}
+
+/// What the run records once: the GPU and driver as NVML (else the workers) name them,
+/// and the first version of NVRTC, PyTorch and cuDNN that a worker reported.
+fn environment(
+    run_id: &str,
+    uuid: Option<String>,
+    monitor: &Result<Monitor, String>,
+    live: &[Worker],
+) -> Environment {
+    let nvml = monitor
+        .as_ref()
+        .map(Monitor::environment)
+        .unwrap_or_default();
+    let first = |name: &str| {
+        live.iter()
+            .flat_map(|w| &w.ready.versions)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
     };
-    let mut environment = Environment {
-        run_id: run_id.clone(),
+    Environment {
+        run_id: run_id.to_string(),
         when: Some(now_utc()),
+        gpu: nvml
+            .gpu
+            .or_else(|| live.iter().find_map(|w| w.ready.gpu.clone())),
         gpu_uuid: uuid,
-        nvml: nvml_note,
-        cuda_driver: crate::gpu::driver::driver_cuda_version(),
-        ..Environment::default()
-    };
-    if let Some(m) = &monitor {
-        let e = m.environment();
-        environment.gpu = e.gpu;
-        environment.driver = e.driver;
-        environment.cuda_driver = e.cuda_driver.or(environment.cuda_driver);
-        environment.max_sm_clock_mhz = e.max_sm_clock_mhz;
-        environment.power_limit_w = e.power_limit_w;
+        driver: nvml.driver,
+        cuda_driver: nvml
+            .cuda_driver
+            .or_else(crate::gpu::driver::driver_cuda_version),
+        nvrtc: first("nvrtc"),
+        torch: first("torch"),
+        cudnn: first("cudnn"),
+        max_sm_clock_mhz: nvml.max_sm_clock_mhz,
+        power_limit_w: nvml.power_limit_w,
+        nvml: monitor.as_ref().err().cloned(),
     }
-    for (w, _) in &live {
-        environment.gpu = environment.gpu.clone().or(w.ready.gpu.clone());
-        for (name, version) in &w.ready.versions {
-            let slot = match name.as_str() {
-                "torch" => &mut environment.torch,
-                "cudnn" => &mut environment.cudnn,
-                "nvrtc" => &mut environment.nvrtc,
-                _ => continue,
-            };
-            slot.get_or_insert_with(|| version.clone());
-        }
-    }
+}
 
-    // The rounds: every live candidate once per round, in the same order, until the
-    // stopping rule says the ratios have converged (or time is up); a candidate the rule
-    // calls decided sits out the rounds after (for good, so that its rounds stay paired
-    // by position with the others' first ones).
+/// What the rounds leave: each live candidate's windows, or why it broke off, and
+/// where the stopping rule stood when they stopped.
+struct Timed {
+    measured: Vec<Vec<Measurement>>,
+    broken: Vec<Option<String>>,
+    standing: stopping::Standing,
+    stop: Stop,
+}
+
+/// The rounds: every live candidate once per round, in the same order, until the
+/// stopping rule says the ratios have converged (or time is up); a candidate the rule
+/// calls decided sits out the rounds after (for good, so that its rounds stay paired
+/// by position with the others' first ones).
+fn time_rounds(
+    plan: &Plan,
+    live: &mut [Worker],
+    monitor: Option<&Monitor>,
+    total: usize,
+    cancel: &AtomicBool,
+    report: &mut Report,
+) -> Result<Timed> {
+    let settings = &plan.req.settings;
+    let least = settings.least_rounds() as usize;
     let mut measured: Vec<Vec<Measurement>> = vec![Vec::new(); live.len()];
     let mut broken: Vec<Option<String>> = vec![None; live.len()];
     let mut sitting_out = vec![false; live.len()];
-    let is_version = |id: &str| recipe.version(id).is_some();
-    let against = req.against.as_deref();
+    let is_version = |id: &str| plan.recipe.version(id).is_some();
+    let ids: Vec<String> = live.iter().map(|w| w.id.clone()).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let started = std::time::Instant::now();
     let mut round = 0;
     let mut past_least = 0;
-    let (stopping, stop) = loop {
+    loop {
         let timed_now = (0..live.len())
             .filter(|&i| broken[i].is_none() && !sitting_out[i])
             .count();
         if round >= least {
             past_least += timed_now;
         }
-        let shown_total = total + past_least;
-        for (i, (w, _)) in live.iter_mut().enumerate() {
+        for (i, w) in live.iter_mut().enumerate() {
             if broken[i].is_some() || sitting_out[i] {
                 continue;
             }
             stop_if(cancel)?;
-            let what = match req.settings.fixed_rounds {
-                Some(n) => format!("round {}/{n}", round + 1),
-                None if round < least => format!("round {}/{least}+", round + 1),
-                None => format!(
-                    "round {} (until ±{:.1} %)",
-                    round + 1,
-                    req.settings.target_noise * 100.0
-                ),
-            };
-            progress(Progress::Step {
-                id: w.id.clone(),
-                what,
-                index: step,
-                total: shown_total,
-            });
-            step += 1;
-            match protocol::measure(w, &req.settings, monitor.as_ref(), cancel) {
+            report.step(&w.id, round_label(settings, round), total + past_least);
+            match protocol::measure(w, settings, monitor, cancel) {
                 Ok(m) => measured[i].push(m),
                 Err(WorkerError::Stopped(process::Stopped::Cancelled)) => bail!("stopped"),
                 Err(WorkerError::Stopped(process::Stopped::Interrupted)) => bail!("interrupted"),
@@ -336,7 +423,6 @@ pub fn run(
             }
         }
         round += 1;
-        let ids: Vec<&str> = live.iter().map(|(w, _)| w.id.as_str()).collect();
         let state = stopping::State {
             ids: &ids,
             rounds_us: &measured
@@ -348,75 +434,104 @@ pub fn run(
                 })
                 .collect::<Vec<_>>(),
             is_version: &is_version,
-            against,
+            against: plan.req.against.as_deref(),
         };
-        let standing = stopping::check(&req.settings, &state, round as u32, started.elapsed());
+        let standing = stopping::check(settings, &state, round as u32, started.elapsed());
         if let Some(stop) = standing.stopped {
-            break (standing, stop);
+            return Ok(Timed {
+                measured,
+                broken,
+                standing,
+                stop,
+            });
         }
         for (out, decided) in sitting_out.iter_mut().zip(&standing.decided) {
             *out |= decided;
         }
-    };
-    // The last launch, then the figures.
-    let ids: Vec<String> = live.iter().map(|(w, _)| w.id.clone()).collect();
-    for (i, (mut w, _)) in live.into_iter().enumerate() {
-        let mut r = blank(&w.id, RunStatus::Ok);
-        judge_setup(&recipe, &w.id, &w, &mut r);
-        if let Some(why) = &broken[i] {
+    }
+}
+
+/// What a round's step says: `round 2/5`, `round 2/5+`, `round 7 (until ±1.0 %)`.
+fn round_label(s: &Settings, round: usize) -> String {
+    let least = s.least_rounds() as usize;
+    match s.fixed_rounds {
+        Some(n) => format!("round {}/{n}", round + 1),
+        None if round < least => format!("round {}/{least}+", round + 1),
+        None => format!(
+            "round {} (until ±{:.1} %)",
+            round + 1,
+            s.target_noise * 100.0
+        ),
+    }
+}
+
+/// The last launch of every live candidate checked, then its figures; each result
+/// finished, each worker told to quit.
+fn conclude(
+    plan: &Plan,
+    live: Vec<Worker>,
+    timed: &Timed,
+    cancel: &AtomicBool,
+    report: &mut Report,
+) {
+    let ids: Vec<String> = live.iter().map(|w| w.id.clone()).collect();
+    for (i, mut w) in live.into_iter().enumerate() {
+        let mut r = plan.blank(&w.id, RunStatus::Ok);
+        judge_setup(&plan.recipe, &w.id, &w, &mut r);
+        if let Some(why) = &timed.broken[i] {
             r.status = RunStatus::Failed;
             r.message = Some(why.clone());
         } else {
-            match w.check_last(cancel) {
-                Ok(last) => {
-                    worst_error(&mut r, &last);
-                    if let Some(why) = tolerances_of(&recipe, &w.id)
-                        .and_then(|(rel, abs)| wire::judge(&last, rel, abs))
-                    {
-                        r.status = RunStatus::Failed;
-                        r.message =
-                            Some(format!("the last launch (after the timed window): {why}"));
-                    }
-                }
-                Err(e) => {
-                    r.status = RunStatus::Failed;
-                    r.message = Some(format!("checking the last launch: {e}"));
-                }
-            }
-            if let Ok(s) = stats::summarize(&req.settings, &measured[i]) {
-                r.median_us = Some(s.median_us);
-                r.min_us = Some(s.min_us);
-                r.max_us = Some(s.max_us);
-                r.rounds = s.rounds;
-                r.tflops = Some(flops / s.median_us / 1e6);
-                r.sm_clock_mhz = s.sm_clock_mhz;
-                r.power_w = s.power_w;
-                r.energy_mj = s.energy_mj;
-                r.throttle = s.throttle;
-                r.protocol = s.protocol.map(|p| Protocol {
-                    convergence: stopping.reference.map(|reference| Convergence {
-                        against: ids[reference].clone(),
-                        target_pct: stopping.target_pct,
-                        interval_pct: stopping.half_width_pct[i],
-                        converged: stopping.converged(i),
-                        decided: stopping.decided[i],
-                        stopped: stop,
-                    }),
-                    ..p
+            check_last(&plan.recipe, &mut w, &mut r, cancel);
+            if let Ok(s) = stats::summarize(&plan.req.settings, &timed.measured[i]) {
+                let st = &timed.standing;
+                let convergence = st.reference.map(|reference| Convergence {
+                    against: ids[reference].clone(),
+                    target_pct: st.target_pct,
+                    interval_pct: st.half_width_pct[i],
+                    converged: st.converged(i),
+                    decided: st.decided[i],
+                    stopped: timed.stop,
                 });
+                figures(&mut r, s, plan.flops, convergence);
             }
         }
         w.quit();
-        finish(r, &mut results, progress);
+        report.finish(r);
     }
-    Ok(Outcome {
-        results,
-        seed,
-        shape,
-        causal: req.causal,
-        recipe,
-        environment,
-    })
+}
+
+/// Checks a worker's last launch (after the timed window) into its result.
+fn check_last(recipe: &KernelRecipe, w: &mut Worker, r: &mut RunResult, cancel: &AtomicBool) {
+    match w.check_last(cancel) {
+        Ok(last) => {
+            worst_error(r, &last);
+            if let Some(why) =
+                tolerances_of(recipe, &w.id).and_then(|(rel, abs)| wire::judge(&last, rel, abs))
+            {
+                r.status = RunStatus::Failed;
+                r.message = Some(format!("the last launch (after the timed window): {why}"));
+            }
+        }
+        Err(e) => {
+            r.status = RunStatus::Failed;
+            r.message = Some(format!("checking the last launch: {e}"));
+        }
+    }
+}
+
+/// A candidate's figures from what its rounds add up to.
+fn figures(r: &mut RunResult, s: stats::Summary, flops: f64, convergence: Option<Convergence>) {
+    r.median_us = Some(s.median_us);
+    r.min_us = Some(s.min_us);
+    r.max_us = Some(s.max_us);
+    r.rounds = s.rounds;
+    r.tflops = Some(flops / s.median_us / 1e6);
+    r.sm_clock_mhz = s.sm_clock_mhz;
+    r.power_w = s.power_w;
+    r.energy_mj = s.energy_mj;
+    r.throttle = s.throttle;
+    r.protocol = s.protocol.map(|p| Protocol { convergence, ..p });
 }
 
 fn stop_if(cancel: &AtomicBool) -> Result<()> {
