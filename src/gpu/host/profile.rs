@@ -68,7 +68,7 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = crate::gpu::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()

@@ -12,6 +12,7 @@ use super::protocol::{self, Settings};
 use super::sdpa;
 use super::stats::{self, Measurement};
 use super::stopping;
+use super::window;
 use crate::gpu::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
@@ -191,7 +192,7 @@ pub fn run(
 /// The request checked and its recipe read; the shape, seed and run id chosen.
 fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
-    let recipe = crate::gpu::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
@@ -415,7 +416,7 @@ fn time_rounds(
             }
             stop_if(cancel)?;
             report.step(&w.id, round_label(settings, round), total + past_least);
-            match protocol::measure(w, settings, monitor, cancel) {
+            match window::measure(w, settings, monitor, cancel) {
                 Ok(m) => measured[i].push(m),
                 Err(WorkerError::Stopped(process::Stopped::Cancelled)) => bail!("stopped"),
                 Err(WorkerError::Stopped(process::Stopped::Interrupted)) => bail!("interrupted"),

@@ -4,6 +4,7 @@
 //! nothing here touches CUDA, and nothing here knows how a recipe is run.
 
 pub mod baselines;
+pub mod folders;
 pub mod launch_expr;
 
 use crate::model::manifest::{Manifest, VersionEntry};

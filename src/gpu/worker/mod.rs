@@ -60,7 +60,7 @@ impl Candidate for UnfusedCandidate<'_, '_> {
 
 /// Runs the worker; its conversation is on stdin and stdout.
 pub fn main(args: &WorkerArgs) -> Result<()> {
-    let recipe = crate::gpu::load_recipe(&args.recipe)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe)?;
     if args.mode == Mode::Profile {
         return profile(&recipe, args);
     }
