@@ -2,7 +2,7 @@
 //! arguments are one `Args` struct; its defaults are the constants of the module that
 //! does the work, so the explorer's jobs start from the same ones.
 
-use crate::gpu::{profile, protocol, runner};
+use crate::gpu::host::{profile, protocol, runner};
 use crate::model::Shape;
 use crate::model::runs::{Regime, RunShape};
 use crate::report::Format;
@@ -156,7 +156,7 @@ pub enum Command {
     },
     /// Internal: one candidate's worker process.
     #[command(name = "__worker", hide = true)]
-    Worker(crate::gpu::worker::WorkerArgs),
+    Worker(crate::gpu::wire::WorkerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -436,15 +436,15 @@ pub struct SlotArgs {
 }
 
 impl SlotArgs {
-    pub fn slots(&self) -> anyhow::Result<crate::gpu::placement::Slots> {
-        use crate::gpu::placement;
+    pub fn slots(&self) -> anyhow::Result<crate::gpu::host::placement::Slots> {
+        use crate::gpu::host::placement;
         let gpus = match &self.gpus {
             None => Vec::new(),
             Some(spec) => placement::parse_gpus(spec, || {
-                if let Some(why) = crate::gpu::device::unavailable() {
+                if let Some(why) = crate::gpu::driver::unavailable() {
                     anyhow::bail!("--gpus all: {why}");
                 }
-                Ok(crate::gpu::device::device_names()?.len() as u32)
+                Ok(crate::gpu::driver::device_names()?.len() as u32)
             })?,
         };
         Ok(placement::Slots {
@@ -607,7 +607,7 @@ pub fn write_man_pages(dir: &std::path::Path) -> std::io::Result<()> {
 /// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
 /// `cdiv`, `min`, `max`; checked arithmetic).
 pub fn flop_count(s: &str) -> Result<f64, String> {
-    use crate::gpu::launch_expr::{ExprError, eval_constant};
+    use crate::gpu::recipe::launch_expr::{ExprError, eval_constant};
     let n = match s.trim().parse::<f64>() {
         Ok(n) => n,
         Err(_) => match eval_constant(s) {

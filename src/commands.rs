@@ -3,7 +3,7 @@
 
 use crate::analysis::{self, compare};
 use crate::cli::{BuildArgs, Cli, Command, Common, CompareArgs, ReportArgs, RunArgs};
-use crate::gpu::{self, profile, runner};
+use crate::gpu::{self, host::profile, host::runner};
 use crate::model::RunStatus;
 use crate::model::import;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
@@ -385,14 +385,14 @@ fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
         .iter()
         .map(|_| bars.add(progress_bar()))
         .collect();
-    let bar_of = |p: &gpu::placement::Placement| {
+    let bar_of = |p: &gpu::host::placement::Placement| {
         placements
             .iter()
             .position(|x| x == p)
             .map(|i| &lines[i])
             .unwrap_or(&lines[0])
     };
-    let progress = |p: &gpu::placement::Placement, e: runner::Progress| {
+    let progress = |p: &gpu::host::placement::Placement, e: runner::Progress| {
         let bar = bar_of(p);
         let on = if many {
             format!("{}: ", p.describe())

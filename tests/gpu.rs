@@ -9,7 +9,7 @@ use common::{repo, skip};
 use serde_json::Value;
 
 fn gpu_missing(test: &str) -> bool {
-    match stallscope::gpu::device::unavailable() {
+    match stallscope::gpu::driver::unavailable() {
         Some(why) => {
             skip(test, "gpu", &why);
             true
