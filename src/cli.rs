@@ -4,7 +4,7 @@
 //! arguments resolve to on this machine (the recipe on disk, the GPUs, the requests) is
 //! `commands::options`'s.
 
-use crate::gpu::{profile, protocol, runner};
+use crate::gpu::host::{profile, protocol, runner};
 use crate::model::Shape;
 use crate::model::runs::{Regime, RunShape};
 use crate::report::Format;
@@ -150,7 +150,7 @@ pub enum Command {
     },
     /// Internal: one candidate's worker process.
     #[command(name = "__worker", hide = true)]
-    Worker(crate::gpu::worker::WorkerArgs),
+    Worker(crate::gpu::wire::WorkerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -433,7 +433,7 @@ pub struct SlotArgs {
 /// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
 /// `cdiv`, `min`, `max`; checked arithmetic).
 pub fn flop_count(s: &str) -> Result<f64, String> {
-    use crate::gpu::launch_expr::{ExprError, eval_constant};
+    use crate::gpu::recipe::launch_expr::{ExprError, eval_constant};
     let n = match s.trim().parse::<f64>() {
         Ok(n) => n,
         Err(_) => match eval_constant(s) {

@@ -69,9 +69,9 @@ fn loaded(name: &str) -> Option<String> {
 }
 
 fn gpu() -> Vec<Check> {
-    use crate::gpu::device;
+    use crate::gpu::driver;
     let mut out = Vec::new();
-    match device::unavailable() {
+    match driver::unavailable() {
         Some(why) => out.push(Check::missing(
             "GPU and driver",
             why,
@@ -79,8 +79,8 @@ fn gpu() -> Vec<Check> {
             &["run", "profile"],
         )),
         None => {
-            let names = device::device_names().unwrap_or_default();
-            let cuda = device::driver_cuda_version().unwrap_or_else(|| "?".into());
+            let names = driver::device_names().unwrap_or_default();
+            let cuda = driver::driver_cuda_version().unwrap_or_else(|| "?".into());
             let lib = loaded("libcuda").unwrap_or_else(|| "libcuda.so.1".into());
             out.push(Check::ok(
                 "GPU and driver",
@@ -136,7 +136,7 @@ fn nvml() -> Check {
 }
 
 fn ncu(cancel: &AtomicBool) -> Vec<Check> {
-    let path = match crate::gpu::profile::find_ncu() {
+    let path = match crate::gpu::host::profile::find_ncu() {
         Ok(p) => p,
         Err(e) => {
             return vec![Check::missing(
@@ -221,7 +221,7 @@ fn counters() -> Check {
 
 fn python(cancel: &AtomicBool) -> Check {
     let script = "import json\ntry:\n import torch\nexcept Exception as e:\n print(json.dumps({'error': str(e)})); raise SystemExit\nprint(json.dumps({'torch': torch.__version__, 'cuda': torch.cuda.is_available(), 'cudnn': torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None}))";
-    let py = crate::gpu::sdpa::python();
+    let py = crate::gpu::host::sdpa::python();
     let mut cmd = Command::new(&py);
     cmd.args(["-c", script]);
     let fix = "install python3 with PyTorch (CUDA build) for the SDPA baselines; set STALLSCOPE_PYTHON to use another Python";

@@ -4,8 +4,8 @@
 //! store through them, and the explorer's run and profile jobs alike, so that a job
 //! started from either place leaves the same files and counts its failures by one rule.
 
+use crate::gpu::host::runner;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
-use crate::gpu::runner;
 use crate::model::runs::RunFile;
 use crate::model::{RunResult, RunStatus, import, manifest};
 use anyhow::Result;

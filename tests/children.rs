@@ -8,7 +8,7 @@
 
 mod common;
 
-use stallscope::gpu::protocol::{Starting, WorkerError};
+use stallscope::gpu::host::client::{Starting, WorkerError};
 use stallscope::process::{self, Limits, Stopped};
 use std::path::Path;
 use std::process::Command;

@@ -5,17 +5,25 @@
 
 mod common;
 
-/// The lines of `src/gpu/*.rs` that name `what`, as `file:line: text`.
-fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
-    let dir = common::repo().join("src/gpu");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
+/// The `.rs` files under `dir`, its sub-folders' too, in order.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            paths.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            paths.push(p);
+        }
+    }
     paths.sort();
+    paths
+}
+
+/// The lines of the files under `src/gpu/` that name `what`, as `file:line: text`.
+fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
-    for p in paths {
+    for p in rust_files(&common::repo().join("src/gpu")) {
         let text = std::fs::read_to_string(&p).unwrap();
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
@@ -27,16 +35,11 @@ fn gpu_lines_naming(what: &[&str]) -> Vec<String> {
     found
 }
 
-/// The files of `src/gpu/` that bring the model's import in through a group
+/// The files under `src/gpu/` that bring the model's import in through a group
 /// (`use crate::model::{Shape, import};`), which a line-by-line look misses.
 fn gpu_files_grouping_model_import() -> Vec<String> {
-    let dir = common::repo().join("src/gpu");
     let mut found = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
+    for p in rust_files(&common::repo().join("src/gpu")) {
         let text = std::fs::read_to_string(&p).unwrap();
         let mut rest = text.as_str();
         while let Some(at) = rest.find("crate::model::{") {
@@ -72,4 +75,305 @@ fn the_gpu_side_imports_nothing_that_comes_after_it() {
         ]),
         Vec::<String>::new()
     );
+}
+
+// The rooms of src/gpu/: `recipe/` (what a recipe says), `host/` (the parent: the
+// runner, the worker client, the protocol, NVML), `worker/` (the child), and the files
+// both sides share at the top: `wire.rs` (the worker's command line and messages),
+// `driver.rs` (the CUDA driver's probes) and `nvrtc.rs` (the compiler). `mod.rs` is the
+// façade the rest of the crate calls. The arrows point one way: host and worker use
+// recipe and the shared files, never each other (the host starts a worker by the
+// command line in wire.rs, and only commands.rs names the worker's entry point);
+// recipe and the shared files use no other room.
+
+/// The rooms a room's files may name besides their own.
+const GPU_ROOMS: &[(&str, &[&str])] = &[
+    ("recipe", &[]),
+    ("wire", &[]),
+    ("driver", &[]),
+    ("nvrtc", &[]),
+    ("host", &["recipe", "wire", "driver"]),
+    ("worker", &["recipe", "wire", "driver", "nvrtc"]),
+    ("(mod.rs)", &["recipe", "nvrtc"]),
+];
+
+/// A file's room: its folder under src/gpu/, its name for a file at the top.
+fn gpu_room(file: &std::path::Path) -> String {
+    let rel = file.strip_prefix(common::repo().join("src/gpu")).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    match first.strip_suffix(".rs") {
+        Some("mod") => "(mod.rs)".to_string(),
+        Some(name) => name.to_string(),
+        None => first.into_owned(),
+    }
+}
+
+/// The module path of a file under src/ (`src/gpu/host/runner.rs` → gpu, host, runner).
+fn module_of(file: &std::path::Path) -> Vec<String> {
+    let rel = file.strip_prefix(common::repo().join("src")).unwrap();
+    let mut segs: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if segs.last().is_some_and(|s| s == "mod" || s == "lib") {
+        segs.pop();
+    }
+    segs
+}
+
+/// The file that holds module `segs`, or the nearest module above it that has one (an
+/// item's path ends in the file of the module that declares it).
+fn file_of(segs: &[String], inline_tests: (&[String], &std::path::Path)) -> std::path::PathBuf {
+    let src = common::repo().join("src");
+    for n in (0..=segs.len()).rev() {
+        let s = &segs[..n];
+        // A `mod tests` inside a file is that file.
+        if s.last().is_some_and(|x| x == "#tests") && &s[..n - 1] == inline_tests.0 {
+            return inline_tests.1.to_path_buf();
+        }
+        let dir = src.join(s.join("/"));
+        for candidate in [dir.with_extension("rs"), dir.join("mod.rs")] {
+            if !s.is_empty() && candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    src.join("lib.rs")
+}
+
+/// The paths a file names from `crate::`, `self::` or `super::` (anywhere in its code)
+/// and in its `use` lines, each group `a::{b, c::d}` spread into whole paths, as
+/// (path, whether it sits in the file's `mod tests`).
+fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let tests_at = code.find("mod tests {").unwrap_or(code.len());
+    let chars: Vec<char> = code.chars().collect();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    // Reads `a::b::{c, d::e}` from `at`; returns the paths and where it ended.
+    fn tree(chars: &[char], mut at: usize, prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let mut path = prefix;
+        loop {
+            while at < chars.len() && chars[at].is_whitespace() {
+                at += 1;
+            }
+            if at < chars.len() && chars[at] == '{' {
+                let mut out = Vec::new();
+                at += 1;
+                loop {
+                    let (paths, end) = tree(chars, at, path.clone());
+                    out.extend(paths);
+                    at = end;
+                    while at < chars.len() && chars[at].is_whitespace() {
+                        at += 1;
+                    }
+                    match chars.get(at) {
+                        Some(',') => at += 1,
+                        Some('}') => return (out, at + 1),
+                        _ => return (out, at),
+                    }
+                    while at < chars.len() && chars[at].is_whitespace() {
+                        at += 1;
+                    }
+                    if chars.get(at) == Some(&'}') {
+                        return (out, at + 1);
+                    }
+                }
+            }
+            let start = at;
+            while at < chars.len() && ident(chars[at]) {
+                at += 1;
+            }
+            if at > start {
+                path.push(chars[start..at].iter().collect());
+            }
+            if chars.get(at) == Some(&':') && chars.get(at + 1) == Some(&':') {
+                at += 2;
+                continue;
+            }
+            return (vec![path], at);
+        }
+    }
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let before = at.checked_sub(1).map(|i| chars[i]);
+        let boundary = before.is_none_or(|c| !ident(c) && c != ':');
+        let rest: String = chars[at..chars.len().min(at + 8)].iter().collect();
+        let rooted = ["crate::", "self::", "super::"]
+            .iter()
+            .any(|r| rest.starts_with(r));
+        let used = rest.starts_with("use ") && {
+            let after = chars[at + 4..].iter().take_while(|c| ident(**c)).count();
+            after > 0
+        };
+        if boundary && (rooted || used) {
+            let start = if used { at + 4 } else { at };
+            let (paths, end) = tree(&chars, start, Vec::new());
+            // A `use` of a bare name is relative to the module itself.
+            for mut p in paths {
+                if used && !["crate", "self", "super"].contains(&p[0].as_str()) {
+                    p.insert(0, "self".to_string());
+                }
+                found.push((p, at >= tests_at));
+            }
+            at = end.max(at + 1);
+        } else {
+            at += 1;
+        }
+    }
+    found
+}
+
+/// Each file under src/gpu/ with the other files under src/gpu/ that it names.
+fn gpu_imports() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+    let gpu = common::repo().join("src/gpu");
+    rust_files(&gpu)
+        .into_iter()
+        .map(|f| {
+            let module = module_of(&f);
+            let mut targets = Vec::new();
+            for (path, in_tests) in paths_named(&std::fs::read_to_string(&f).unwrap()) {
+                let mut here = module.clone();
+                if in_tests {
+                    here.push("#tests".into());
+                }
+                let mut segs = path.into_iter().peekable();
+                let mut base = match segs.peek().map(String::as_str) {
+                    Some("crate") => Vec::new(),
+                    _ => here.clone(),
+                };
+                if segs.peek().is_some_and(|s| s == "crate" || s == "self") {
+                    segs.next();
+                }
+                while segs.peek().is_some_and(|s| s == "super") {
+                    segs.next();
+                    base.pop();
+                }
+                base.extend(segs.filter(|s| s != "self"));
+                let target = file_of(&base, (&module, &f));
+                if target != f && target.starts_with(&gpu) && !targets.contains(&target) {
+                    targets.push(target);
+                }
+            }
+            targets.sort();
+            (f, targets)
+        })
+        .collect()
+}
+
+/// The import circles among the files under src/gpu/, each as `a → b → … → a`.
+fn gpu_import_circles() -> Vec<String> {
+    let graph = gpu_imports();
+    let index = |p: &std::path::Path| graph.iter().position(|(f, _)| f == p);
+    let name = |i: usize| {
+        graph[i]
+            .0
+            .strip_prefix(common::repo().join("src"))
+            .unwrap()
+            .display()
+            .to_string()
+    };
+    // Depth-first; a file met again on the current path closes a circle.
+    fn visit(
+        i: usize,
+        next: &dyn Fn(usize) -> Vec<usize>,
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+        circles: &mut Vec<Vec<usize>>,
+    ) {
+        state[i] = 1;
+        path.push(i);
+        for j in next(i) {
+            match state[j] {
+                0 => visit(j, next, state, path, circles),
+                1 => {
+                    let from = path.iter().position(|&k| k == j).unwrap();
+                    circles.push(path[from..].to_vec());
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state[i] = 2;
+    }
+    let next = |i: usize| -> Vec<usize> { graph[i].1.iter().filter_map(|t| index(t)).collect() };
+    let mut state = vec![0u8; graph.len()];
+    let mut circles = Vec::new();
+    for i in 0..graph.len() {
+        if state[i] == 0 {
+            visit(i, &next, &mut state, &mut Vec::new(), &mut circles);
+        }
+    }
+    circles
+        .into_iter()
+        .map(|c| {
+            let mut names: Vec<String> = c.iter().map(|&i| name(i)).collect();
+            names.push(name(c[0]));
+            names.join(" → ")
+        })
+        .collect()
+}
+
+#[test]
+fn the_files_under_src_gpu_import_one_another_without_a_circle() {
+    assert_eq!(gpu_import_circles(), Vec::<String>::new());
+}
+
+#[test]
+fn host_and_worker_use_the_recipe_and_the_wire_never_each_other() {
+    let mut wrong = Vec::new();
+    for (file, targets) in gpu_imports() {
+        let room = gpu_room(&file);
+        let allowed = GPU_ROOMS
+            .iter()
+            .find(|(r, _)| *r == room)
+            .map(|(_, a)| *a)
+            .unwrap_or_else(|| panic!("{}: in no room of GPU_ROOMS", file.display()));
+        for t in targets {
+            let to = gpu_room(&t);
+            if to != room && !allowed.contains(&to.as_str()) {
+                let rel = |p: &std::path::Path| {
+                    let src = common::repo().join("src");
+                    p.strip_prefix(src).unwrap().display().to_string()
+                };
+                wrong.push(format!("{} ({room}) uses {} ({to})", rel(&file), rel(&t)));
+            }
+        }
+    }
+    assert_eq!(wrong, Vec::<String>::new());
+}
+
+#[test]
+fn the_import_reading_sees_the_arrows_it_should() {
+    // The reading itself, on arrows known to be there: were it blind, the tests above
+    // would pass on anything.
+    let graph = gpu_imports();
+    let uses = |from: &str, to: &str| {
+        let gpu = common::repo().join("src/gpu");
+        graph
+            .iter()
+            .any(|(f, t)| *f == gpu.join(from) && t.contains(&gpu.join(to)))
+    };
+    assert!(uses("host/runner.rs", "wire.rs"));
+    assert!(uses("host/runner.rs", "recipe/baselines.rs"));
+    assert!(uses("host/runner.rs", "host/client.rs"));
+    assert!(uses("host/window.rs", "host/client.rs"));
+    assert!(uses("worker/mod.rs", "worker/attention.rs"));
+    assert!(uses("worker/device.rs", "recipe/mod.rs"));
+    assert!(uses("worker/unfused.rs", "recipe/mod.rs"));
+    assert!(uses("mod.rs", "recipe/folders.rs"));
+    assert!(uses("recipe/folders.rs", "recipe/mod.rs"));
+    assert!(uses("host/window.rs", "host/protocol.rs"));
+    assert!(!uses("recipe/mod.rs", "worker/mod.rs"));
 }

@@ -70,7 +70,7 @@ fn every_worker_starts_through_the_launcher() {
             "{log}"
         );
     }
-    if stallscope::gpu::device::unavailable().is_some() {
+    if stallscope::gpu::driver::unavailable().is_some() {
         // Here the workers find no GPU: each says so, and the run fails.
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);

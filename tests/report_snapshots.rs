@@ -265,3 +265,58 @@ fn every_delta_is_the_difference_of_the_values_shown() {
     assert!(checked > 500, "{checked}");
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Every format of a comparison shows the sections the table shows: the page and the
+/// Markdown each section's heading, the JSON each section's data.
+#[test]
+fn every_comparison_format_shows_the_tables_sections() {
+    let ladder = sgemm();
+    let a = analysis::analyse(&ladder, &ladder.versions[0]);
+    let b = analysis::analyse(&ladder, &ladder.versions[1]);
+    let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
+    let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
+    let input = CompareInput {
+        a_name: "v1 naive".into(),
+        b_name: "v2 tiled".into(),
+        a: report::CompareSide::of(va, None),
+        b: report::CompareSide::of(vb, None),
+        comparison: &c,
+        run_shape: None,
+        other_shape: false,
+        listing_error: None,
+        speed: None,
+    };
+    let doc = input.document();
+    let headings: Vec<String> = doc
+        .sections
+        .iter()
+        .filter_map(|s| s.heading.clone())
+        .collect();
+    assert_eq!(headings.len(), 4, "{headings:?}");
+    let table = report::exporter(Format::Table).compare(&input);
+    let markdown = report::exporter(Format::Markdown).compare(&input);
+    let html = report::exporter(Format::Html).compare(&input);
+    for h in &headings {
+        assert!(table.contains(h.as_str()), "table lacks {h}");
+        assert!(markdown.contains(h.as_str()), "Markdown lacks {h}");
+        assert!(html.contains(&report::escape(h)), "page lacks {h}");
+    }
+    for text in [&table, &markdown, &html] {
+        assert!(text.contains("Occupancy limited by"));
+        assert!(text.contains("SASS: 208 → 136 instructions"));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&report::exporter(Format::Json).compare(&input)).unwrap();
+    for key in [
+        "metrics",
+        "occupancy",
+        "bottleneck",
+        "stall_source",
+        "stalls",
+        "cells",
+        "mix",
+        "sass_diff",
+    ] {
+        assert!(!json[key].is_null(), "JSON lacks {key}");
+    }
+}

@@ -4,22 +4,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::profiles;
 use serde_json::Value;
 
-fn json(args: &[&str]) -> Value {
-    let o = Command::cargo_bin("stallscope")
-        .unwrap()
-        .env_remove("STALLSCOPE_PROFILES")
-        .args(args)
-        .arg("--profiles")
-        .arg(profiles())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
+use common::json_on_bundled as json;
 
 /// Fails unless a verdict says what its interval says.
 fn obeys_the_rule(v: &Value) {
@@ -104,4 +91,37 @@ fn compare_gives_the_speed_of_b_over_a() {
         "json",
     ]);
     assert!(files["speed"].is_null(), "{}", files["speed"]);
+}
+
+/// A candidate decided early (it sat out the rounds after its verdict settled) is paired
+/// with the first rounds of its run and marked so in the run table, its legend saying
+/// what the mark means. The run is a real one from the H200 (v28 and the baselines at
+/// 1,64,1024,128, 10 rounds); the unfused baseline is cut to the 5 rounds it would have
+/// had if decided there.
+#[test]
+fn a_decided_candidate_keeps_a_paired_verdict_and_is_marked() {
+    use stallscope::model::RunResult;
+    let text =
+        std::fs::read_to_string(common::fixture("runs/run-1_64_1024_128-10-rounds.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let mut results: Vec<RunResult> =
+        serde_json::from_value(doc["comparisons"][0]["results"].clone()).unwrap();
+    let unfused = results.iter_mut().find(|r| r.version == "unfused").unwrap();
+    unfused.rounds.truncate(5);
+    let p = unfused.protocol.as_mut().unwrap();
+    p.rounds = 5;
+    let c = p.convergence.as_mut().unwrap();
+    c.decided = true;
+    let v28 = results.iter().find(|r| r.version == "v28").unwrap();
+    let unfused = results.iter().find(|r| r.version == "unfused").unwrap();
+    let s = stallscope::analysis::speed::speedup(v28, unfused).unwrap();
+    assert_eq!(s.rounds, 5, "{s:?}");
+    assert_eq!(s.verdict.word(), "faster");
+    let table = stallscope::report::runs::table(&results, &|id: &str| id.starts_with('v'));
+    let row = table.lines().find(|l| l.starts_with("unfused")).unwrap();
+    assert!(row.contains("5 decided"), "{table}");
+    assert!(
+        table.contains("decided = its interval against v28"),
+        "{table}"
+    );
 }

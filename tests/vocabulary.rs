@@ -5,25 +5,16 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, profiles, repo};
+use common::{fixture, repo};
 use serde_json::Value;
 use std::collections::HashMap;
 
 fn out(args: &[&str]) -> String {
-    let o = Command::cargo_bin("stallscope")
-        .unwrap()
-        .env_remove("STALLSCOPE_PROFILES")
-        .args(args)
-        .arg("--profiles")
-        .arg(profiles())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+    common::stdout_on_bundled(args)
 }
 
 fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&out(args)).unwrap()
+    common::json_on_bundled(args)
 }
 
 #[test]

@@ -462,6 +462,28 @@ mod tests {
     }
 
     #[test]
+    fn a_candidate_decided_early_pairs_with_the_first_rounds_of_its_run() {
+        // The reference went on for nine rounds; the candidate, 20 % slower, sat out
+        // after five: its ratio is paired over those five, not the single-round band.
+        let reference = r(
+            &[60.0, 60.5, 59.5, 60.2, 59.8, 61.0, 59.0, 60.1, 59.9],
+            1700.0,
+        );
+        let decided = r(&[72.0, 72.6, 71.4, 72.2, 71.8], 1700.0);
+        let s = speedup(&reference, &decided).unwrap();
+        assert_eq!(s.rounds, 5);
+        assert!((s.ratio - 1.2).abs() < 0.001, "{s:?}");
+        assert!(s.high - s.low < 0.01, "{s:?}");
+        assert_eq!(s.verdict, SpeedVerdict::Faster);
+        // From another run, the counts apart: not paired.
+        let mut other = decided.clone();
+        other.run_id = Some("another".into());
+        let s = speedup(&reference, &other).unwrap();
+        assert_eq!(s.why, Some(Unclear::DifferentRuns));
+        assert_eq!(s.rounds, 0);
+    }
+
+    #[test]
     fn a_clear_gain_over_every_round_is_faster() {
         let s = speedup(
             &r(&[60.0, 60.5, 60.2], 1620.0),

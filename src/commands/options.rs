@@ -4,7 +4,8 @@
 //! machine.
 
 use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs};
-use crate::gpu::{self, placement, profile, protocol, runner};
+use crate::gpu::host::{placement, profile, protocol, runner};
+use crate::gpu::{self, driver};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,10 +25,10 @@ pub fn slots(a: &SlotArgs) -> Result<placement::Slots> {
     let gpus = match &a.gpus {
         None => Vec::new(),
         Some(spec) => placement::parse_gpus(spec, || {
-            if let Some(why) = gpu::device::unavailable() {
+            if let Some(why) = driver::unavailable() {
                 bail!("--gpus all: {why}");
             }
-            Ok(gpu::device::device_names()?.len() as u32)
+            Ok(driver::device_names()?.len() as u32)
         })?,
     };
     Ok(placement::Slots {

@@ -2,7 +2,7 @@
 
 use super::options::CommandProfile;
 use super::output::progress_bar;
-use crate::gpu::profile;
+use crate::gpu::host::profile;
 use crate::model::import;
 use crate::process;
 use anyhow::Result;

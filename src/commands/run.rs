@@ -6,7 +6,7 @@ use super::options;
 use super::output::progress_bar;
 use crate::analysis;
 use crate::cli::{Common, RunArgs};
-use crate::gpu::{placement, runner};
+use crate::gpu::host::{placement, runner};
 use crate::model::{self, RunStatus};
 use crate::process;
 use crate::report::{self, format};

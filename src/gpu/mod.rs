@@ -5,117 +5,31 @@
 //!
 //! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
 //! script), so a kernel that faults or hangs fails alone; [`crate::process`] starts and
-//! stops every child; [`protocol`] times every candidate the same way; [`runner`] orchestrates
-//! a run and [`profile`] a profile. Nothing here writes the report or the TUI.
+//! stops every child. Three rooms, the arrows pointing one way:
+//! - [`recipe`]: what a recipe says (versions, launches, tolerances, the baselines'
+//!   names); it names neither side.
+//! - [`host`]: the parent: [`host::runner`] orchestrates a run and [`host::profile`] a
+//!   profile, [`host::protocol`] times every candidate the same way.
+//! - [`worker`]: the child: the device, its graphs, the problem it runs and checks.
+//!
+//! Both sides speak through [`wire`] (the worker's command line and messages) and share
+//! [`driver`] (what the CUDA driver says) and [`nvrtc`] (the compiler). Nothing here
+//! writes the report or the TUI.
 
-pub mod attention;
-pub mod cases;
-pub mod check;
-pub mod device;
-pub mod launch_expr;
-pub mod nvml;
+pub mod driver;
+pub mod host;
 pub mod nvrtc;
-pub mod placement;
-pub mod profile;
-pub mod protocol;
 pub mod recipe;
-pub mod runner;
-pub mod sdpa;
-pub mod stopping;
-pub mod unfused;
+pub mod wire;
 pub mod worker;
 
-use crate::model::Store;
-use anyhow::{Context, Result, bail};
-use std::path::{Path, PathBuf};
+use anyhow::Result;
 
-/// Where recipes are looked for: a recipe folder, or a folder of recipe folders.
-pub const DEFAULT_KERNELS: &str = "kernels";
-/// The ladder `run`, `profile` and `build` pick when the kernels folder holds several
-/// recipes and no `--ladder` is given: the one this project ships.
-pub const DEFAULT_LADDER: &str = "flash-attention";
-
-/// Where a kernel ladder's sources are read from: the folder on disk when it exists,
-/// else the copy built into the binary.
-pub fn kernel_store(dir: &Path) -> Store {
-    if dir.join(recipe::FILE_NAME).is_file() {
-        Store::Disk
-    } else {
-        Store::Embedded
-    }
-}
-
-pub fn load_recipe(dir: &Path) -> Result<recipe::KernelRecipe> {
-    recipe::KernelRecipe::load(&kernel_store(dir), dir)
-}
-
-/// The recipe folders `kernels` stands for: itself when it holds a recipe, else its
-/// sub-folders that do (on disk, or in the built-in copy), by name.
-pub fn recipe_dirs(kernels: &Path) -> Result<Vec<PathBuf>> {
-    if !kernels.exists() && !Store::Embedded.exists(kernels) {
-        bail!(
-            "{}: no such folder (--kernels names a recipe folder or a folder of them)",
-            kernels.display()
-        );
-    }
-    let store = kernel_store(kernels);
-    if store.exists(&kernels.join(recipe::FILE_NAME)) {
-        return Ok(vec![kernels.to_path_buf()]);
-    }
-    let store = if kernels.is_dir() {
-        Store::Disk
-    } else {
-        Store::Embedded
-    };
-    let dirs: Vec<PathBuf> = store
-        .subdirs(kernels)
-        .with_context(|| format!("{} holds no kernel recipes", kernels.display()))?
-        .into_iter()
-        .filter(|d| store.exists(&d.join(recipe::FILE_NAME)))
-        .collect();
-    if dirs.is_empty() {
-        bail!(
-            "{} holds no kernel recipe ({}), nor folders that do",
-            kernels.display(),
-            recipe::FILE_NAME
-        );
-    }
-    Ok(dirs)
-}
-
-/// The recipe folder for a command: the one `kernels` names, or among several the one
-/// feeding `ladder` (default [`DEFAULT_LADDER`]); where none does, the error says to pick
-/// one with `--ladder`.
-pub fn find_recipe(kernels: &Path, ladder: Option<&str>) -> Result<PathBuf> {
-    find_recipe_advised(kernels, ladder, "pick one with --ladder")
-}
-
-/// What the explorer advises where no recipe feeds the ladder shown: its keys, not the
-/// command line's options.
-pub const EXPLORER_RECIPE_ADVICE: &str =
-    "r and p run a ladder that one of them feeds (L shows the next ladder)";
-
-/// [`find_recipe`], the error ending with `advice` where no recipe feeds the ladder.
-pub fn find_recipe_advised(kernels: &Path, ladder: Option<&str>, advice: &str) -> Result<PathBuf> {
-    let dirs = recipe_dirs(kernels)?;
-    if dirs.len() == 1 && ladder.is_none() {
-        return Ok(dirs[0].clone());
-    }
-    let wanted = ladder.unwrap_or(DEFAULT_LADDER);
-    let mut names = Vec::new();
-    for d in &dirs {
-        let r = load_recipe(d)?;
-        if r.ladder == wanted {
-            return Ok(d.clone());
-        }
-        names.push(r.ladder);
-    }
-    bail!(
-        "no recipe under {} feeds the ladder {wanted:?} (they feed {}): {advice}",
-        kernels.display(),
-        names.join(", ")
-    )
-}
+// The recipe lookups, where the callers outside gpu/ have always found them.
+pub use recipe::folders::{
+    DEFAULT_KERNELS, DEFAULT_LADDER, EXPLORER_RECIPE_ADVICE, find_recipe, find_recipe_advised,
+    kernel_store, load_recipe, recipe_dirs,
+};
 
 /// One kernel compiled without a GPU (NVRTC only): for `stallscope build` and tests.
 pub struct Built {

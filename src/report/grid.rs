@@ -1,15 +1,14 @@
 //! The timeline and the comparison as a grid of cells, printed as aligned text or as a
 //! Markdown table.
 
+use super::comparison::{Document, Sass};
 use super::format::{self, UNKNOWN, width};
 use super::{
-    Analysed, CompareInput, Exporter, display_order, label_cell, label_text, stall_heading,
-    stall_rows, stall_samples_cell, stall_source_cell, step_name, verdict_text, z_text,
+    Analysed, CompareInput, Exporter, display_order, label_cell, stall_heading, stall_rows,
+    stall_samples_cell, stall_source_cell, step_name, verdict_text, z_text,
 };
 use crate::analysis::catalogue::{cell_help, stall_help};
-use crate::analysis::compare::Side;
-use crate::analysis::sass::{Change, SassDiff};
-use crate::analysis::{Comparison, Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
+use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
 use crate::ncu::StallReason;
 
 pub enum Row {
@@ -177,7 +176,6 @@ pub fn timeline(a: &Analysed) -> Grid {
         }
     }));
 
-    let mut rows = Vec::new();
     let cell = |i: usize| &a.analysis.versions[i];
     let row = |name: &str, f: &dyn Fn(&VersionAnalysis) -> String| {
         Row::Cells(
@@ -186,28 +184,7 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .collect(),
         )
     };
-    let top = |v: &VersionAnalysis| v.bottleneck.clone();
-    rows.push(row("bottleneck", &label_cell));
-    rows.push(row("bottleneck share (%)", &|v| {
-        format::share(top(v).map(|b| b.top.share))
-    }));
-    rows.push(row("runner-up", &|v| {
-        top(v)
-            .and_then(|b| b.runner_up)
-            .map(|c| format!("{c} {}", format::share(Some(c.share))))
-            .unwrap_or_else(|| UNKNOWN.to_string())
-    }));
-    rows.push(row("lead over runner-up (z)", &|v| match top(v) {
-        Some(b) => {
-            let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
-            if b.near_tie {
-                format!("{z} near-tie")
-            } else {
-                z
-            }
-        }
-        None => UNKNOWN.to_string(),
-    }));
+    let mut rows = bottleneck_rows(&row);
     let run_shape = ladder.shown_shape().map(|s| s.to_string());
     let mut group = None;
     for d in METRICS {
@@ -237,6 +214,50 @@ pub fn timeline(a: &Analysed) -> Grid {
                 .unwrap_or_else(|| UNKNOWN.to_string())
         }));
     }
+    rows.extend(stall_and_hot_rows(a, &order, &row));
+    Grid {
+        preamble: Vec::new(),
+        header,
+        rows,
+        text_columns: Vec::new(),
+    }
+}
+
+/// A timeline row: its name, and each version's cell.
+type VersionRow<'r> = dyn Fn(&str, &dyn Fn(&VersionAnalysis) -> String) -> Row + 'r;
+
+/// The timeline's first rows: each version's bottleneck, its share, the runner-up and
+/// the lead over it.
+fn bottleneck_rows(row: &VersionRow) -> Vec<Row> {
+    let top = |v: &VersionAnalysis| v.bottleneck.clone();
+    let mut rows = vec![row("bottleneck", &label_cell)];
+    rows.push(row("bottleneck share (%)", &|v| {
+        format::share(top(v).map(|b| b.top.share))
+    }));
+    rows.push(row("runner-up", &|v| {
+        top(v)
+            .and_then(|b| b.runner_up)
+            .map(|c| format!("{c} {}", format::share(Some(c.share))))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    }));
+    rows.push(row("lead over runner-up (z)", &|v| match top(v) {
+        Some(b) => {
+            let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
+            if b.near_tie {
+                format!("{z} near-tie")
+            } else {
+                z
+            }
+        }
+        None => UNKNOWN.to_string(),
+    }));
+    rows
+}
+
+/// The timeline's last rows: the stall shares and the hottest instructions.
+fn stall_and_hot_rows(a: &Analysed, order: &[usize], row: &VersionRow) -> Vec<Row> {
+    let cell = |i: usize| &a.analysis.versions[i];
+    let mut rows = Vec::new();
     let reasons = stall_rows(&a.analysis.versions);
     if !reasons.is_empty() {
         rows.push(Row::Section(stall_heading(
@@ -272,12 +293,7 @@ pub fn timeline(a: &Analysed) -> Grid {
             }));
         }
     }
-    Grid {
-        preamble: Vec::new(),
-        header,
-        rows,
-        text_columns: Vec::new(),
-    }
+    rows
 }
 
 /// Reasons (rows) and instruction classes (columns) a version's heat table shows.
@@ -328,215 +344,32 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     }
 }
 
-/// Rows of the instruction mix a comparison shows.
-pub const MIX_ROWS: usize = 16;
-
+/// A comparison's grid: each section of its document under its heading, the rows that
+/// text shows.
 pub fn comparison(input: &CompareInput) -> Grid {
-    let c = input.comparison;
+    comparison_grid(&input.document(), super::column_names(input))
+}
+
+fn comparison_grid(doc: &Document, (a, b): (String, String)) -> Grid {
     let mut rows = Vec::new();
-    for m in &c.metrics {
-        if m.a.is_none() && m.b.is_none() {
-            continue;
-        }
-        let d = m.id.def();
-        rows.push(Row::Cells(vec![
-            d.name_at(input.run_shape.as_deref()),
-            format::with_unit(d.kind, m.a),
-            format::with_unit(d.kind, m.b),
-            format::delta(d.kind, m.a, m.b),
-            m.verdict.symbol().to_string(),
-        ]));
-    }
-    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
-        let occ = |s: &Side| {
-            s.occupancy
-                .as_ref()
-                .map(|o| o.short())
-                .unwrap_or_else(|| UNKNOWN.to_string())
-        };
-        let changed = c.a.occupancy.as_ref().map(|o| (&o.limiters, o.blocks))
-            != c.b.occupancy.as_ref().map(|o| (&o.limiters, o.blocks));
-        rows.push(Row::Cells(vec![
-            "Occupancy limited by".into(),
-            occ(&c.a),
-            occ(&c.b),
-            String::new(),
-            if changed { "changed" } else { "same" }.into(),
-        ]));
-    }
-    rows.push(Row::Section("bottleneck (% of stall samples)".into()));
-    let label = |s: &Side| label_text(s.bottleneck.as_ref(), s.no_label);
-    let top_share = |s: &Side| s.bottleneck.as_ref().map(|b| b.top.share);
-    let runner_up = |s: &Side| {
-        s.bottleneck
-            .as_ref()
-            .and_then(|b| b.runner_up.as_ref())
-            .map(|r| format!("{r} {}", format::share(Some(r.share))))
-            .unwrap_or_else(|| UNKNOWN.to_string())
-    };
-    rows.push(Row::Cells(vec![
-        "bottleneck".into(),
-        label(&c.a),
-        label(&c.b),
-        String::new(),
-        String::new(),
-    ]));
-    rows.push(Row::Cells(vec![
-        "share".into(),
-        format::share(top_share(&c.a)),
-        format::share(top_share(&c.b)),
-        format::share_delta(top_share(&c.a), top_share(&c.b)),
-        String::new(),
-    ]));
-    rows.push(Row::Cells(vec![
-        "runner-up".into(),
-        runner_up(&c.a),
-        runner_up(&c.b),
-        String::new(),
-        String::new(),
-    ]));
-    if !c.stalls.is_empty() {
-        rows.push(Row::Section(stall_heading([
-            c.a.stall_source,
-            c.b.stall_source,
-        ])));
-        let source = |s: &Side| s.stall_source.map_or(UNKNOWN, |s| s.describe());
-        let samples = |s: &Side| {
-            s.stall_samples
-                .map(|n| format::thousands(n as f64))
-                .unwrap_or_else(|| UNKNOWN.to_string())
-        };
-        for (name, a, b) in [
-            (
-                "stall source",
-                source(&c.a).to_string(),
-                source(&c.b).to_string(),
-            ),
-            ("stall samples", samples(&c.a), samples(&c.b)),
-        ] {
-            rows.push(Row::Cells(vec![
-                name.into(),
-                a,
-                b,
-                String::new(),
-                String::new(),
-            ]));
-        }
-        for s in &c.stalls {
-            rows.push(Row::Cells(vec![
-                s.reason.metric_name().to_string(),
-                format::share(s.a),
-                format::share(s.b),
-                format::share_delta(s.a, s.b),
-                s.verdict.symbol().to_string(),
-            ]));
-        }
-    }
-    if !c.cells.is_empty() {
-        rows.push(Row::Section(
-            "stall reason × instruction (stall samples · % of them; changed: z ≥ 2)".into(),
-        ));
-        for d in &c.cells {
-            rows.push(Row::Cells(vec![
-                format!("{} @ {}", d.reason, d.opcode),
-                format::samples_share(d.a_samples, d.a),
-                format::samples_share(d.b_samples, d.b),
-                format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),
-                d.verdict.symbol().to_string(),
-            ]));
-        }
-    }
-    if !c.mix.is_empty() {
-        rows.push(Row::Section(
-            "instruction mix (instructions · stall samples · % of them)".into(),
-        ));
-        let side = |present: bool, m: &crate::analysis::sass::MixSide| {
-            if present {
-                format!(
-                    "{} · {}",
-                    format::thousands(m.instructions as f64),
-                    format::samples_share(Some(m.stall_samples), Some(m.share))
-                )
-            } else {
-                UNKNOWN.to_string()
-            }
-        };
-        let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
-        for r in c.mix.iter().take(MIX_ROWS) {
-            let delta = if has_a && has_b {
-                let n = r.b.instructions as i64 - r.a.instructions as i64;
-                format!(
-                    "{n:+} · {}",
-                    format::samples_share_delta(
-                        (Some(r.a.stall_samples), Some(r.a.share)),
-                        (Some(r.b.stall_samples), Some(r.b.share))
-                    )
-                )
-            } else {
-                UNKNOWN.to_string()
-            };
-            rows.push(Row::Cells(vec![
-                r.opcode.clone(),
-                side(has_a, &r.a),
-                side(has_b, &r.b),
-                delta,
-                String::new(),
-            ]));
-        }
+    for section in &doc.sections {
+        rows.extend(section.heading.clone().map(Row::Section));
+        rows.extend(section.rows.iter().filter(|r| r.shown).map(|r| {
+            Row::Cells(vec![
+                r.name.clone(),
+                r.a.clone(),
+                r.b.clone(),
+                r.delta.clone(),
+                r.verdict.clone(),
+            ])
+        }));
     }
     Grid {
-        preamble: std::iter::once(format!("{} → {}", input.a_name, input.b_name))
-            .chain(
-                input
-                    .run_shape
-                    .iter()
-                    .filter(|_| input.other_shape)
-                    .map(|s| format!("run results at {s} (not the reference shape)")),
-            )
-            .collect(),
-        header: {
-            let (a, b) = super::column_names(input);
-            vec!["metric".into(), a, b, "delta".into(), "verdict".into()]
-        },
+        preamble: doc.preamble(),
+        header: vec!["metric".into(), a, b, "delta".into(), "verdict".into()],
         rows,
         text_columns: Vec::new(),
     }
-}
-
-/// Why a comparison shows no SASS, in one line (`None` where it shows it): the versions
-/// without a source page and how to export one, or that the listings could not be read;
-/// printable (names escaped).
-pub fn no_sass_line(
-    a_name: &str,
-    b_name: &str,
-    c: &Comparison,
-    listing_error: Option<&str>,
-) -> Option<String> {
-    if c.sass.is_some() {
-        return None;
-    }
-    let missing: Vec<&str> = [(a_name, &c.a), (b_name, &c.b)]
-        .into_iter()
-        .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
-        .map(|(name, _)| name)
-        .collect();
-    let line = match missing.as_slice() {
-        [] => match listing_error {
-            Some(e) => format!("SASS: a listing could not be read: {e}"),
-            None => "SASS: the listings could not be read".to_string(),
-        },
-        [one] => format!(
-            "SASS: {one} has no source page, so there is no SASS to compare: export one with `{}`",
-            crate::analysis::EXPORT_SOURCE
-        ),
-        _ => format!(
-            "SASS: {} have no source page, so there is no SASS to compare: export one with `{}`",
-            missing.join(" and "),
-            crate::analysis::EXPORT_SOURCE
-        ),
-    };
-    // The names are a file's or a manifest's text: shown escaped, as the grid shows them.
-    Some(format::printable(&line).into_owned())
 }
 
 pub struct TextExporter {
@@ -563,50 +396,38 @@ impl Exporter for TextExporter {
     }
 
     fn compare(&self, input: &CompareInput) -> String {
-        let grid = comparison(input);
-        let diff = input.comparison.sass.as_ref();
+        let doc = input.document();
+        let grid = comparison_grid(&doc, super::column_names(input));
         if self.markdown {
             let mut out = render_markdown(&grid, "##");
-            if let Some(d) = diff {
-                out.push_str(&format!("\n### {}\n\n```diff\n", sass_heading(d)));
-                out.extend(sass_lines(d).into_iter().map(|l| l + "\n"));
-                out.push_str("```\n");
+            match &doc.sass {
+                Sass::Aligned { heading, lines, .. } => {
+                    out.push_str(&format!("\n### {heading}\n\n```diff\n"));
+                    out.extend(lines.iter().map(|(_, l)| format!("{l}\n")));
+                    out.push_str("```\n");
+                }
+                Sass::Missing(l) => out.push_str(&format!("\n{l}\n")),
             }
-            out.extend(
-                no_sass_line(
-                    &input.a_name,
-                    &input.b_name,
-                    input.comparison,
-                    input.listing_error.as_deref(),
-                )
-                .map(|l| format!("\n{l}\n")),
-            );
             out
         } else {
             // On a terminal, within its width like the report: the table in blocks of
             // columns, the other lines cut or broken to fit.
             let mut out = render_text_within(&grid, self.width);
             let text = |l: &str| fit_line(&format::printable(l), self.width);
-            if let Some(d) = diff {
-                out.push('\n');
-                out.push_str(&text(&sass_heading(d)));
-                // An instruction is cut, not broken, at the edge.
-                out.extend(sass_lines(d).iter().map(|l| {
-                    let l = format::printable(l);
-                    match self.width {
-                        Some(w) => format!("{}\n", format::cut(&l, w)),
-                        None => format!("{l}\n"),
-                    }
-                }));
-            }
-            if let Some(l) = no_sass_line(
-                &input.a_name,
-                &input.b_name,
-                input.comparison,
-                input.listing_error.as_deref(),
-            ) {
-                out.push('\n');
-                out.push_str(&text(&l));
+            out.push('\n');
+            match &doc.sass {
+                Sass::Aligned { heading, lines, .. } => {
+                    out.push_str(&text(heading));
+                    // An instruction is cut, not broken, at the edge.
+                    out.extend(lines.iter().map(|(_, l)| {
+                        let l = format::printable(l);
+                        match self.width {
+                            Some(w) => format!("{}\n", format::cut(&l, w)),
+                            None => format!("{l}\n"),
+                        }
+                    }));
+                }
+                Sass::Missing(l) => out.push_str(&text(l)),
             }
             out
         }
@@ -695,48 +516,6 @@ fn markdown_timeline(a: &Analysed) -> String {
             out.push('\n');
             out.push_str(&render_markdown(&matrix(&a.ladder.versions[i], m), "###"));
         }
-    }
-    out
-}
-
-/// "SASS: 812 → 790 instructions, 40 removed, 18 added (registers and addresses ignored)".
-fn sass_heading(d: &SassDiff) -> String {
-    format!(
-        "SASS: {} → {} instructions, {} removed, {} added (aligned with registers and addresses ignored; stall samples after each)",
-        d.a_instructions, d.b_instructions, d.removed, d.added
-    )
-}
-
-/// The aligned SASS as unified-diff lines, with each instruction's stall samples.
-pub fn sass_lines(d: &SassDiff) -> Vec<String> {
-    let mut out = Vec::new();
-    for h in &d.hunks {
-        let (ra, rb) = h.lines.iter().fold((0, 0), |(a, b), l| match l.change {
-            Change::Same => (a + 1, b + 1),
-            Change::Removed => (a + 1, b),
-            Change::Added => (a, b + 1),
-        });
-        out.push(format!(
-            "@@ -{},{ra} +{},{rb} @@",
-            h.a_start + 1,
-            h.b_start + 1
-        ));
-        for l in &h.lines {
-            let mark = match l.change {
-                Change::Same => ' ',
-                Change::Removed => '-',
-                Change::Added => '+',
-            };
-            let samples = if l.stall_samples > 0 {
-                format!("  [{}]", format::thousands(l.stall_samples as f64))
-            } else {
-                String::new()
-            };
-            out.push(format!("{mark} {}{samples}", l.text));
-        }
-    }
-    if out.is_empty() {
-        out.push("  (the same instructions)".into());
     }
     out
 }
@@ -911,6 +690,48 @@ fn is_text(c: &str) -> bool {
         .is_some_and(|ch| !(ch.is_ascii_digit() || matches!(ch, '-' | '+' | '−' | '∞' | '—')))
 }
 
+/// One metric's column when the versions are rows: its heading lines, its cells, its
+/// width, its alignment.
+struct Column {
+    heading: Vec<String>,
+    cells: Vec<String>,
+    w: usize,
+    text: bool,
+}
+
+impl Column {
+    /// The column of the timeline row `r` (its name, then one cell per version) with
+    /// `room` beside the version column.
+    fn of(r: &[String], versions: usize, room: usize) -> Column {
+        let mut cells: Vec<String> = (1..=versions)
+            .map(|i| r.get(i).cloned().unwrap_or_default())
+            .collect();
+        let text = cells.iter().any(|c| is_text(c));
+        let values = cells.iter().map(|c| width(c)).max().unwrap_or(0);
+        let title = &r[0];
+        let longest_piece = title
+            .split_whitespace()
+            .flat_map(|w| w.split_inclusive('_'))
+            .map(width)
+            .max()
+            .unwrap_or(0);
+        let w = values.max(longest_piece).max(width(title).min(HEADING_W));
+        // Text gives way to the room beside the versions; numbers never do.
+        let w = if text { w.min(room) } else { w };
+        if text {
+            for c in &mut cells {
+                *c = format::cut(c, w);
+            }
+        }
+        Column {
+            heading: wrap_heading(title, w),
+            cells,
+            w,
+            text,
+        }
+    }
+}
+
 /// The timeline grid turned round within `width` columns: versions as rows, one table
 /// per section of metrics (the bottleneck's rows first), the metrics as columns in
 /// blocks that fit, each block led by the version column; headings wrapped to their
@@ -936,43 +757,9 @@ pub fn render_versions_as_rows(g: &Grid, within: usize) -> String {
     let room = within.saturating_sub(version_w + 2).max(8);
     let mut out = String::new();
     for (name, rows) in sections.into_iter().filter(|(_, r)| !r.is_empty()) {
-        // One column per metric: its heading lines, its cells, its width, its alignment.
-        struct Column {
-            heading: Vec<String>,
-            cells: Vec<String>,
-            w: usize,
-            text: bool,
-        }
         let columns: Vec<Column> = rows
             .iter()
-            .map(|r| {
-                let mut cells: Vec<String> = (1..=versions.len())
-                    .map(|i| r.get(i).cloned().unwrap_or_default())
-                    .collect();
-                let text = cells.iter().any(|c| is_text(c));
-                let values = cells.iter().map(|c| width(c)).max().unwrap_or(0);
-                let title = &r[0];
-                let longest_piece = title
-                    .split_whitespace()
-                    .flat_map(|w| w.split_inclusive('_'))
-                    .map(width)
-                    .max()
-                    .unwrap_or(0);
-                let w = values.max(longest_piece).max(width(title).min(HEADING_W));
-                // Text gives way to the room beside the versions; numbers never do.
-                let w = if text { w.min(room) } else { w };
-                if text {
-                    for c in &mut cells {
-                        *c = format::cut(c, w);
-                    }
-                }
-                Column {
-                    heading: wrap_heading(title, w),
-                    cells,
-                    w,
-                    text,
-                }
-            })
+            .map(|r| Column::of(r, versions.len(), room))
             .collect();
         // Blocks of columns that fit beside the version column.
         let mut blocks: Vec<Vec<&Column>> = Vec::new();

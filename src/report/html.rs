@@ -6,11 +6,12 @@
 //! Markdown renderer.
 
 use super::colour::{self, Heat};
+use super::comparison::{self, Document, Figure, Part, Row, Sass, Tag};
 use super::svg::{self, Chart};
 use super::{
     Analysed, CompareInput, Exporter, display_order, escape, format, markdown, stall_rows,
 };
-use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, Verdict, VersionAnalysis};
+use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus, Shape};
 use crate::ncu::StallReason;
 use std::fmt::Write;
@@ -1020,15 +1021,17 @@ fn version_note(a: &Analysed, i: usize) -> String {
 
 // ---- a comparison ----
 
+/// A comparison's page: its document's sections, the stall shares charted and each
+/// side's (reason × instruction class) table.
 fn compare_page(input: &CompareInput) -> String {
-    let c = input.comparison;
+    let doc = input.document();
     let mut html = format!(
         "<h1>{} → {}</h1>\n<p class=\"meta\">Every metric's change, judged by its direction \
          (better green, worse red; within 1 % or the metric's tolerance: same).</p>\n",
-        escape(&input.a_name),
-        escape(&input.b_name)
+        escape(&doc.a_name),
+        escape(&doc.b_name)
     );
-    if let Some(s) = input.run_shape.as_ref().filter(|_| input.other_shape) {
+    if let Some(s) = &doc.other_shape {
         let _ = writeln!(
             html,
             "<p class=\"meta\">Run results at {} (not the reference shape).</p>",
@@ -1036,74 +1039,174 @@ fn compare_page(input: &CompareInput) -> String {
         );
     }
     let columns = super::column_names(input);
-    html.push_str("<h2>Metrics</h2>\n<div class=\"scroll\"><table><thead><tr><th>metric</th>");
+    html.push_str(&compare_metrics(&doc, &columns));
+    if let Some(s) = doc.section(Part::Bottleneck) {
+        html.push_str(&compare_table("Bottleneck", s, &columns));
+    }
+    if let Some(s) = doc.section(Part::Stalls) {
+        let _ = write!(
+            html,
+            "<h2>Stall shares</h2>\n<p class=\"meta\">{}: each reason's share, where they come from and how many samples are rows of the metrics' table.</p>\n\
+             <figure class=\"chart-figure\">{}<figcaption>Each bar splits \
+             a version's warp samples by stall reason.</figcaption></figure>\n",
+            escape(s.heading.as_deref().unwrap_or_default()),
+            svg::compare_stalls(input)
+        );
+    }
+    if let Some(s) = doc.section(Part::Cells) {
+        html.push_str(&compare_table("Hottest cells side by side", s, &columns));
+    }
+    html.push_str(&compare_matrices(&doc));
+    if let Some(s) = doc.section(Part::Mix) {
+        html.push_str(&compare_table("Instruction mix", s, &columns));
+    }
+    html.push_str(&compare_sass(&doc));
+    html
+}
+
+/// The metrics' table: each metric's change, what limits occupancy, where the stall
+/// shares come from and each reason's share.
+fn compare_metrics(doc: &Document, columns: &(String, String)) -> String {
+    let mut html =
+        String::from("<h2>Metrics</h2>\n<div class=\"scroll\"><table><thead><tr><th>metric</th>");
     let _ = writeln!(
         html,
         "<th>{}</th><th>{}</th><th>change</th><th class=\"text\">verdict</th></tr></thead><tbody>",
         escape(&columns.0),
         escape(&columns.1)
     );
-    for m in c.metrics.iter().filter(|m| m.a.is_some() || m.b.is_some()) {
-        let d = m.id.def();
-        let _ = writeln!(
-            html,
-            "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
-            escape(d.help),
-            escape(&d.name_at(input.run_shape.as_deref())),
-            format::with_unit(d.kind, m.a),
-            format::with_unit(d.kind, m.b),
-            format::delta(d.kind, m.a, m.b),
-            m.verdict.symbol(),
-            v = verdict_class(m.verdict),
-        );
-    }
-    for s in &c.stalls {
-        let pct = |x: Option<f64>| x.map(|v| v * 100.0);
-        let _ = writeln!(
-            html,
-            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{} stalls (%)</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
-            colour::reason_hue(s.reason).css_var(),
-            s.reason.metric_name(),
-            format::share(s.a),
-            format::share(s.b),
-            format::delta(crate::analysis::Kind::Percent, pct(s.a), pct(s.b)),
-            s.verdict.symbol(),
-            v = verdict_class(s.verdict),
-        );
+    let rows = [Part::Metrics, Part::Occupancy, Part::Stalls]
+        .into_iter()
+        .flat_map(|p| doc.rows(p))
+        .filter(|r| r.shown);
+    for r in rows {
+        let v = tag_class(r.tag);
+        let _ = match r.figure {
+            Figure::Metric(m) => writeln!(
+                html,
+                "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
+                escape(m.id.def().help),
+                escape(&r.name),
+                r.a,
+                r.b,
+                r.delta,
+                r.verdict,
+            ),
+            Figure::Stall(s) => {
+                let pct = |x: Option<f64>| x.map(|v| v * 100.0);
+                writeln!(
+                    html,
+                    "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{} stalls (%)</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
+                    colour::reason_hue(s.reason).css_var(),
+                    s.reason.metric_name(),
+                    r.a,
+                    r.b,
+                    format::delta(crate::analysis::Kind::Percent, pct(s.a), pct(s.b)),
+                    r.verdict,
+                )
+            }
+            _ => writeln!(html, "{}", compare_row(r)),
+        };
     }
     html.push_str("</tbody></table></div>\n");
-    if !c.stalls.is_empty() {
-        let _ = write!(
-            html,
-            "<h2>Stall shares</h2>\n<figure class=\"chart-figure\">{}<figcaption>Each bar splits \
-             a version's warp samples by stall reason.</figcaption></figure>\n",
-            svg::compare_stalls(input)
-        );
-    }
-    let (ma, mb) = (Matrix::of(&c.hot_ops_a), Matrix::of(&c.hot_ops_b));
-    if ma.is_some() || mb.is_some() {
-        html.push_str("<h2>Stall reason × instruction class</h2>\n<div class=\"matrices\">\n");
-        for (name, m) in [(&input.a_name, ma), (&input.b_name, mb)] {
-            if let Some(m) = m {
-                let _ = writeln!(
-                    html,
-                    "<figure><div class=\"scroll\">{}</div><figcaption>{} · {} stall samples</figcaption></figure>",
-                    m.table(),
-                    escape(name),
-                    format::thousands(m.total as f64)
-                );
-            }
-        }
-        html.push_str("</div>\n");
-    }
     html
 }
 
-fn verdict_class(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        _ => "plain",
+/// A section of the comparison as a table under its own heading, the table's heading
+/// (what the figures are) below it.
+fn compare_table(title: &str, s: &comparison::Section, columns: &(String, String)) -> String {
+    let mut html = format!("<h2>{title}</h2>\n");
+    if let Some(h) = &s.heading {
+        let _ = writeln!(html, "<p class=\"meta\">{}</p>", escape(h));
+    }
+    let _ = writeln!(
+        html,
+        "<div class=\"scroll\"><table><thead><tr><th></th><th>{}</th><th>{}</th><th>change</th><th class=\"text\">verdict</th></tr></thead><tbody>",
+        escape(&columns.0),
+        escape(&columns.1)
+    );
+    for r in s.rows.iter().filter(|r| r.shown) {
+        let _ = writeln!(html, "{}", compare_row(r));
+    }
+    html.push_str("</tbody></table></div>\n");
+    html
+}
+
+/// One row of a comparison's table, every cell escaped (labels and opcodes come from
+/// imported data).
+fn compare_row(r: &Row) -> String {
+    let v = tag_class(r.tag);
+    format!(
+        "<tr><td class=\"{v}\">{}</td><td>{}</td><td>{}</td><td class=\"{v}\">{}</td><td class=\"text {v}\">{}</td></tr>",
+        escape(&r.name),
+        escape(&r.a),
+        escape(&r.b),
+        escape(&r.delta),
+        escape(&r.verdict),
+    )
+}
+
+/// Each side's (reason × instruction class) table, where it has a source page.
+fn compare_matrices(doc: &Document) -> String {
+    let [ma, mb] = doc.hot_ops.map(Matrix::of);
+    if ma.is_none() && mb.is_none() {
+        return String::new();
+    }
+    let mut html =
+        String::from("<h2>Stall reason × instruction class</h2>\n<div class=\"matrices\">\n");
+    for (name, m) in [(&doc.a_name, ma), (&doc.b_name, mb)] {
+        if let Some(m) = m {
+            let _ = writeln!(
+                html,
+                "<figure><div class=\"scroll\">{}</div><figcaption>{} · {} stall samples</figcaption></figure>",
+                m.table(),
+                escape(name),
+                format::thousands(m.total as f64)
+            );
+        }
+    }
+    html.push_str("</div>\n");
+    html
+}
+
+/// The SASS aligned, added lines green and removed red; or why there is none.
+fn compare_sass(doc: &Document) -> String {
+    match &doc.sass {
+        Sass::Aligned { heading, lines, .. } => {
+            let mut html = format!(
+                "<h2>SASS</h2>\n<p class=\"meta\">{}</p>\n<div class=\"scroll\"><pre>",
+                escape(heading)
+            );
+            for (tag, l) in lines {
+                let _ = match tag {
+                    Tag::Added => writeln!(
+                        html,
+                        "<span style=\"color:var(--good)\">{}</span>",
+                        escape(l)
+                    ),
+                    Tag::Removed => writeln!(
+                        html,
+                        "<span style=\"color:var(--poor)\">{}</span>",
+                        escape(l)
+                    ),
+                    _ => writeln!(html, "{}", escape(l)),
+                };
+            }
+            html.push_str("</pre></div>\n");
+            html
+        }
+        Sass::Missing(l) => format!("<h2>SASS</h2>\n<p class=\"meta\">{}</p>\n", escape(l)),
+    }
+}
+
+/// The class of a comparison's cell: its verdict's colour.
+fn tag_class(t: Tag) -> &'static str {
+    match t {
+        Tag::Better => "better",
+        Tag::Worse => "worse",
+        Tag::Added => "added",
+        Tag::Removed => "removed",
+        Tag::Neutral => "plain",
     }
 }
 

@@ -1,7 +1,9 @@
 //! JSON: the timeline and comparisons as structured data for scripts.
 
+use super::comparison::{Document, Figure, Part, Sass};
 use super::{Analysed, CompareInput, Exporter, display_order};
-use crate::analysis::compare::{CellDelta, Side};
+use crate::analysis::compare::{CellDelta, Side, Verdict};
+use crate::analysis::occupancy::OccupancyLimit;
 use crate::analysis::sass::{MixRow, SassDiff};
 use crate::analysis::speed::Against;
 use crate::analysis::{Bottleneck, Cell, METRICS, NoLabel, OpcodeStat, StallMatrix, TrailStep};
@@ -18,7 +20,8 @@ pub struct JsonExporter;
 pub const REPORT_SCHEMA: &str = "stallscope/report/3";
 /// The version of the comparison document's layout. 2: `a` and `b` name each side as
 /// the report names a version (id, title, kernel; a file's path and launch).
-/// 3: `speed`, b's speed-up over a from their run results, with its verdict.
+/// 3: `speed`, b's speed-up over a from their run results, with its verdict; since
+/// added beside the others (no field changed its meaning): `occupancy`.
 pub const COMPARE_SCHEMA: &str = "stallscope/compare/3";
 
 /// The unit of every metric id, as the values are written.
@@ -199,104 +202,140 @@ impl Exporter for JsonExporter {
     }
 
     fn compare(&self, input: &CompareInput) -> String {
-        #[derive(Serialize)]
-        struct Metric {
-            metric: &'static str,
-            unit: &'static str,
-            a: Option<f64>,
-            b: Option<f64>,
-            verdict: crate::analysis::Verdict,
+        let doc = input.document();
+        serde_json::to_string_pretty(&compare_json(input, &doc)).expect("comparison serializes")
+            + "\n"
+    }
+}
+
+#[derive(Serialize)]
+struct MetricJson {
+    metric: &'static str,
+    unit: &'static str,
+    a: Option<f64>,
+    b: Option<f64>,
+    verdict: Verdict,
+}
+
+#[derive(Serialize)]
+struct StallJson {
+    reason: &'static str,
+    /// Fractions of all samples.
+    a: Option<f64>,
+    b: Option<f64>,
+    verdict: Verdict,
+}
+
+#[derive(Serialize)]
+struct Pair<T> {
+    a: T,
+    b: T,
+}
+
+impl<T> Pair<T> {
+    fn of<'a>(doc: &Document<'a>, f: impl Fn(&'a Side) -> T) -> Pair<T> {
+        Pair {
+            a: f(doc.sides[0]),
+            b: f(doc.sides[1]),
         }
-        #[derive(Serialize)]
-        struct Stall {
-            reason: &'static str,
-            /// Fractions of all samples.
-            a: Option<f64>,
-            b: Option<f64>,
-            verdict: crate::analysis::Verdict,
-        }
-        #[derive(Serialize)]
-        struct Pair<T> {
-            a: T,
-            b: T,
-        }
-        #[derive(Serialize)]
-        struct Out<'a> {
-            schema: &'static str,
-            a: &'a super::CompareSide,
-            b: &'a super::CompareSide,
-            /// The shape whose run results are compared: the reference, unless `--shape`
-            /// chose another (null for export files).
-            run_shape: Option<&'a str>,
-            /// b's speed-up over a from their run results at `run_shape` (a's time
-            /// over b's: above 1, b is faster), with its interval and verdict; null
-            /// unless both have one.
-            speed: Option<&'a crate::analysis::speed::Speedup>,
-            metrics: Vec<Metric>,
-            /// Where each side's stall shares come from, and how many samples.
-            stall_source: Pair<Option<&'static str>>,
-            stall_samples: Pair<Option<u64>>,
-            stalls: Vec<Stall>,
-            bottleneck: Pair<Option<&'a Bottleneck>>,
-            no_label: Pair<Option<NoLabel>>,
-            /// The hottest (reason × opcode) cells of either side, shares of each side's
-            /// stall samples.
-            cells: &'a [CellDelta],
-            /// Opcode classes side by side: instructions, stall samples, share.
-            mix: &'a [MixRow],
-            /// The SASS listings aligned by instruction (registers and addresses
-            /// ignored); null unless both sides have a source page.
-            sass_diff: Option<&'a SassDiff>,
-            hot_ops_a: &'a [OpcodeStat],
-            hot_ops_b: &'a [OpcodeStat],
-        }
-        fn pair<'a, T>(c: &'a crate::analysis::Comparison, f: impl Fn(&'a Side) -> T) -> Pair<T> {
-            Pair {
-                a: f(&c.a),
-                b: f(&c.b),
-            }
-        }
-        let c = input.comparison;
-        let out = Out {
-            schema: COMPARE_SCHEMA,
-            a: &input.a,
-            b: &input.b,
-            run_shape: input.run_shape.as_deref(),
-            speed: input.speed.as_ref(),
-            metrics: c
-                .metrics
-                .iter()
-                .map(|m| {
+    }
+}
+
+#[derive(Serialize)]
+struct CompareJson<'a> {
+    schema: &'static str,
+    a: &'a super::CompareSide,
+    b: &'a super::CompareSide,
+    /// The shape whose run results are compared: the reference, unless `--shape`
+    /// chose another (null for export files).
+    run_shape: Option<&'a str>,
+    /// b's speed-up over a from their run results at `run_shape` (a's time
+    /// over b's: above 1, b is faster), with its interval and verdict; null
+    /// unless both have one.
+    speed: Option<&'a crate::analysis::speed::Speedup>,
+    metrics: Vec<MetricJson>,
+    /// What limits each side's occupancy (null where unknown).
+    occupancy: Pair<Option<&'a OccupancyLimit>>,
+    /// Where each side's stall shares come from, and how many samples.
+    stall_source: Pair<Option<&'static str>>,
+    stall_samples: Pair<Option<u64>>,
+    stalls: Vec<StallJson>,
+    bottleneck: Pair<Option<&'a Bottleneck>>,
+    no_label: Pair<Option<NoLabel>>,
+    /// The hottest (reason × opcode) cells of either side, shares of each side's
+    /// stall samples.
+    cells: Vec<&'a CellDelta>,
+    /// Opcode classes side by side: instructions, stall samples, share.
+    mix: Vec<&'a MixRow>,
+    /// The SASS listings aligned by instruction (registers and addresses
+    /// ignored); null unless both sides have a source page.
+    sass_diff: Option<&'a SassDiff>,
+    hot_ops_a: &'a [OpcodeStat],
+    hot_ops_b: &'a [OpcodeStat],
+}
+
+/// The comparison's document as data: every row of each section (those text leaves
+/// out too), by its figures.
+fn compare_json<'a>(input: &'a CompareInput, doc: &Document<'a>) -> CompareJson<'a> {
+    let figures = |part: Part| doc.rows(part).map(|r| r.figure).collect::<Vec<_>>();
+    CompareJson {
+        schema: COMPARE_SCHEMA,
+        a: &input.a,
+        b: &input.b,
+        run_shape: input.run_shape.as_deref(),
+        speed: input.speed.as_ref(),
+        metrics: figures(Part::Metrics)
+            .into_iter()
+            .filter_map(|f| match f {
+                Figure::Metric(m) => {
                     let d = m.id.def();
-                    Metric {
+                    Some(MetricJson {
                         metric: d.key,
                         unit: d.kind.output_unit(),
                         a: m.a.map(|x| d.kind.output(x)),
                         b: m.b.map(|x| d.kind.output(x)),
                         verdict: m.verdict,
-                    }
-                })
-                .collect(),
-            stalls: c
-                .stalls
-                .iter()
-                .map(|s| Stall {
+                    })
+                }
+                _ => None,
+            })
+            .collect(),
+        occupancy: Pair::of(doc, |s| s.occupancy.as_ref()),
+        stall_source: Pair::of(doc, |s| s.stall_source.map(|x| x.key())),
+        stall_samples: Pair::of(doc, |s| s.stall_samples),
+        stalls: figures(Part::Stalls)
+            .into_iter()
+            .filter_map(|f| match f {
+                Figure::Stall(s) => Some(StallJson {
                     reason: s.reason.metric_name(),
                     a: s.a,
                     b: s.b,
                     verdict: s.verdict,
-                })
-                .collect(),
-            stall_source: pair(c, |s| s.stall_source.map(|x| x.key())),
-            stall_samples: pair(c, |s| s.stall_samples),
-            bottleneck: pair(c, |s| s.bottleneck.as_ref()),
-            no_label: pair(c, |s| s.no_label),
-            cells: &c.cells,
-            mix: &c.mix,
-            sass_diff: c.sass.as_ref(),
-            hot_ops_a: &c.hot_ops_a,
-            hot_ops_b: &c.hot_ops_b,
-        };
-        serde_json::to_string_pretty(&out).expect("comparison serializes") + "\n"
+                }),
+                _ => None,
+            })
+            .collect(),
+        bottleneck: Pair::of(doc, |s| s.bottleneck.as_ref()),
+        no_label: Pair::of(doc, |s| s.no_label),
+        cells: figures(Part::Cells)
+            .into_iter()
+            .filter_map(|f| match f {
+                Figure::Cell(c) => Some(c),
+                _ => None,
+            })
+            .collect(),
+        mix: figures(Part::Mix)
+            .into_iter()
+            .filter_map(|f| match f {
+                Figure::Mix(m) => Some(m),
+                _ => None,
+            })
+            .collect(),
+        sass_diff: match &doc.sass {
+            Sass::Aligned { diff, .. } => Some(diff),
+            Sass::Missing(_) => None,
+        },
+        hot_ops_a: doc.hot_ops[0],
+        hot_ops_b: doc.hot_ops[1],
     }
 }

@@ -2,6 +2,7 @@
 //! Each format is one [`Exporter`]; the table and Markdown formats share one grid.
 
 pub mod colour;
+pub mod comparison;
 pub mod format;
 pub mod grid;
 mod html;
@@ -53,8 +54,9 @@ pub enum CompareFormat {
     Json,
     /// One row per metric and stall reason: metric, unit, A's value, B's value, verdict.
     Csv,
-    /// A standalone page: the metric deltas, a chart of the stall shares side by side,
-    /// the (reason × instruction) cells (loads nothing).
+    /// A standalone page: the table's sections (the metric deltas, the bottlenecks, the
+    /// (reason × instruction) cells, the instruction mix, the SASS aligned), a chart of
+    /// the stall shares side by side and each side's heat table (loads nothing).
     Html,
     /// The two sides' stall shares as one chart, side by side.
     Svg,
@@ -105,6 +107,22 @@ pub struct CompareInput<'a> {
     pub listing_error: Option<String>,
     /// b's speed-up over a from their run results at `run_shape`, where both have one.
     pub speed: Option<crate::analysis::speed::Speedup>,
+}
+
+impl CompareInput<'_> {
+    /// The comparison as the document every format renders.
+    pub fn document(&self) -> comparison::Document<'_> {
+        comparison::document(
+            self.comparison,
+            &comparison::Names {
+                a: &self.a_name,
+                b: &self.b_name,
+                run_shape: self.run_shape.as_deref(),
+                other_shape: self.other_shape,
+                listing_error: self.listing_error.as_deref(),
+            },
+        )
+    }
 }
 
 /// One side of a comparison as the report's JSON names a version: id, title and the
@@ -459,7 +477,12 @@ impl Exporter for CsvExporter {
         }
         let _ = w.write_record(["metric", "unit", &a, &b, "verdict", "run_shape"]);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-        for m in &input.comparison.metrics {
+        let doc = input.document();
+        let rows = doc.rows(comparison::Part::Metrics);
+        for m in rows.filter_map(|r| match r.figure {
+            comparison::Figure::Metric(m) => Some(m),
+            _ => None,
+        }) {
             let d = m.id.def();
             let out = |x: Option<f64>| num(x.map(|v| d.kind.output(v)));
             let shape = match d.origin() {
@@ -475,7 +498,11 @@ impl Exporter for CsvExporter {
                 shape,
             ]);
         }
-        for s in &input.comparison.stalls {
+        let rows = doc.rows(comparison::Part::Stalls);
+        for s in rows.filter_map(|r| match r.figure {
+            comparison::Figure::Stall(s) => Some(s),
+            _ => None,
+        }) {
             let _ = w.write_record([
                 &format!("stall_{}", s.reason.metric_name()),
                 STALL_UNIT,

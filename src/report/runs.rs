@@ -46,7 +46,10 @@ pub fn protocol_words(p: &Protocol) -> String {
             p.rounds,
             c.ending().unwrap_or_else(|| "a fixed count".to_string()),
             c.interval_pct
-                .map(|h| format!(", this one ±{h:.2} %"))
+                .map(|h| format!(
+                    ", this one ±{h:.2} %{}",
+                    if c.decided { ", decided" } else { "" }
+                ))
                 .unwrap_or_default()
         ),
         None => format!("{} rounds", p.rounds),
@@ -190,13 +193,15 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
 }
 
 /// How many rounds a candidate had and, where it did not reach the stopping rule's
-/// target, the interval it reached: `12`, `20 ±1.6%`, `12 ref` for the reference.
+/// target, the interval it reached: `12`, `20 ±1.6%`, `12 ref` for the reference, `5
+/// decided` for one that sat out the rounds after its verdict settled.
 fn rounds_cell(r: &RunResult) -> String {
     let Some(p) = &r.protocol else {
         return UNKNOWN.to_string();
     };
     match &p.convergence {
         Some(c) if c.against == r.version => format!("{} ref", p.rounds),
+        Some(c) if c.decided => format!("{} decided", p.rounds),
         Some(c) if !c.converged => match c.interval_pct {
             Some(h) => format!("{} ±{h:.1}%", p.rounds),
             None => format!("{} ✗", p.rounds),
@@ -217,6 +222,17 @@ fn legend(results: &[RunResult]) -> Vec<String> {
         out.push(format!(
             "rounds: a figure after the count is the 95 % interval a candidate reached against {}, short of the ±{:.1} % target",
             c.against, c.target_pct
+        ));
+    }
+    let decided = results
+        .iter()
+        .filter_map(|r| r.protocol.as_ref()?.convergence.as_ref())
+        .find(|c| c.decided);
+    if let Some(c) = decided {
+        out.push(format!(
+            "rounds: decided = its interval against {} lay wholly beyond ±{:.0} % (the verdict settled), and it sat out the rounds after",
+            c.against,
+            crate::analysis::speed::EQUIVALENCE_BAND * 100.0
         ));
     }
     let words: std::collections::BTreeSet<&str> = results

@@ -3,7 +3,7 @@
 //! message. The event loop and the GPU tests drive it the same way.
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
-use crate::gpu::{self, profile, runner};
+use crate::gpu::{self, host::profile, host::runner};
 use crate::model::{self, LoadReport, Store, import};
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};

@@ -27,3 +27,23 @@ mod skip;
 // Each test file uses some of them.
 #[allow(unused_imports)]
 pub use skip::{MUST_RUN_VAR, must_run, records, records_of, skip, tally};
+
+/// What `stallscope ARGS --profiles <bundled>` writes to stdout; fails the test, with
+/// its stderr, when it does not succeed.
+pub fn stdout_on_bundled(args: &[&str]) -> String {
+    let o = assert_cmd::Command::cargo_bin("stallscope")
+        .expect("the binary")
+        .env_remove("STALLSCOPE_PROFILES")
+        .args(args)
+        .arg("--profiles")
+        .arg(profiles())
+        .output()
+        .expect("it starts");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).expect("UTF-8")
+}
+
+/// The same, read as JSON.
+pub fn json_on_bundled(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&stdout_on_bundled(args)).expect("JSON")
+}

@@ -1,7 +1,7 @@
 """One PyTorch SDPA backend as a stallscope worker, timed under the runner's protocol.
 
 stallscope starts `python3 sdpa.py --backend cudnn|fa2|mem-efficient --shape B,H,S,D
-[--causal] --seed N` and speaks with it one JSON object a line (src/gpu/protocol.rs):
+[--causal] --seed N` and speaks with it one JSON object a line (src/gpu/wire.rs):
 the worker checks the backend's first call against PyTorch's math backend in fp32 and
 says hello; then the runner asks it to calibrate (build a CUDA graph of back-to-back
 calls lasting about rep_ms), to replay that graph `count` times with an event between

@@ -3,7 +3,10 @@
 //! the diff of their kernel sources.
 
 use super::{App, stall_bar, stall_legend, wrap};
-use crate::analysis::{self, Verdict};
+use crate::analysis::sass::MixSide;
+use crate::analysis::{self, StallBreakdown};
+use crate::model::Version;
+use crate::report::comparison::{self, Document, Figure, Names, Part, Sass, Tag};
 use crate::report::{self, format};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -15,10 +18,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     super::draw_document(frame, lines, app.scroll_of(super::View::Compare), body);
 }
 
-fn verdict_style(app: &App, v: Verdict) -> Style {
-    match v {
-        Verdict::Better => app.theme.better(),
-        Verdict::Worse => app.theme.worse(),
+fn tag_style(app: &App, t: Tag) -> Style {
+    match t {
+        Tag::Better => app.theme.better(),
+        Tag::Worse => app.theme.worse(),
         _ => app.theme.dim(),
     }
 }
@@ -26,29 +29,71 @@ fn verdict_style(app: &App, v: Verdict) -> Style {
 /// The narrowest a metric's name is cut to before rows are stacked instead.
 const MIN_NAME_W: usize = 10;
 
+/// The comparison's columns at a terminal's width: as wide as their values (and two
+/// spaces), the delta column as its deltas; a terminal too narrow for them gets each row
+/// stacked (`stacked_row`), so that no value is cut or runs into the next.
+struct Columns {
+    name_w: usize,
+    val_w: usize,
+    delta_w: usize,
+    stacked: bool,
+}
+
+/// The shown metric rows: verdict tag, and the cells (name, a, b, delta, verdict word).
+fn metric_rows<'a>(doc: &'a Document) -> Vec<(Tag, [String; 4], &'a str)> {
+    doc.rows(Part::Metrics)
+        .filter(|r| r.shown)
+        .map(|r| {
+            let name = match r.figure {
+                Figure::Metric(m) => m.id.def().name.to_string(),
+                _ => r.name.clone(),
+            };
+            (
+                r.tag,
+                [name, r.a.clone(), r.b.clone(), r.delta.clone()],
+                r.verdict.as_str(),
+            )
+        })
+        .collect()
+}
+
+impl Columns {
+    fn of(rows: &[(Tag, [String; 4], &str)], width: usize) -> Columns {
+        let widest = |cols: &[usize], at_least: usize| {
+            rows.iter()
+                .flat_map(|(_, cells, _)| cols.iter().map(|&i| format::width(&cells[i])))
+                .max()
+                .unwrap_or(0)
+                .max(at_least)
+                + 2
+        };
+        let val_w = widest(&[1, 2], 8);
+        let delta_w = widest(&[3], 5);
+        // The names as wide as the widest where the terminal holds them; they give way
+        // first (cut with an ellipsis) so that the values fit.
+        let name_w = widest(&[0], 8)
+            .min(width.saturating_sub(2 * val_w + delta_w))
+            .max(MIN_NAME_W);
+        // Too narrow for a row of four columns (40 columns): each row stacked, its name
+        // on a line, then its values and its delta packed into lines that hold them
+        // whole. The row as laid out: name, two values, delta and "  ▲".
+        let stacked = MIN_NAME_W + 2 * val_w + delta_w + 3 > width;
+        Columns {
+            name_w,
+            val_w,
+            delta_w,
+            stacked,
+        }
+    }
+}
+
+/// Two versions' ids, as the view's rows name the sides.
+type Ids<'a> = [&'a str; 2];
+
 pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
     let ls = app.ladder();
     let Some((ia, ib)) = app.compare_pair() else {
-        // The first version, nothing marked: nothing to compare it with.
-        return app
-            .version_index()
-            .map(|i| {
-                let mut out: Vec<Line> = wrap(&ls.ladder.no_parent(i), width)
-                    .into_iter()
-                    .map(|l| Line::styled(l, t.title()))
-                    .collect();
-                out.extend(
-                    wrap(
-                        "m marks a version, then select another to compare the two",
-                        width,
-                    )
-                    .into_iter()
-                    .map(|l| Line::styled(l, t.dim())),
-                );
-                out
-            })
-            .unwrap_or_default();
+        return no_pair(app, width);
     };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);
@@ -60,6 +105,56 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             &computed
         }
     };
+    let listing_error = va.listing_error().or_else(|| vb.listing_error());
+    let names = Names {
+        a: &va.id,
+        b: &vb.id,
+        run_shape: None,
+        other_shape: false,
+        listing_error: listing_error.as_deref(),
+    };
+    let doc = comparison::document(c, &names);
+    let ids = [va.id.as_str(), vb.id.as_str()];
+    let mut out = title_lines(app, va, vb);
+    let rows = metric_rows(&doc);
+    let cols = Columns::of(&rows, width);
+    out.extend(metric_lines(app, &rows, &cols, ids, width));
+    out.extend(occupancy_lines(app, &doc, ids));
+    out.extend(bottleneck_lines(app, &doc, ids));
+    let stalls = [aa.stalls.as_ref(), ab.stalls.as_ref()];
+    out.extend(stall_lines(app, &doc, stalls, &cols, ids, width));
+    out.extend(cell_lines(app, &doc, &cols, ids, width));
+    out.extend(mix_lines(app, &doc, ids));
+    out.extend(sass_lines(app, &doc));
+    out.extend(source_lines(app, va, vb));
+    out
+}
+
+/// The first version, nothing marked: nothing to compare it with.
+fn no_pair(app: &App, width: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    app.version_index()
+        .map(|i| {
+            let mut out: Vec<Line> = wrap(&app.ladder().ladder.no_parent(i), width)
+                .into_iter()
+                .map(|l| Line::styled(l, t.title()))
+                .collect();
+            out.extend(
+                wrap(
+                    "m marks a version, then select another to compare the two",
+                    width,
+                )
+                .into_iter()
+                .map(|l| Line::styled(l, t.dim())),
+            );
+            out
+        })
+        .unwrap_or_default()
+}
+
+/// The two versions compared, and the shape of the run results compared.
+fn title_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
+    let t = &app.theme;
     let mut out = vec![Line::from(vec![
         Span::styled(format!("{} {}", va.id, va.title), t.title()),
         Span::raw("  →  "),
@@ -74,105 +169,96 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ),
     ])];
     // The run results compared are of one shape: the view names it.
-    if let Some(line) = super::run_shape_line(app) {
-        out.push(line);
-    }
-    // Columns as wide as their values (and two spaces), the delta column as its
-    // deltas; a terminal too narrow for them gets each row stacked (`stacked_row`),
-    // so that no value is cut or runs into the next.
-    // Per metric: its verdict and its cells (name, a, b, delta).
-    let rows: Vec<_> = c
-        .metrics
-        .iter()
-        .filter(|m| m.a.is_some() || m.b.is_some())
-        .map(|m| {
-            let d = m.id.def();
-            let cells = [
-                d.name.to_string(),
-                format::with_unit(d.kind, m.a),
-                format::with_unit(d.kind, m.b),
-                format::delta(d.kind, m.a, m.b),
-            ];
-            (m.verdict, cells)
-        })
-        .collect();
-    let widest = |cols: &[usize], at_least: usize| {
-        rows.iter()
-            .flat_map(|(_, cells)| cols.iter().map(|&i| format::width(&cells[i])))
-            .max()
-            .unwrap_or(0)
-            .max(at_least)
-            + 2
-    };
-    let val_w = widest(&[1, 2], 8);
-    let delta_w = widest(&[3], 5);
-    // The names as wide as the widest where the terminal holds them; they give way
-    // first (cut with an ellipsis) so that the values fit.
-    let name_w = widest(&[0], 8)
-        .min(width.saturating_sub(2 * val_w + delta_w))
-        .max(MIN_NAME_W);
-    // Too narrow for a row of four columns (40 columns): each metric stacked, its name
-    // on a line, then its values and its delta packed into lines that hold them whole.
-    // The row as laid out below: name, two values, delta and "  ▲".
-    let stacked = MIN_NAME_W + 2 * val_w + delta_w + 3 > width;
-    if stacked {
+    out.extend(super::run_shape_line(app));
+    out
+}
+
+/// Each metric's row: name, the two values, the delta and the verdict, coloured by it.
+fn metric_lines(
+    app: &App,
+    rows: &[(Tag, [String; 4], &str)],
+    cols: &Columns,
+    [a_id, b_id]: Ids,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Columns {
+        name_w,
+        val_w,
+        delta_w,
+        ..
+    } = *cols;
+    let mut out = Vec::new();
+    if cols.stacked {
         out.push(Line::styled("metric", t.dim()));
-        for (verdict, [name, a, b, delta]) in &rows {
+        for (tag, [name, a, b, delta], verdict) in rows {
             out.extend(stacked_row(
                 Line::raw(name.clone()),
-                [format!("{} {a}", va.id), format!("{} {b}", vb.id)],
-                format!("{delta} {}", verdict.symbol()),
-                verdict_style(app, *verdict),
+                [format!("{a_id} {a}"), format!("{b_id} {b}")],
+                format!("{delta} {verdict}"),
+                tag_style(app, *tag),
                 width,
             ));
         }
-    } else {
-        out.push(Line::styled(
-            format!(
-                "{}{}{}{}  verdict",
-                format::left("metric", name_w),
-                format::right(&va.id, val_w),
-                format::right(&vb.id, val_w),
-                format::right("delta", delta_w)
-            ),
-            t.dim(),
-        ));
-        for (verdict, [name, a, b, delta]) in &rows {
-            out.push(Line::from(vec![
-                Span::raw(format::left(name, name_w)),
-                Span::raw(format::right(a, val_w)),
-                Span::raw(format::right(b, val_w)),
-                Span::raw(format::right(delta, delta_w)),
-                Span::styled(
-                    format!("  {}", verdict.symbol()),
-                    verdict_style(app, *verdict),
-                ),
-            ]));
-        }
+        return out;
     }
-    let name_w = name_w.max(24);
-
-    if c.a.occupancy.is_some() || c.b.occupancy.is_some() {
-        out.push(Line::default());
-        out.push(Line::styled("occupancy limited by", t.title()));
-        for (v, side) in [(va, &c.a), (vb, &c.b)] {
-            let text = side
-                .occupancy
-                .as_ref()
-                .map(|o| o.to_string())
-                .unwrap_or_else(|| format::UNKNOWN.to_string());
-            out.push(Line::from(vec![
-                Span::raw(format!("{:<8}", v.id)),
-                Span::raw(text),
-            ]));
-        }
+    out.push(Line::styled(
+        format!(
+            "{}{}{}{}  verdict",
+            format::left("metric", name_w),
+            format::right(a_id, val_w),
+            format::right(b_id, val_w),
+            format::right("delta", delta_w)
+        ),
+        t.dim(),
+    ));
+    for (tag, [name, a, b, delta], verdict) in rows {
+        out.push(Line::from(vec![
+            Span::raw(format::left(name, name_w)),
+            Span::raw(format::right(a, val_w)),
+            Span::raw(format::right(b, val_w)),
+            Span::raw(format::right(delta, delta_w)),
+            Span::styled(format!("  {verdict}"), tag_style(app, *tag)),
+        ]));
     }
+    out
+}
 
-    out.push(Line::default());
-    out.push(Line::styled("bottleneck (% of stall samples)", t.title()));
-    for (v, side) in [(va, &c.a), (vb, &c.b)] {
+/// What limits each side's occupancy, in full, where one side knows.
+fn occupancy_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    if doc.section(Part::Occupancy).is_none() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        Line::default(),
+        Line::styled("occupancy limited by", t.title()),
+    ];
+    for (id, side) in ids.into_iter().zip(doc.sides) {
+        let text = side
+            .occupancy
+            .as_ref()
+            .map(|o| o.to_string())
+            .unwrap_or_else(|| format::UNKNOWN.to_string());
+        out.push(Line::from(vec![
+            Span::raw(format!("{id:<8}")),
+            Span::raw(text),
+        ]));
+    }
+    out
+}
+
+/// Each side's bottleneck with its share, and its runner-up unless the two tie.
+fn bottleneck_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let heading = doc
+        .section(Part::Bottleneck)
+        .and_then(|s| s.heading.clone())
+        .unwrap_or_default();
+    let mut out = vec![Line::default(), Line::styled(heading, t.title())];
+    for (id, side) in ids.into_iter().zip(doc.sides) {
         let mut spans = vec![
-            Span::raw(format!("{:<8}", v.id)),
+            Span::raw(format!("{id:<8}")),
             Span::styled(
                 report::label_text(side.bottleneck.as_ref(), side.no_label),
                 t.moved(),
@@ -192,17 +278,30 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         }
         out.push(Line::from(spans));
     }
+    out
+}
 
-    out.push(Line::default());
-    out.push(Line::styled(
-        report::stall_heading([c.a.stall_source, c.b.stall_source]),
-        t.title(),
-    ));
+/// Each side's stall bar with where its shares come from, the legend, and each
+/// reason's row.
+fn stall_lines(
+    app: &App,
+    doc: &Document,
+    stalls: [Option<&StallBreakdown>; 2],
+    cols: &Columns,
+    ids: Ids,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let sources = doc.sides.map(|s| s.stall_source);
+    let mut out = vec![
+        Line::default(),
+        Line::styled(report::stall_heading(sources), t.title()),
+    ];
     // Room for the id, the bar and where its figures come from.
     let bar_w = width.saturating_sub(48).clamp(10, 80);
-    for (v, a, side) in [(va, aa, &c.a), (vb, ab, &c.b)] {
-        let mut spans = vec![Span::raw(format!("{:<8}", v.id))];
-        spans.extend(stall_bar(app, a.stalls.as_ref(), bar_w).spans);
+    for ((id, shares), side) in ids.into_iter().zip(stalls).zip(doc.sides) {
+        let mut spans = vec![Span::raw(format!("{id:<8}"))];
+        spans.extend(stall_bar(app, shares, bar_w).spans);
         spans.push(Span::styled(
             format!(
                 "  {}{}",
@@ -215,100 +314,102 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
         ));
         out.push(Line::from(spans));
     }
-    let reasons: Vec<_> = c.stalls.iter().map(|s| s.reason).collect();
+    let rows: Vec<_> = doc
+        .rows(Part::Stalls)
+        .filter_map(|r| match r.figure {
+            Figure::Stall(s) => Some((s.reason, r)),
+            _ => None,
+        })
+        .collect();
+    let reasons: Vec<_> = rows.iter().map(|(reason, _)| *reason).collect();
     out.extend(stall_legend(app, "stalls", &reasons, width));
-    for s in &c.stalls {
-        if stacked {
+    let (name_w, val_w) = (cols.name_w.max(24), cols.val_w);
+    for (reason, r) in rows {
+        let swatch = Span::styled(t.reason_fill(reason).to_string(), t.reason(reason));
+        if cols.stacked {
             out.extend(stacked_row(
                 Line::from(vec![
-                    Span::styled(t.reason_fill(s.reason).to_string(), t.reason(s.reason)),
-                    Span::raw(format!(" {}", s.reason.metric_name())),
+                    swatch,
+                    Span::raw(format!(" {}", reason.metric_name())),
                 ]),
-                [
-                    format!("{} {}", va.id, format::share(s.a)),
-                    format!("{} {}", vb.id, format::share(s.b)),
-                ],
-                format!("{} {}", format::share_delta(s.a, s.b), s.verdict.symbol()),
-                verdict_style(app, s.verdict),
+                [format!("{} {}", ids[0], r.a), format!("{} {}", ids[1], r.b)],
+                format!("{} {}", r.delta, r.verdict),
+                tag_style(app, r.tag),
                 width,
             ));
             continue;
         }
         out.push(Line::from(vec![
-            Span::styled(t.reason_fill(s.reason).to_string(), t.reason(s.reason)),
-            Span::raw(format!(" {:<w$}", s.reason.metric_name(), w = name_w - 2)),
-            Span::raw(format!("{:>val_w$}", format::share(s.a))),
-            Span::raw(format!("{:>val_w$}", format::share(s.b))),
-            Span::raw(format!("{:>val_w$}", format::share_delta(s.a, s.b))),
-            Span::styled(
-                format!("  {}", s.verdict.symbol()),
-                verdict_style(app, s.verdict),
-            ),
+            swatch,
+            Span::raw(format!(" {:<w$}", reason.metric_name(), w = name_w - 2)),
+            Span::raw(format!("{:>val_w$}", r.a)),
+            Span::raw(format!("{:>val_w$}", r.b)),
+            Span::raw(format!("{:>val_w$}", r.delta)),
+            Span::styled(format!("  {}", r.verdict), tag_style(app, r.tag)),
         ]));
     }
+    out
+}
 
-    if !c.cells.is_empty() {
-        out.push(Line::default());
-        out.push(Line::styled(
+/// The hottest (reason × instruction) cells of either side, samples beside shares.
+fn cell_lines(
+    app: &App,
+    doc: &Document,
+    cols: &Columns,
+    ids: Ids,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some(section) = doc.section(Part::Cells) else {
+        return Vec::new();
+    };
+    let mut out = vec![
+        Line::default(),
+        Line::styled(
             "stall reason × instruction (stall samples · % of them; changed: beyond sampling noise)",
             t.title(),
-        ));
-        let cell_w = name_w + 8;
-        // Room for the counts beside the shares.
-        let pair_w = val_w + 8;
-        for d in &c.cells {
-            if stacked {
-                out.extend(stacked_row(
-                    Line::raw(format!("{} @ {}", d.reason, d.opcode)),
-                    [
-                        format!("{} {}", va.id, format::samples_share(d.a_samples, d.a)),
-                        format!("{} {}", vb.id, format::samples_share(d.b_samples, d.b)),
-                    ],
-                    format!(
-                        "{} {}",
-                        format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),
-                        d.verdict.symbol()
-                    ),
-                    t.dim(),
-                    width,
-                ));
-                continue;
-            }
-            out.push(Line::from(vec![
-                Span::raw(format!(
-                    "{:<cell_w$}",
-                    format!("{} @ {}", d.reason, d.opcode)
-                )),
-                Span::raw(format!(
-                    "{:>w$}",
-                    format::samples_share(d.a_samples, d.a),
-                    w = pair_w - 8
-                )),
-                Span::raw(format!(
-                    "{:>pair_w$}",
-                    format::samples_share(d.b_samples, d.b)
-                )),
-                Span::raw(format!(
-                    "{:>pair_w$}",
-                    format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b))
-                )),
-                Span::styled(format!("  {}", d.verdict.symbol()), t.dim()),
-            ]));
-        }
-    }
-
-    out.push(Line::default());
-    out.push(Line::styled(
-        format!(
-            "instruction mix: {} │ {} (instructions, stall samples, % of them)",
-            va.id, vb.id
         ),
-        t.title(),
-    ));
-    if c.hot_ops_a.is_empty() && c.hot_ops_b.is_empty() {
+    ];
+    let cell_w = cols.name_w.max(24) + 8;
+    // Room for the counts beside the shares.
+    let pair_w = cols.val_w + 8;
+    for r in &section.rows {
+        if cols.stacked {
+            out.extend(stacked_row(
+                Line::raw(r.name.clone()),
+                [format!("{} {}", ids[0], r.a), format!("{} {}", ids[1], r.b)],
+                format!("{} {}", r.delta, r.verdict),
+                t.dim(),
+                width,
+            ));
+            continue;
+        }
+        out.push(Line::from(vec![
+            Span::raw(format!("{:<cell_w$}", r.name)),
+            Span::raw(format!("{:>w$}", r.a, w = pair_w - 8)),
+            Span::raw(format!("{:>pair_w$}", r.b)),
+            Span::raw(format!("{:>pair_w$}", r.delta)),
+            Span::styled(format!("  {}", r.verdict), t.dim()),
+        ]));
+    }
+    out
+}
+
+/// The instruction classes side by side, a class one side lacks coloured as added or
+/// removed.
+fn mix_lines(app: &App, doc: &Document, [a_id, b_id]: Ids) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut out = vec![
+        Line::default(),
+        Line::styled(
+            format!("instruction mix: {a_id} │ {b_id} (instructions, stall samples, % of them)"),
+            t.title(),
+        ),
+    ];
+    if doc.section(Part::Mix).is_none() {
         out.push(Line::styled("  no source pages", t.dim()));
     }
-    let side = |present: bool, m: &crate::analysis::sass::MixSide| {
+    let side = |present: bool, m: &MixSide| {
         if present {
             format!(
                 "{:>6} {:>7} {:>5}",
@@ -320,24 +421,30 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
             format!("{:>20}", format::UNKNOWN)
         }
     };
-    let (has_a, has_b) = (!c.hot_ops_a.is_empty(), !c.hot_ops_b.is_empty());
-    for r in c.mix.iter().take(crate::report::grid::MIX_ROWS) {
-        let style = match (r.a.instructions, r.b.instructions) {
-            (0, n) if n > 0 && has_a => t.added(),
-            (n, 0) if n > 0 && has_b => t.removed(),
+    let [has_a, has_b] = doc.has_source();
+    for r in doc.rows(Part::Mix).filter(|r| r.shown) {
+        let Figure::Mix(m) = r.figure else { continue };
+        let style = match r.tag {
+            Tag::Added => t.added(),
+            Tag::Removed => t.removed(),
             _ => Style::new(),
         };
         out.push(Line::from(vec![
-            Span::styled(format!("  {:<14}", r.opcode), style),
-            Span::raw(side(has_a, &r.a)),
+            Span::styled(format!("  {:<14}", m.opcode), style),
+            Span::raw(side(has_a, &m.a)),
             Span::raw("  │ "),
-            Span::raw(side(has_b, &r.b)),
+            Span::raw(side(has_b, &m.b)),
         ]));
     }
+    out
+}
 
-    out.push(Line::default());
-    match &c.sass {
-        Some(d) => {
+/// The SASS aligned, or why there is none.
+fn sass_lines(app: &App, doc: &Document) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut out = vec![Line::default()];
+    match &doc.sass {
+        Sass::Aligned { diff: d, lines, .. } => {
             out.push(Line::styled(
                 format!(
                     "SASS: {} → {} instructions, {} removed, {} added (registers and addresses ignored; [stall samples])",
@@ -345,24 +452,17 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
                 ),
                 t.title(),
             ));
-            out.extend(
-                crate::report::grid::sass_lines(d)
-                    .into_iter()
-                    .map(|l| styled_diff_line(app, l)),
-            );
+            out.extend(lines.iter().map(|(_, l)| styled_diff_line(app, l.clone())));
         }
-        None => out.extend(
-            crate::report::grid::no_sass_line(
-                &va.id,
-                &vb.id,
-                c,
-                va.listing_error().or_else(|| vb.listing_error()).as_deref(),
-            )
-            .map(|l| Line::styled(l, t.dim())),
-        ),
+        Sass::Missing(l) => out.push(Line::styled(l.clone(), t.dim())),
     }
+    out
+}
 
-    out.push(Line::default());
+/// The diff of the two versions' kernel sources.
+fn source_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut out = vec![Line::default()];
     match (&va.source, &vb.source) {
         (Some((pa, sa)), Some((pb, sb))) => {
             out.push(Line::styled(

@@ -464,9 +464,33 @@ fn draw_message(frame: &mut Frame, app: &App, area: Rect) {
             add(warning, t.error(), &mut lines);
         }
     }
+    let closes = format!("{key} or Esc closes");
+    scrolling_popup(
+        frame,
+        area,
+        w,
+        lines,
+        app.message_scroll,
+        "message",
+        &closes,
+    );
+}
+
+/// A popup `w` wide in the middle of `area`, as tall as its lines where they fit, else
+/// scrolled by `scroll` (the title then says so), titled by what it shows and the key
+/// that closes it.
+fn scrolling_popup(
+    frame: &mut Frame,
+    area: Rect,
+    w: u16,
+    lines: Vec<Line>,
+    scroll: usize,
+    what: &str,
+    closes: &str,
+) {
     let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
     let inner = h.saturating_sub(2) as usize;
-    let offset = clamp_scroll(app.message_scroll, lines.len(), inner);
+    let offset = clamp_scroll(scroll, lines.len(), inner);
     let more = lines.len() > inner;
     let lines: Vec<Line> = lines.into_iter().skip(offset).collect();
     let popup = Rect {
@@ -476,12 +500,13 @@ fn draw_message(frame: &mut Frame, app: &App, area: Rect) {
         height: h,
     };
     frame.render_widget(Clear, popup);
+    let title = if more {
+        format!(" {what} (↑↓ scroll, {closes}) ")
+    } else {
+        format!(" {what} ({closes}) ")
+    };
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(if more {
-            format!(" message (↑↓ scroll, {key} or Esc closes) ")
-        } else {
-            format!(" message ({key} or Esc closes) ")
-        })),
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
         popup,
     );
 }
@@ -548,25 +573,14 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::raw(format!("{indent}{part}")));
         }
     }
-    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
-    let inner = h.saturating_sub(2) as usize;
-    let offset = clamp_scroll(app.help_scroll, lines.len(), inner);
-    let more = lines.len() > inner;
-    let lines: Vec<Line> = lines.into_iter().skip(offset).collect();
-    let popup = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    frame.render_widget(Clear, popup);
-    frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(if more {
-            " keys (↑↓ scroll, ? or Esc closes) "
-        } else {
-            " keys (? or Esc closes) "
-        })),
-        popup,
+    scrolling_popup(
+        frame,
+        area,
+        w,
+        lines,
+        app.help_scroll,
+        "keys",
+        "? or Esc closes",
     );
 }
 

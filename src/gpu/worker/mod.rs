@@ -1,63 +1,24 @@
 //! The worker process (hidden subcommand `__worker`): it holds one candidate, a ladder
 //! version or the unfused cuBLAS baseline, checks it, and then replays and times it as
-//! the runner asks ([`super::protocol`]); a fault or a hang ends only the worker.
+//! the runner asks ([`crate::gpu::wire`]); a fault or a hang ends only the worker.
 //! In profile mode it launches the version three times for ncu and exits.
 
-use super::attention::{Prepared, Problem};
-use super::cases::{Case, case_seed, cases};
-use super::check::{ErrorStats, judge};
-use super::device::{Device, Graph};
-use super::protocol::{Command, Hello, Ready, Reply};
-use super::recipe::{KernelRecipe, KernelVersion};
-use super::unfused::Unfused;
+pub mod attention;
+pub mod cases;
+pub mod check;
+pub mod device;
+pub mod unfused;
+
+use self::attention::{Prepared, Problem};
+use self::cases::{Case, case_seed, cases};
+use self::device::{Device, Graph};
+use self::unfused::Unfused;
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
+use crate::gpu::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
+use crate::model::RunStatus;
 use crate::model::runs::CaseCheck;
-use crate::model::{RunStatus, Shape};
 use anyhow::{Context, Result};
 use std::io::BufRead;
-use std::path::PathBuf;
-
-/// Id of the built-in unfused cuBLAS baseline.
-pub const UNFUSED: &str = "unfused";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// Check one version on every case, then serve the timing protocol.
-    Run,
-    /// Check the unfused cuBLAS baseline, then serve the timing protocol.
-    Unfused,
-    /// Launch one version after two warm-up launches, for ncu.
-    Profile,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Run => "run",
-            Mode::Unfused => "unfused",
-            Mode::Profile => "profile",
-        }
-    }
-}
-
-#[derive(Debug, Clone, clap::Args)]
-pub struct WorkerArgs {
-    #[arg(long, value_enum)]
-    pub mode: Mode,
-    /// The recipe folder.
-    #[arg(long)]
-    pub recipe: PathBuf,
-    #[arg(long)]
-    pub version: String,
-    #[arg(long)]
-    pub shape: Shape,
-    #[arg(long)]
-    pub causal: bool,
-    #[arg(long)]
-    pub seed: u64,
-    /// Skip the check cases (the timed shape is still checked).
-    #[arg(long)]
-    pub no_cases: bool,
-}
 
 /// One candidate as the protocol drives it.
 trait Candidate {
@@ -99,7 +60,7 @@ impl Candidate for UnfusedCandidate<'_, '_> {
 
 /// Runs the worker; its conversation is on stdin and stdout.
 pub fn main(args: &WorkerArgs) -> Result<()> {
-    let recipe = super::load_recipe(&args.recipe)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe)?;
     if args.mode == Mode::Profile {
         return profile(&recipe, args);
     }

@@ -4,8 +4,8 @@
 //! caller's (the model side imports them into the profiles ladder).
 
 use super::placement::{Placement, Slots};
-use super::recipe::{KernelRecipe, KernelVersion};
-use super::worker::Mode;
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
+use crate::gpu::wire::{Mode, WorkerArgs};
 use crate::model::Shape;
 use crate::nsight;
 use crate::process::Limits;
@@ -68,11 +68,11 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = super::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels)?;
     let versions = recipe.select(&req.versions)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()
-        && let Some(why) = super::device::unavailable()
+        && let Some(why) = crate::gpu::driver::unavailable()
     {
         bail!(why);
     }
@@ -143,27 +143,17 @@ fn profile_one(
     placement: &Placement,
     cancel: &AtomicBool,
 ) -> Result<Vec<PathBuf>> {
-    let mut command: Vec<OsString> = vec![exe.into(), "__worker".into()];
-    command.extend(
-        [
-            "--mode",
-            Mode::Profile.name(),
-            "--version",
-            &v.id,
-            "--recipe",
-        ]
-        .iter()
-        .map(OsString::from),
-    );
-    command.push(req.kernels.clone().into());
-    command.extend(
-        ["--shape", &shape.to_string(), "--seed", "1"]
-            .iter()
-            .map(OsString::from),
-    );
-    if req.causal {
-        command.push("--causal".into());
-    }
+    let args = WorkerArgs {
+        mode: Mode::Profile,
+        recipe: req.kernels.clone(),
+        version: v.id.clone(),
+        shape,
+        causal: req.causal,
+        seed: 1,
+        no_cases: false,
+    };
+    let mut command: Vec<OsString> = vec![exe.into()];
+    command.extend(args.command_line());
     // The worker launches the version three times: two warm-ups, then the profiled one.
     let target = nsight::Target::new(command, Some(format!("regex:^{}$", v.entry)), 2, &req.set);
     let limits = Limits::new(req.timeout, cancel);

@@ -1,9 +1,12 @@
 //! The kernel recipe (`kernels/<ladder>/recipe.toml`): per version its source,
 //! entry point and launch recipe (grid, block, dynamic shared memory as expressions of
 //! the shape; the TMA tensor maps it takes), and the ladder's FLOP formula. Pure data:
-//! nothing here touches CUDA.
+//! nothing here touches CUDA, and nothing here knows how a recipe is run.
 
-use super::launch_expr;
+pub mod baselines;
+pub mod folders;
+pub mod launch_expr;
+
 use crate::model::manifest::{Manifest, VersionEntry};
 use crate::model::{Shape, store::Store};
 use anyhow::{Context, Result, anyhow, bail};
@@ -268,13 +271,7 @@ impl KernelRecipe {
             })
             .collect();
         for id in ids.iter().filter(|id| self.version(id).is_none()) {
-            let title = super::sdpa::BACKENDS
-                .iter()
-                .find(|(b, _)| b == id)
-                .map(|(_, t)| *t)
-                .or((*id == super::worker::UNFUSED)
-                    .then_some("unfused: cuBLAS Q·Kᵀ, softmax kernel, cuBLAS P·V"))
-                .unwrap_or(id);
+            let title = baselines::title(id).unwrap_or(id);
             entries.push(VersionEntry {
                 id: id.to_string(),
                 title: title.to_string(),

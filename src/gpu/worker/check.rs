@@ -1,5 +1,6 @@
-//! Checking a version's output: seeded random inputs, an fp64 CPU recomputation of a
-//! random sample of rows, and the error measures. Pure host code.
+//! Checking a version's output: seeded random inputs and an fp64 CPU recomputation of a
+//! random sample of rows (the error measures are [`crate::gpu::wire::ErrorStats`]). Pure
+//! host code.
 
 use crate::model::Shape;
 use half::f16;
@@ -139,75 +140,6 @@ impl Inputs {
     }
 }
 
-/// How far an output is from a reference.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ErrorStats {
-    pub max_abs: f64,
-    /// ‖out − ref‖ / ‖ref‖.
-    pub rel_l2: f64,
-    /// Elements that are NaN or infinite: unwritten (the output was poisoned with NaN)
-    /// or broken.
-    pub non_finite: usize,
-}
-
-impl ErrorStats {
-    pub fn of(
-        out: impl IntoIterator<Item = f64>,
-        reference: impl IntoIterator<Item = f64>,
-    ) -> ErrorStats {
-        let mut s = ErrorStats::default();
-        let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
-        for (o, r) in out.into_iter().zip(reference) {
-            if !o.is_finite() {
-                s.non_finite += 1;
-                continue;
-            }
-            let d = (o - r).abs();
-            s.max_abs = s.max_abs.max(d);
-            diff2 += d * d;
-            ref2 += r * r;
-        }
-        s.rel_l2 = if ref2 > 0.0 {
-            (diff2 / ref2).sqrt()
-        } else {
-            diff2.sqrt()
-        };
-        s
-    }
-
-    /// The worse of two measurements.
-    pub fn worst(self, other: ErrorStats) -> ErrorStats {
-        ErrorStats {
-            max_abs: self.max_abs.max(other.max_abs),
-            rel_l2: self.rel_l2.max(other.rel_l2),
-            non_finite: self.non_finite.max(other.non_finite),
-        }
-    }
-}
-
-/// Why an output is wrong, if it is: NaN or infinite elements (unwritten, or broken),
-/// or an error past either tolerance.
-pub fn judge(e: &ErrorStats, rel_tolerance: f64, abs_tolerance: f64) -> Option<String> {
-    if e.non_finite > 0 {
-        Some(format!(
-            "{} output elements are NaN or infinite (never written, or overflowed)",
-            e.non_finite
-        ))
-    } else if e.rel_l2 > rel_tolerance {
-        Some(format!(
-            "wrong result: relative error {:.2e} exceeds the tolerance {rel_tolerance:.0e}",
-            e.rel_l2
-        ))
-    } else if e.max_abs > abs_tolerance {
-        Some(format!(
-            "wrong result: largest absolute error {:.2e} exceeds the tolerance {abs_tolerance:.0e}",
-            e.max_abs
-        ))
-    } else {
-        None
-    }
-}
-
 /// Rows (b, h, i) to recompute on the CPU: a random sample, always with the first and
 /// last query row (the causal mask's edge cases).
 pub fn sample_rows(shape: &Shape, count: usize, seed: u64) -> Vec<(usize, usize, usize)> {
@@ -268,37 +200,6 @@ mod tests {
         // Causal row 0 sees only key 0: the output is V's first row.
         let row = x.reference_row(0, 0, 0, true, 1.0);
         assert!((row[1] - x.v[1].to_f64()).abs() < 1e-12);
-    }
-
-    #[test]
-    fn error_stats_count_unwritten_elements() {
-        let e = ErrorStats::of([1.0, f64::NAN, 2.0], [1.0, 1.0, 2.5]);
-        assert_eq!(e.non_finite, 1);
-        assert_eq!(e.max_abs, 0.5);
-        assert!(e.rel_l2 > 0.0);
-        let same = ErrorStats::of([1.0, 2.0], [1.0, 2.0]);
-        assert_eq!(same.rel_l2, 0.0);
-    }
-
-    #[test]
-    fn both_tolerances_judge() {
-        let e = |rel, abs, nf| ErrorStats {
-            max_abs: abs,
-            rel_l2: rel,
-            non_finite: nf,
-        };
-        assert_eq!(judge(&e(1e-4, 1e-3, 0), 2e-3, 2e-2), None);
-        assert!(
-            judge(&e(3e-3, 1e-3, 0), 2e-3, 2e-2)
-                .unwrap()
-                .contains("relative error")
-        );
-        assert!(
-            judge(&e(1e-4, 5e-2, 0), 2e-3, 2e-2)
-                .unwrap()
-                .contains("absolute error")
-        );
-        assert!(judge(&e(0.0, 0.0, 4), 2e-3, 2e-2).unwrap().contains("NaN"));
     }
 
     #[test]

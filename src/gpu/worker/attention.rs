@@ -2,9 +2,10 @@
 //! (itself checked against fp64 CPU rows), poisoned outputs, the common argument list,
 //! checking and timing.
 
-use super::check::{ErrorStats, InputKind, Inputs, sample_rows};
+use super::check::{InputKind, Inputs, sample_rows};
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
-use super::recipe::{KernelRecipe, KernelVersion, Launch};
+use crate::gpu::recipe::{KernelRecipe, KernelVersion, Launch};
+use crate::gpu::wire::ErrorStats;
 use crate::model::Shape;
 use anyhow::{Context, Result, bail};
 use half::f16;

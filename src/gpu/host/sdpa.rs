@@ -1,20 +1,14 @@
-//! PyTorch SDPA's cuDNN, flash and memory-efficient backends as baselines in the same
-//! run: each runs as a worker of its own through the script shipped beside the kernels
+//! PyTorch SDPA's cuDNN, flash and memory-efficient backends
+//! ([`crate::gpu::recipe::baselines::SDPA_BACKENDS`]) as baselines in the same run: each
+//! runs as a worker of its own through the script shipped beside the kernels
 //! (`baselines/sdpa.py`), which speaks the runner's timing protocol. Where python3,
 //! PyTorch or a backend is missing, that baseline is skipped with the reason.
 
-use super::recipe::KernelRecipe;
+use crate::gpu::recipe::KernelRecipe;
 use crate::model::Shape;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The ids the backends get, as the profiles ladder names them, with their titles.
-pub const BACKENDS: &[(&str, &str)] = &[
-    ("cudnn", "cuDNN (PyTorch SDPA cuDNN backend)"),
-    ("fa2", "FlashAttention-2 (PyTorch SDPA flash backend)"),
-    ("mem-efficient", "memory-efficient attention (PyTorch SDPA)"),
-];
 
 /// The recipe's SDPA script written to `dir` (it may come from the built-in copy).
 pub fn write_script(recipe: &KernelRecipe, dir: &Path) -> Result<PathBuf> {

@@ -13,7 +13,8 @@
 //! are decided after the first rounds; at the reference shapes the slower baselines).
 //! Its rounds stay paired by position with the reference's first ones.
 
-use super::protocol::{Settings, median};
+use super::protocol::Settings;
+use super::stats::median;
 use crate::analysis::speed::{EQUIVALENCE_BAND, Interval, paired};
 use crate::model::runs::Stop;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use super::attention::Problem;
 use super::device::{Buffer, Kernel};
-use super::recipe::KernelRecipe;
+use crate::gpu::recipe::KernelRecipe;
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::cublas::sys as cublas;
 use std::ffi::c_void;
@@ -180,7 +180,7 @@ impl<'p, 'd> Unfused<'p, 'd> {
             &mut scale as *mut f32 as *mut c_void,
             &mut causal as *mut i32 as *mut c_void,
         ];
-        let launch = super::recipe::Launch {
+        let launch = crate::gpu::recipe::Launch {
             grid: (rows as u32, 1, 1),
             block: (256, 1, 1),
             shared_bytes: 0,
