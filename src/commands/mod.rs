@@ -1,6 +1,7 @@
 //! What each subcommand does, one file each: resolve its inputs to ladders
-//! ([`ladders`]) or its arguments to a GPU job's request ([`options`]), then hand them to the report, the comparison, the
-//! importer, the runner or the explorer; what they print goes through [`output`].
+//! (`ladders`) or its arguments to a GPU job's request ([`options`]), then hand them
+//! to the report, the comparison, the importer, the runner or the explorer; what they
+//! print goes through `output`.
 
 #[macro_use]
 mod output;
