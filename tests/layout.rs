@@ -377,3 +377,29 @@ fn the_import_reading_sees_the_arrows_it_should() {
     assert!(uses("host/window.rs", "host/protocol.rs"));
     assert!(!uses("recipe/mod.rs", "worker/mod.rs"));
 }
+
+/// The model holds data and reads files; it starts no process: no file under src/model
+/// names the process module, ncu's command line or std's Command (a report's pages are
+/// exported by `nsight::reports` before the model reads them).
+#[test]
+fn the_model_starts_no_process() {
+    let dir = common::repo().join("src/model");
+    let mut found = Vec::new();
+    for f in rust_files(&dir) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for what in [
+                "crate::process",
+                "crate::nsight",
+                "process::Command",
+                "Command::new",
+            ] {
+                if code.contains(what) {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
+}

@@ -24,8 +24,14 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
                     );
                 }
             }
-            let la = model::load_files(&model::reports::expand(&[pa.to_path_buf()])?, &mut report)?;
-            let lb = model::load_files(&model::reports::expand(&[pb.to_path_buf()])?, &mut report)?;
+            let la = model::load_files(
+                &crate::nsight::reports::expand(&[pa.to_path_buf()])?,
+                &mut report,
+            )?;
+            let lb = model::load_files(
+                &crate::nsight::reports::expand(&[pb.to_path_buf()])?,
+                &mut report,
+            )?;
             let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
             let ib = one_launch(&lb, args.launch_b, "--launch-b ID")?;
             (la, ia, lb, ib)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// figures past the ladder's ceiling.
 pub(super) fn import_command(common: &Common, a: &ImportArgs) -> Result<bool> {
     let profiles = writable_profiles(common);
-    let files = model::reports::expand(&a.files)?;
+    let files = crate::nsight::reports::expand(&a.files)?;
     let ladders_before = model::ladder_dirs(&profiles);
     let done = import::import(&import::Request {
         profiles: &profiles,

@@ -168,11 +168,11 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
 fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
-        if !model::reports::is_report(p) {
+        if !crate::nsight::reports::is_report(p) {
             out.push(p.clone());
             continue;
         }
-        match model::reports::pages_of(p) {
+        match crate::nsight::reports::pages_of(p) {
             Ok(pages) => out.extend(pages),
             Err(e) if report.keep_going => report
                 .failures
@@ -195,7 +195,7 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut others = Vec::new();
     for p in paths {
-        if model::reports::is_report(&p) {
+        if crate::nsight::reports::is_report(&p) {
             files.push(p);
             continue;
         }

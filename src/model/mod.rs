@@ -6,7 +6,6 @@ pub mod import;
 mod ladder;
 pub mod manifest;
 mod merge;
-pub mod reports;
 pub mod runs;
 pub mod source;
 pub mod staging;

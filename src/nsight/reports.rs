@@ -3,7 +3,6 @@
 //! report's content hash, and read from there on. Without ncu a report cannot be read,
 //! and the message says how to get its pages.
 
-use crate::nsight;
 use crate::process::Limits;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -62,7 +61,7 @@ pub fn pages_of(report: &Path) -> Result<Vec<PathBuf>> {
     if cached.len() >= 2 {
         return Ok(cached);
     }
-    let ncu = nsight::find_ncu().map_err(|_| {
+    let ncu = super::find_ncu().map_err(|_| {
         anyhow::anyhow!(
             "{} is an Nsight Compute report: reading it needs ncu to export its pages (install Nsight Compute, or set NCU), or export them yourself with `ncu --import {} --csv --page raw --print-units base > raw.csv` (and --page details, --page source --print-source sass)",
             report.display(),
@@ -71,7 +70,7 @@ pub fn pages_of(report: &Path) -> Result<Vec<PathBuf>> {
     })?;
     let work = cache.with_extension(format!("tmp-{}", std::process::id()));
     let cancel = AtomicBool::new(false);
-    let files = nsight::export_pages(&ncu, report, &work, &Limits::new(EXPORT_TIMEOUT, &cancel))
+    let files = super::export_pages(&ncu, report, &work, &Limits::new(EXPORT_TIMEOUT, &cancel))
         .with_context(|| format!("exporting the pages of {}", report.display()))?;
     std::fs::create_dir_all(&cache)
         .with_context(|| format!("cannot create {}", cache.display()))?;

@@ -1,7 +1,10 @@
 //! Nsight Compute's command line: finding `ncu`, profiling a command into a report,
 //! exporting the report's pages that stallscope reads, and saying in one line what went
 //! wrong when ncu fails. Used by `profile` (stallscope's own kernels or any command) and
-//! by the reading of `.ncu-rep` reports.
+//! by the reading of `.ncu-rep` reports ([`reports`]: the model reads files and starts no
+//! process, so a report's pages are exported here, before the model reads them).
+
+pub mod reports;
 
 use crate::model::manifest::ProfileCommand;
 use crate::process::{self, Limits, Line};
