@@ -573,15 +573,9 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::raw(format!("{indent}{part}")));
         }
     }
-    scrolling_popup(
-        frame,
-        area,
-        w,
-        lines,
-        app.help_scroll,
-        "keys",
-        "? or Esc closes",
-    );
+    let key = keymap::first_key(keymap::Context::Global, Action::ToggleHelp);
+    let closes = format!("{key} or Esc closes");
+    scrolling_popup(frame, area, w, lines, app.help_scroll, "keys", &closes);
 }
 
 /// A line made safe for the terminal ([`format::printable`]): names, titles, notes,
