@@ -297,9 +297,11 @@ pub struct RunArgs {
     pub regime: Regime,
     /// Rounds: every candidate is measured once a round, in alternation (A B C A B C
     /// …), until the 95 % interval of every candidate's ratio to the reference (the
-    /// fastest version, or `--against`) is within ±`--target-noise`, after at least
-    /// `--min-rounds` and for at most `--max-time`. `--rounds K` runs exactly K rounds
-    /// instead (the intervals are still recorded).
+    /// fastest version, or `--against`) is within ±`--target-noise` and says a verdict
+    /// (one across 1 and an edge of the ±1 % band goes on), after at least
+    /// `--min-rounds` and for at most `--max-time`; a candidate whose interval lies
+    /// wholly beyond the band after the floor sits out the rounds after. `--rounds K`
+    /// runs exactly K rounds instead (the intervals are still recorded).
     #[arg(long, value_name = "K")]
     pub rounds: Option<u32>,
     /// The stopping rule's floor of rounds.

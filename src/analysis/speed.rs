@@ -121,8 +121,8 @@ impl Interval {
     }
 
     /// Where the interval lies: inside the band, above or below 1, or across 1 and
-    /// wider than the band.
-    fn side(&self) -> Result<SpeedVerdict, Unclear> {
+    /// wider than the band or past one edge of it (more rounds may still settle it).
+    pub fn side(&self) -> Result<SpeedVerdict, Unclear> {
         if self.low >= 1.0 - EQUIVALENCE_BAND && self.high <= 1.0 + EQUIVALENCE_BAND {
             Ok(SpeedVerdict::Level)
         } else if self.low > 1.0 {

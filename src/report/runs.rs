@@ -192,8 +192,8 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
     out
 }
 
-/// How many rounds a candidate had and, where it did not reach the stopping rule's
-/// target, the interval it reached: `12`, `20 ±1.6%`, `12 ref` for the reference, `5
+/// How many rounds a candidate had and, where the stopping rule did not settle it, the
+/// interval it reached: `12`, `20 ±1.6%`, `12 ref` for the reference, `5
 /// decided` for one that sat out the rounds after its verdict settled.
 fn rounds_cell(r: &RunResult) -> String {
     let Some(p) = &r.protocol else {
@@ -220,8 +220,10 @@ fn legend(results: &[RunResult]) -> Vec<String> {
         .find(|c| !c.converged);
     if let Some(c) = convergence {
         out.push(format!(
-            "rounds: a figure after the count is the 95 % interval a candidate reached against {}, short of the ±{:.1} % target",
-            c.against, c.target_pct
+            "rounds: a figure after the count is the 95 % interval a candidate reached against {} when time was up: wider than the ±{:.1} % target, or within it but across 1 and an edge of the ±{:.0} % band (its verdict open)",
+            c.against,
+            c.target_pct,
+            crate::analysis::speed::EQUIVALENCE_BAND * 100.0
         ));
     }
     let decided = results

@@ -2,8 +2,8 @@
 //! once), every candidate's ratio to the reference candidate gets its 95 % interval over
 //! the rounds so far (paired by round, as the verdicts take it:
 //! [`crate::analysis::speed::paired`]); the rounds stop when every interval is within
-//! ±`target_noise` of its ratio, once `min_rounds` have run, or when `max_time` of
-//! rounds has passed. The reference is `--against` where given, else the fastest ladder
+//! ±`target_noise` of its ratio and says a verdict, once `min_rounds` have run, or when
+//! `max_time` of rounds has passed. The reference is `--against` where given, else the fastest ladder
 //! version so far, else the fastest candidate.
 //!
 //! A candidate whose interval, after `min_rounds`, lies wholly beyond the equivalence
@@ -12,6 +12,12 @@
 //! candidates whose verdicts more rounds can still change (in a ladder most versions
 //! are decided after the first rounds; at the reference shapes the slower baselines).
 //! Its rounds stay paired by position with the reference's first ones.
+//!
+//! A candidate whose interval reached the target but still includes 1 and reaches past
+//! an edge of the band (0.992 ± 0.9 %: level, or 1.7 % apart) is *open*: its verdict
+//! would read `unclear: not converged`, and more rounds can still settle it, so the
+//! rounds go on for it until `max_time` (a true ratio near an edge of the band stays
+//! open to the end, and says so).
 
 use super::protocol::Settings;
 use super::stats::median;
@@ -40,17 +46,20 @@ pub struct Standing {
     pub half_width_pct: Vec<Option<f64>>,
     /// Each candidate: whether it was decided (see the module's text).
     pub decided: Vec<bool>,
+    /// Each candidate: whether its verdict is still open (see the module's text).
+    pub open: Vec<bool>,
     pub target_pct: f64,
 }
 
 impl Standing {
-    /// Whether candidate `i` reached the target or was decided (the reference: whether
-    /// all did).
+    /// Whether candidate `i` reached the target with its verdict settled, or was
+    /// decided (the reference: whether all did).
     pub fn converged(&self, i: usize) -> bool {
         if Some(i) == self.reference {
             return self.all_converged();
         }
-        self.decided[i] || self.half_width_pct[i].is_some_and(|h| h <= self.target_pct)
+        self.decided[i]
+            || (!self.open[i] && self.half_width_pct[i].is_some_and(|h| h <= self.target_pct))
     }
 
     fn all_converged(&self) -> bool {
@@ -106,6 +115,11 @@ pub fn check(s: &Settings, state: &State, rounds: u32, elapsed: Duration) -> Sta
                 && iv.as_ref().is_some_and(beyond_the_band)
         })
         .collect();
+    // Open: with a fixed count the rounds stop there whatever the verdicts say.
+    let open = intervals
+        .iter()
+        .map(|iv| s.fixed_rounds.is_none() && iv.as_ref().is_some_and(|iv| iv.side().is_err()))
+        .collect();
     let standing = |stopped| Standing {
         stopped,
         reference,
@@ -114,6 +128,7 @@ pub fn check(s: &Settings, state: &State, rounds: u32, elapsed: Duration) -> Sta
             .map(|iv| iv.as_ref().map(Interval::half_width_pct))
             .collect(),
         decided,
+        open,
         target_pct: s.target_noise * 100.0,
     };
     if let Some(n) = s.fixed_rounds {
@@ -239,6 +254,44 @@ mod tests {
         let e = check(&s, &state(&ids, &later, None), 9, short);
         assert_eq!(e.stopped, Some(Stop::Converged));
         assert!(e.converged(0));
+    }
+
+    #[test]
+    fn an_open_verdict_goes_on_until_time_is_up() {
+        let s = Settings::for_regime(Regime::Sustained);
+        let ids = ["v1", "cudnn"];
+        let short = Duration::from_secs(1);
+        // cuDNN 0.7 % faster than v1 give or take 0.1 %: the interval lies inside the
+        // band: level, converged.
+        let faster = [
+            Some(vec![60.0; 6]),
+            Some(vec![59.6, 59.55, 59.58, 59.62, 59.5, 59.65]),
+        ];
+        let e = check(&s, &state(&ids, &faster, None), 6, short);
+        assert_eq!(e.stopped, Some(Stop::Converged), "{e:?}");
+        // 0.6 % apart give or take 0.8 %: within the ±1 % target, but the interval
+        // includes 1 and reaches past the band's edge: open, the rounds go on …
+        let edge = [
+            Some(vec![60.0; 6]),
+            Some(vec![59.3, 60.0, 59.2, 60.1, 59.4, 59.8]),
+        ];
+        let e = check(&s, &state(&ids, &edge, None), 6, short);
+        assert!(e.half_width_pct[1].unwrap() <= 1.0, "{e:?}");
+        assert_eq!(e.open, [false, true]);
+        assert_eq!(e.stopped, None);
+        assert!(!e.converged(1));
+        // … until the comparison's time is up, not converged.
+        let e = check(&s, &state(&ids, &edge, None), 6, s.max_time);
+        assert_eq!(e.stopped, Some(Stop::MaxTime));
+        assert!(!e.converged(1));
+        // With a fixed count nothing is open.
+        let mut fixed = s.clone();
+        fixed.fixed_rounds = Some(6);
+        let e = check(&fixed, &state(&ids, &edge, None), 6, short);
+        assert_eq!(
+            (e.open, e.stopped),
+            (vec![false, false], Some(Stop::Rounds))
+        );
     }
 
     #[test]
