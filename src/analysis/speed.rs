@@ -343,13 +343,13 @@ pub fn single_verdict(ratio: f64) -> SpeedVerdict {
         .unwrap_or(SpeedVerdict::Unclear)
 }
 
-/// The verdicts of every version's shown run result (its `speedup` against the
-/// fastest version's and each baseline's, at the ladder's shown shape), by version.
-pub fn shown_verdicts(ladder: &crate::model::Ladder) -> Vec<Vec<Against>> {
+/// The verdicts of every version's run result `shown` (its `speedup` against the
+/// fastest version's and each baseline's, at that shape), by version.
+pub fn shown_verdicts(ladder: &crate::model::Ladder, shown: super::Shown) -> Vec<Vec<Against>> {
     let shown: Vec<Option<&RunResult>> = ladder
         .versions
         .iter()
-        .map(|v| ladder.shown_run(v))
+        .map(|v| shown.run(ladder, v))
         .collect();
     let all: Vec<&RunResult> = shown.iter().flatten().copied().collect();
     let baseline: std::collections::HashSet<&str> = ladder

@@ -27,9 +27,6 @@ pub struct Ladder {
     /// Where the ladder was read from (None for loose files).
     pub dir: Option<PathBuf>,
     pub store: Store,
-    /// The run shape the timeline, report and compare show (`--shape`, the explorer's
-    /// `S`); `None`: the reference shape, non-causal.
-    pub shown: Option<RunShape>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -121,29 +118,6 @@ impl Ladder {
         v.flops.or(self.flops)
     }
 
-    /// The run result the timeline shows for a version: at the shown shape (by default
-    /// the reference shape, non-causal; without one, the latest result), the sustained
-    /// regime's before a burst's, the latest of them.
-    pub fn shown_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
-        let wanted = self.shown.or(self.reference_shape.map(|shape| RunShape {
-            shape,
-            causal: false,
-        }));
-        let at: Vec<&RunResult> = match wanted {
-            Some(w) => v
-                .runs
-                .iter()
-                .filter(|r| r.shape == w.shape && r.causal == w.causal)
-                .collect(),
-            None => v.runs.iter().collect(),
-        };
-        at.iter()
-            .rev()
-            .find(|r| r.regime() != Some(super::runs::Regime::Burst))
-            .or(at.last())
-            .copied()
-    }
-
     /// Every shape some version was run at: the reference first, then by size.
     pub fn measured_shapes(&self) -> Vec<RunShape> {
         let mut out: Vec<RunShape> = Vec::new();
@@ -168,11 +142,6 @@ impl Ladder {
             )
         });
         out
-    }
-
-    /// The shape shown, as the ladder means it.
-    pub fn shown_shape(&self) -> Option<RunShape> {
-        self.shown.or(self.reference_run_shape())
     }
 
     /// The reference shape, without the causal mask.
@@ -496,7 +465,6 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         versions,
         dir: Some(dir.to_path_buf()),
         store: store.clone(),
-        shown: None,
     })
 }
 
@@ -696,6 +664,5 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         versions,
         dir: None,
         store: Store::Disk,
-        shown: None,
     })
 }

@@ -292,7 +292,7 @@ fn unfair_runs(a: &Analysed) -> Option<String> {
         .ladder
         .versions
         .iter()
-        .filter_map(|v| a.ladder.shown_run(v))
+        .filter_map(|v| a.shown.run(a.ladder, v))
         .filter(|r| r.median_us.is_some())
         .collect();
     if runs.len() < 2 {
@@ -337,8 +337,7 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
             let metric = svg::speed_metric(a).map(|m| m.def());
             let mut s = format!(
                 "{} of each version of the ladder (the best in green)",
-                metric.map_or("Speed".to_string(), |d| d
-                    .name_at(a.ladder.shown_shape().map(|s| s.to_string()).as_deref()))
+                metric.map_or("Speed".to_string(), |d| d.name_at(a.run_shape().as_deref()))
             );
             if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
                 s.push_str("; dashed lines: the baselines");
@@ -394,7 +393,7 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
          metric's direction (uncoloured: a metric with no better direction). Baselines are \
          shaded. Hover a heading for what it measures.</p>\n<div class=\"tables\">\n",
     );
-    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+    let run_shape = a.run_shape();
     for group in [Group::Speed, Group::Compute, Group::Memory, Group::Launch] {
         let defs: Vec<_> = METRICS
             .iter()
@@ -1213,12 +1212,13 @@ fn tag_class(t: Tag) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Shown;
     use crate::model::{LoadReport, Store, Version, load_ladder};
 
     const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
 
     fn page_of(ladder: &Ladder) -> String {
-        HtmlExporter.timeline(&[Analysed::new(ladder)])
+        HtmlExporter.timeline(&[Analysed::new(ladder, Shown::DEFAULT)])
     }
 
     fn ladder(versions: Vec<Version>) -> Ladder {
@@ -1232,7 +1232,6 @@ mod tests {
             versions,
             dir: None,
             store: Store::Disk,
-            shown: None,
         }
     }
 
@@ -1314,7 +1313,7 @@ mod tests {
             v("v1", run("v1", "H200", Some(60.0))),
             v("v2", run("v2", "H200", Some(62.0))),
         ]);
-        let why = unfair_runs(&Analysed::new(&old)).expect("no protocol recorded");
+        let why = unfair_runs(&Analysed::new(&old, Shown::DEFAULT)).expect("no protocol recorded");
         assert!(why.contains("no timing protocol"), "{why}");
         assert!(page_of(&old).contains("Not a fair comparison"));
         let timed = |id: &str, run_id: &str| {
@@ -1336,10 +1335,10 @@ mod tests {
             r
         };
         let fair = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "a"))]);
-        assert_eq!(unfair_runs(&Analysed::new(&fair)), None);
+        assert_eq!(unfair_runs(&Analysed::new(&fair, Shown::DEFAULT)), None);
         let apart = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "b"))]);
         assert!(
-            unfair_runs(&Analysed::new(&apart))
+            unfair_runs(&Analysed::new(&apart, Shown::DEFAULT))
                 .unwrap()
                 .contains("2 different runs")
         );

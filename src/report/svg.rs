@@ -343,7 +343,7 @@ fn speed(a: &Analysed) -> Option<String> {
     } else {
         "throughput per version"
     };
-    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+    let run_shape = a.run_shape();
     open_svg(
         &mut out,
         "speed",
