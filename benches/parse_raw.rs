@@ -29,7 +29,7 @@ fn main() {
         let t = Instant::now();
         let ladder = model::load_files(std::slice::from_ref(&path), &mut LoadReport::default())
             .expect("the bench file parses");
-        let a = analysis::analyse_ladder(&ladder);
+        let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
         let elapsed = t.elapsed().as_secs_f64();
         assert_eq!(a.versions.len(), LAUNCHES);
         assert!(a.versions.iter().all(|v| v.bottleneck.is_some()));

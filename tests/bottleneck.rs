@@ -27,7 +27,11 @@ fn step<'a>(trail: &'a [TrailStep], id: &str) -> &'a TrailStep {
 }
 
 fn version(ladder: &Ladder, id: &str) -> analysis::VersionAnalysis {
-    analysis::analyse(ladder, ladder.version(id).unwrap())
+    analysis::analyse(
+        ladder,
+        ladder.version(id).unwrap(),
+        analysis::Shown::DEFAULT,
+    )
 }
 
 /// The hottest (reason, opcode) cell of a listing, counted straight from its lines.
@@ -59,7 +63,7 @@ fn every_label_is_the_hottest_cell_of_its_own_table() {
             let Some(listing) = v.readable_listing() else {
                 continue;
             };
-            let a = analysis::analyse(&ladder, v);
+            let a = analysis::analyse(&ladder, v, analysis::Shown::DEFAULT);
             let b = a.bottleneck.unwrap();
             let (reason, opcode, samples) = hottest_cell(listing);
             assert_eq!(
@@ -143,7 +147,7 @@ fn v11s_runner_up_is_the_warpgroup_arrive_samples_at_hgmma() {
 #[test]
 fn v14_moved_clearly_from_v13() {
     let ladder = flash();
-    let trail = analysis::analyse_ladder(&ladder).trail;
+    let trail = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT).trail;
     let s = step(&trail, "v14");
     assert_eq!(
         (s.label.as_deref(), s.verdict, s.z.unwrap() > 10.0),
@@ -161,7 +165,7 @@ fn a_changed_cell_within_noise_is_no_move() {
         .flat_map(|v| ["raw.csv.gz", "source.csv.gz"].map(|f| dir.join(v).join(f)))
         .collect();
     let ladder = model::load_files(&files, &mut LoadReport::default()).unwrap();
-    let trail = analysis::analyse_ladder(&ladder).trail;
+    let trail = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT).trail;
     assert_eq!(
         (trail[1].verdict, trail[1].changed),
         (StepVerdict::WithinNoise, false)
@@ -171,7 +175,7 @@ fn a_changed_cell_within_noise_is_no_move() {
 #[test]
 fn v17_is_judged_against_v15_the_version_it_was_built_on() {
     let ladder = flash();
-    let trail = analysis::analyse_ladder(&ladder).trail;
+    let trail = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT).trail;
     let s = step(&trail, "v17");
     assert_eq!((s.parent.as_deref(), s.branch), (Some("v15"), true));
 }

@@ -25,7 +25,7 @@ fn sgemm_trail_moves_from_global_loads_to_shared_loads() {
         &mut LoadReport::default(),
     )
     .unwrap();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let labels: Vec<_> = a.trail.iter().map(|s| s.label.clone().unwrap()).collect();
     assert_eq!(labels, ["lg_throttle @ LDG", "mio_throttle @ LDS"]);
     assert!(!a.trail[0].changed);
@@ -40,7 +40,7 @@ fn the_same_trail_from_loose_files_in_any_page_order() {
     ] {
         let ladder = ladder_of(&files);
         assert_eq!(ladder.versions.len(), 2, "{files:?}");
-        let a = analysis::analyse_ladder(&ladder);
+        let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
         let labels: Vec<_> = a.trail.iter().map(|s| s.label.clone().unwrap()).collect();
         assert_eq!(
             labels,
@@ -54,7 +54,7 @@ fn the_same_trail_from_loose_files_in_any_page_order() {
 fn cudnn_tensor_pipe_is_62_percent() {
     let ladder = ladder_of(&["h200/sdpa_cudnn_raw.csv", "h200/sdpa_cudnn_details.csv"]);
     assert_eq!(ladder.versions.len(), 1);
-    let a = analysis::analyse(&ladder, &ladder.versions[0]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
     let tc = a.get(MetricId::TensorPipe).unwrap();
     assert!((tc - 62.0).abs() <= 1.0, "tensor pipe {tc}");
     // Duration from the raw page (us) in ns.
@@ -248,7 +248,7 @@ fn several_kernels_per_file_and_basic_set_without_stalls() {
             "{}",
             v.title
         );
-        let a = analysis::analyse(&ladder, v);
+        let a = analysis::analyse(&ladder, v, analysis::Shown::DEFAULT);
         // The basic set has no stall sampling: unknown, not zero.
         assert!(a.stalls.is_none());
         assert!(a.bottleneck.is_none());
@@ -310,7 +310,7 @@ fn fa2_waits_on_its_mma_and_spills() {
         "h200/sdpa_flash_source_sass.csv.gz",
     ]);
     assert_eq!(ladder.versions.len(), 1, "three pages of one launch merge");
-    let a = analysis::analyse(&ladder, &ladder.versions[0]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
     // The hottest cell of its own table: the tensor pipe busy at its MMAs (the overall
     // top reason, ncu's figure, is `wait`).
     let b = a.bottleneck.clone().unwrap();
@@ -345,7 +345,7 @@ fn metrics_page_reads_raw_names_in_the_details_layout() {
     let e = export("h200/metrics_page.csv");
     assert_eq!(e.kind, PageKind::Metrics);
     let ladder = ladder_of(&["h200/metrics_page.csv"]);
-    let a = analysis::analyse(&ladder, &ladder.versions[0]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
     assert_eq!(a.get(MetricId::Duration), Some(281_568.0));
     assert_eq!(a.get(MetricId::TensorPipe), Some(18.95));
     assert_eq!(a.get(MetricId::Registers), Some(177.0));
@@ -368,7 +368,7 @@ fn the_sm_clock_is_ncus_sm_frequency() {
         .detail_value("GPU Speed Of Light Throughput", "SM Frequency")
         .expect("the details page's SM Frequency");
     for ladder in [both.clone(), ladder_of(&["h200/sdpa_flash_raw.csv"])] {
-        let clock = analysis::analyse(&ladder, &ladder.versions[0])
+        let clock = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT)
             .get(MetricId::SmClock)
             .unwrap();
         assert!(

@@ -403,3 +403,102 @@ fn the_model_starts_no_process() {
     }
     assert_eq!(found, Vec::<String>::new());
 }
+
+/// The named fields of the structs of `text` (`Struct.field`), and its functions'
+/// names (`fn name`), read from the code (not the comments).
+fn fields_and_functions(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let indent = &code[..code.len() - code.trim_start().len()];
+        if let Some((name, at)) = &open {
+            if code.trim_end() == format!("{at}}}") {
+                open = None;
+            } else if let Some((field, _)) = code.trim().split_once(':')
+                && let Some(field) = field.strip_prefix("pub").map_or(Some(field), |f| {
+                    f.trim_start().strip_prefix("(crate)").or(Some(f))
+                })
+                && !field.trim().is_empty()
+                && field
+                    .trim()
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_')
+            {
+                found.push(format!("{name}.{}", field.trim()));
+            }
+            continue;
+        }
+        let words: Vec<&str> = code.split_whitespace().collect();
+        if let Some(i) = words.iter().position(|w| *w == "struct")
+            && code.trim_end().ends_with('{')
+            && let Some(name) = words.get(i + 1)
+        {
+            let name: String = name.chars().take_while(|c| c.is_alphanumeric()).collect();
+            open = Some((name, indent.to_string()));
+        } else if let Some(i) = words.iter().position(|w| *w == "fn")
+            && let Some(name) = words.get(i + 1)
+        {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            found.push(format!("fn {name}"));
+        }
+    }
+    found
+}
+
+/// Which run results are shown is the caller's choice (`analysis::Shown`: a command's
+/// `--shape`, the explorer's `S`), passed to the analysis and the reports: no struct
+/// under src/model holds a shown shape or a selection, no function of the model picks
+/// the shown result, and nothing there reads such a field.
+#[test]
+fn the_model_holds_no_shown_shape() {
+    let said = |name: &str| {
+        ["shown", "select", "chosen"]
+            .iter()
+            .any(|w| name.contains(w))
+    };
+    let mut found = Vec::new();
+    for f in rust_files(&common::repo().join("src/model")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for name in fields_and_functions(&text) {
+            if said(&name) {
+                found.push(format!("{}: {name}", f.display()));
+            }
+        }
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if [".shown", ".selected", ".selection"]
+                .iter()
+                .any(|w| code.contains(w))
+            {
+                found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// The reading above sees the model's fields and functions (a reading that saw none
+/// would pass whatever the model held).
+#[test]
+fn the_field_reading_sees_the_ladders_fields() {
+    let text = std::fs::read_to_string(common::repo().join("src/model/ladder.rs")).unwrap();
+    let found = fields_and_functions(&text);
+    for want in [
+        "Ladder.reference_shape",
+        "Ladder.versions",
+        "Version.runs",
+        "fn measured_shapes",
+        "fn reference_run_shape",
+    ] {
+        assert!(found.iter().any(|f| f == want), "{want}: {found:?}");
+    }
+    let planted = "pub struct Ladder {\n    pub name: String,\n    pub shown: Option<RunShape>,\n}\n\nimpl Ladder {\n    pub fn shown_run(&self) {}\n}\n";
+    assert_eq!(
+        fields_and_functions(planted),
+        ["Ladder.name", "Ladder.shown", "fn shown_run"]
+    );
+}

@@ -110,7 +110,7 @@ fn ladder_of(files: &[&str]) -> model::Ladder {
 
 /// The catalogue's values of a ladder's first version.
 fn values(ladder: &model::Ladder) -> analysis::VersionAnalysis {
-    analysis::analyse(ladder, &ladder.versions[0])
+    analysis::analyse(ladder, &ladder.versions[0], analysis::Shown::DEFAULT)
 }
 
 /// The metrics whose value differs from the one expected (`None`: absent).
@@ -495,7 +495,8 @@ fn pages_of_the_real_flash_report_merge_and_another_run_stands_apart() {
 fn the_json_report_lists_each_version_s_pages() {
     use stallscope::report::{self, Analysed, Format};
     let ladder = ladder_of(&["sgemm/det.csv", "sgemm/raw.csv"]);
-    let json = report::exporter(Format::Json).timeline(&[Analysed::new(&ladder)]);
+    let json = report::exporter(Format::Json)
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let pages: Vec<(String, String)> = v["ladders"][0]["versions"][0]["pages"]
         .as_array()

@@ -63,7 +63,7 @@ fn every_note_names_the_labels_of_its_version_and_parent() {
         &mut LoadReport::default(),
     )
     .unwrap();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let label = |i: usize| a.trail.iter().find(|s| s.index == i)?.label.clone();
     let mut wrong = Vec::new();
     for s in &a.trail {
@@ -116,7 +116,7 @@ fn figures_of_the_data() -> Vec<String> {
         &mut LoadReport::default(),
     )
     .unwrap();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let of = |id: &str| {
         let i = ladder.versions.iter().position(|v| v.id == id).unwrap();
         (&ladder.versions[i], &a.versions[i])
@@ -192,7 +192,7 @@ fn warpgroup_arrive_samples_equal_the_raw_pages_on_every_bundled_version() {
         &mut LoadReport::default(),
     )
     .unwrap();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let mut checked = 0;
     for (v, an) in ladder.versions.iter().zip(&a.versions) {
         let (Some(m), Some(p)) = (&an.matrix, &v.profile) else {
@@ -234,7 +234,7 @@ fn written(cell: &str) -> Option<(f64, f64)> {
 #[test]
 fn the_readmes_run_table_is_the_bundled_runs() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let mut ladder = model::load_ladder(
+    let ladder = model::load_ladder(
         &Store::Disk,
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
@@ -256,15 +256,15 @@ fn the_readmes_run_table_is_the_bundled_runs() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (n, shape) in shapes.iter().enumerate() {
-        ladder.shown = Some(shape.parse().unwrap());
+        let shown = analysis::Shown::at(shape.parse().unwrap());
         for row in &rows {
             let v = ladder
                 .versions
                 .iter()
                 .find(|v| v.id == row[0])
                 .unwrap_or_else(|| panic!("no version {}", row[0]));
-            let run = ladder
-                .shown_run(v)
+            let run = shown
+                .run(&ladder, v)
                 .unwrap_or_else(|| panic!("{} at {shape}", v.id));
             let mut cells = vec![
                 ("µs", row[2 + 3 * n], run.median_us),

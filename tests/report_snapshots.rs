@@ -18,22 +18,24 @@ fn sgemm() -> model::Ladder {
 #[test]
 fn sgemm_timeline_table() {
     let ladder = sgemm();
-    let text = report::exporter(Format::Table).timeline(&[Analysed::new(&ladder)]);
+    let text = report::exporter(Format::Table)
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     insta::assert_snapshot!(text);
 }
 
 #[test]
 fn sgemm_timeline_markdown() {
     let ladder = sgemm();
-    let text = report::exporter(Format::Markdown).timeline(&[Analysed::new(&ladder)]);
+    let text = report::exporter(Format::Markdown)
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     insta::assert_snapshot!(text);
 }
 
 #[test]
 fn sgemm_comparison_table() {
     let ladder = sgemm();
-    let a = analysis::analyse(&ladder, &ladder.versions[0]);
-    let b = analysis::analyse(&ladder, &ladder.versions[1]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
+    let b = analysis::analyse(&ladder, &ladder.versions[1], analysis::Shown::DEFAULT);
     let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
     let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
     let text = report::exporter(Format::Table).compare(&CompareInput {
@@ -62,7 +64,8 @@ fn flash_attention() -> model::Ladder {
 #[test]
 fn on_an_80_column_terminal_every_line_of_the_timeline_fits() {
     let ladder = flash_attention();
-    let text = report::table_exporter(Some(80)).timeline(&[Analysed::new(&ladder)]);
+    let text = report::table_exporter(Some(80))
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     let long: Vec<&str> = text
         .lines()
         .filter(|l| report::format::width(l) > 80)
@@ -89,7 +92,8 @@ fn on_a_narrow_terminal_the_versions_are_rows() {
         })
         .collect();
     for w in [80, 120] {
-        let text = report::table_exporter(Some(w)).timeline(&[Analysed::new(&ladder)]);
+        let text = report::table_exporter(Some(w))
+            .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
         assert!(text.contains("versions as rows"), "{text}");
         let lines: Vec<&str> = text.lines().collect();
         let tables: Vec<usize> = (0..lines.len())
@@ -113,7 +117,8 @@ fn on_a_narrow_terminal_the_versions_are_rows() {
 #[test]
 fn versions_that_fit_as_columns_stay_columns() {
     let ladder = sgemm();
-    let text = report::table_exporter(Some(120)).timeline(&[Analysed::new(&ladder)]);
+    let text = report::table_exporter(Some(120))
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     assert!(!text.contains("versions as rows"), "{text}");
     assert!(
         text.lines()
@@ -125,7 +130,8 @@ fn versions_that_fit_as_columns_stay_columns() {
 #[test]
 fn sgemm_timeline_table_at_40_columns() {
     let ladder = sgemm();
-    let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
+    let text = report::table_exporter(Some(40))
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     insta::assert_snapshot!(text);
 }
 
@@ -140,7 +146,8 @@ fn flash_attention_tables_fit_40_columns() {
         &mut LoadReport::default(),
     )
     .unwrap();
-    let text = report::table_exporter(Some(40)).timeline(&[Analysed::new(&ladder)]);
+    let text = report::table_exporter(Some(40))
+        .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
     let widest = text
         .lines()
         .map(unicode_width::UnicodeWidthStr::width)
@@ -158,7 +165,7 @@ fn each_share_of_the_ceiling_is_of_its_own_throughput() {
     use analysis::MetricId::{PctOfCeiling, RunPctOfCeiling, RunTflops, Tflops};
     let ladder = flash_attention();
     let peak = ladder.peak_tflops.unwrap();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let share = |t: Option<f64>| t.map(|t| 100.0 * t / peak);
     let mut checked = (0, 0);
     for (v, an) in ladder.versions.iter().zip(&a.versions) {
@@ -180,12 +187,11 @@ fn each_share_of_the_ceiling_is_of_its_own_throughput() {
 /// them; ncu's rows name ncu.
 #[test]
 fn run_figures_name_their_shape_in_every_format() {
-    let mut ladder = flash_attention();
+    let ladder = flash_attention();
     let shapes = ladder.measured_shapes();
     assert!(shapes.len() > 1);
     for shape in [shapes[0], shapes[1]] {
-        ladder.shown = Some(shape);
-        let analysed = [Analysed::new(&ladder)];
+        let analysed = [Analysed::new(&ladder, analysis::Shown::at(shape))];
         let at = format!("TFLOPS (run at {shape})");
         for format in [Format::Table, Format::Markdown, Format::Html] {
             let text = report::exporter(format).timeline(&analysed);
@@ -231,7 +237,7 @@ fn shown_number(text: &str) -> Option<f64> {
 fn every_delta_is_the_difference_of_the_values_shown() {
     use analysis::Kind;
     let ladder = flash_attention();
-    let a = analysis::analyse_ladder(&ladder);
+    let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (i, w) in a.versions.windows(2).enumerate() {
@@ -271,8 +277,8 @@ fn every_delta_is_the_difference_of_the_values_shown() {
 #[test]
 fn every_comparison_format_shows_the_tables_sections() {
     let ladder = sgemm();
-    let a = analysis::analyse(&ladder, &ladder.versions[0]);
-    let b = analysis::analyse(&ladder, &ladder.versions[1]);
+    let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
+    let b = analysis::analyse(&ladder, &ladder.versions[1], analysis::Shown::DEFAULT);
     let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
     let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
     let input = CompareInput {

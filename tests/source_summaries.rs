@@ -61,7 +61,7 @@ fn analysed(l: &Ladder) -> Vec<String> {
             a.bottleneck.as_ref().map(|b| b.to_string())
         )
     };
-    analysis::analyse_ladder(l)
+    analysis::analyse_ladder(l, analysis::Shown::DEFAULT)
         .versions
         .iter()
         .map(show)

@@ -8,6 +8,7 @@ mod matrix;
 pub mod noise;
 pub mod occupancy;
 pub mod sass;
+mod shown;
 pub mod speed;
 mod stalls;
 mod trail;
@@ -15,6 +16,7 @@ mod trail;
 pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
 pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NoLabel, StallMatrix};
+pub use shown::Shown;
 pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
 pub use trail::{StepVerdict, TrailStep};
 
@@ -59,14 +61,21 @@ pub struct LadderAnalysis {
     pub trail: Vec<TrailStep>,
 }
 
-pub fn analyse_ladder(ladder: &Ladder) -> LadderAnalysis {
-    let versions: Vec<VersionAnalysis> =
-        ladder.versions.iter().map(|v| analyse(ladder, v)).collect();
+/// The analysis of every version of `ladder`, its run metrics read from the results
+/// `shown`.
+pub fn analyse_ladder(ladder: &Ladder, shown: Shown) -> LadderAnalysis {
+    let versions: Vec<VersionAnalysis> = ladder
+        .versions
+        .iter()
+        .map(|v| analyse(ladder, v, shown))
+        .collect();
     let trail = trail::trail(ladder, &versions);
     LadderAnalysis { versions, trail }
 }
 
-pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
+/// What stallscope derives for version `v` of `ladder`, its run metrics read from the
+/// result `shown`.
+pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
     let mut values = vec![None; METRICS.len()];
     if let Some(p) = &v.profile {
         for def in METRICS {
@@ -75,7 +84,7 @@ pub fn analyse(ladder: &Ladder, v: &Version) -> VersionAnalysis {
         values[MetricId::SharedPerBlock as usize] = shared_per_block(p);
     }
     let flops = ladder.flops_of(v);
-    if let Some(run) = ladder.shown_run(v).filter(|r| r.median_us.is_some()) {
+    if let Some(run) = shown.run(ladder, v).filter(|r| r.median_us.is_some()) {
         let us = run.median_us.expect("filtered");
         values[MetricId::RunTime as usize] = Some(us * 1e3);
         values[MetricId::RunTflops as usize] = run.tflops.or(flops.map(|f| f / us / 1e6));

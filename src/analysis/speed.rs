@@ -223,20 +223,49 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
         (Some(x), Some(y)) if y > 0.0 => Some(x / y),
         _ => None,
     };
-    // Cycles round by round where every round has its clock, else the whole ratio
-    // shifted by the mean clocks.
+    let cycles = cycles_interval(a, b, same_rounds, &time, clock_ratio);
+    let (verdict, why, detail) = judge(a, b, &time, cycles.as_ref(), clock_ratio);
+    Some(Speedup {
+        ratio: time.ratio,
+        low: time.low,
+        high: time.high,
+        rounds: time.rounds,
+        cycles: cycles.map(|c| c.ratio),
+        cycles_low: cycles.map(|c| c.low),
+        cycles_high: cycles.map(|c| c.high),
+        clock_ratio,
+        verdict,
+        why,
+        detail,
+        caveats: caveats(a, b),
+    })
+}
+
+/// The speed-up in cycles: round by round where every round has its clock, else the
+/// whole ratio `time` shifted by the mean clocks.
+fn cycles_interval(
+    a: &RunResult,
+    b: &RunResult,
+    same_rounds: bool,
+    time: &Interval,
+    clock_ratio: Option<f64>,
+) -> Option<Interval> {
     let cycles_of = |r: &RunResult| -> Option<Vec<f64>> {
         r.rounds
             .iter()
             .map(|x| Some(x.us * x.sm_clock_mhz?))
             .collect()
     };
-    let cycles = match (same_rounds, cycles_of(a), cycles_of(b)) {
+    match (same_rounds, cycles_of(a), cycles_of(b)) {
         (true, Some(ca), Some(cb)) => paired(&ca, &cb),
         _ => None,
     }
-    .or_else(|| clock_ratio.map(|c| time.scaled(1.0 / c)));
+    .or_else(|| clock_ratio.map(|c| time.scaled(1.0 / c)))
+}
 
+/// What a verdict between `a` and `b` stands on that is less than it should be: a
+/// warm-up that did not settle, one line per candidate.
+fn caveats(a: &RunResult, b: &RunResult) -> Vec<String> {
     let mut caveats = Vec::new();
     for r in [a, b] {
         let n = r.unsettled_rounds();
@@ -248,8 +277,20 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
             ));
         }
     }
+    caveats
+}
+
+/// The verdict of the rule (see the module's text), with why it is unclear and the same
+/// in words, where it is.
+fn judge(
+    a: &RunResult,
+    b: &RunResult,
+    time: &Interval,
+    cycles: Option<&Interval>,
+    clock_ratio: Option<f64>,
+) -> (SpeedVerdict, Option<Unclear>, Option<String>) {
     let unclear = |why: Unclear, detail: String| (SpeedVerdict::Unclear, Some(why), Some(detail));
-    let (verdict, why, detail) = if a.run_id.is_some() && a.run_id != b.run_id {
+    if a.run_id.is_some() && a.run_id != b.run_id {
         unclear(Unclear::DifferentRuns, "measured in different runs".into())
     } else if a.regime() != b.regime() {
         unclear(
@@ -280,41 +321,24 @@ pub fn speedup(a: &RunResult, b: &RunResult) -> Option<Speedup> {
                     EQUIVALENCE_BAND * 100.0
                 ),
             ),
-            Ok(v) => match cycles.map(|c| c.side()) {
+            Ok(v) => match cycles.map(|c| (c, c.side())) {
                 // Cycles contradict time: a gain won by the clock alone, or a level
                 // time that the clock made up.
-                Some(Ok(vc)) if vc != v => {
-                    let c = cycles.expect("matched");
-                    unclear(
-                        Unclear::TimeAndCyclesDisagree,
-                        format!(
-                            "{} in time but {} in cycles ({:.3}×, {:.3}–{:.3})",
-                            v.word(),
-                            vc.word(),
-                            c.ratio,
-                            c.low,
-                            c.high
-                        ),
-                    )
-                }
+                Some((c, Ok(vc))) if vc != v => unclear(
+                    Unclear::TimeAndCyclesDisagree,
+                    format!(
+                        "{} in time but {} in cycles ({:.3}×, {:.3}–{:.3})",
+                        v.word(),
+                        vc.word(),
+                        c.ratio,
+                        c.low,
+                        c.high
+                    ),
+                ),
                 _ => (v, None, None),
             },
         }
-    };
-    Some(Speedup {
-        ratio: time.ratio,
-        low: time.low,
-        high: time.high,
-        rounds: time.rounds,
-        cycles: cycles.map(|c| c.ratio),
-        cycles_low: cycles.map(|c| c.low),
-        cycles_high: cycles.map(|c| c.high),
-        clock_ratio,
-        verdict,
-        why,
-        detail,
-        caveats,
-    })
+    }
 }
 
 /// Timed in the sustained regime after warm-ups that settled: in most rounds, where
@@ -343,13 +367,13 @@ pub fn single_verdict(ratio: f64) -> SpeedVerdict {
         .unwrap_or(SpeedVerdict::Unclear)
 }
 
-/// The verdicts of every version's shown run result (its `speedup` against the
-/// fastest version's and each baseline's, at the ladder's shown shape), by version.
-pub fn shown_verdicts(ladder: &crate::model::Ladder) -> Vec<Vec<Against>> {
+/// The verdicts of every version's run result `shown` (its `speedup` against the
+/// fastest version's and each baseline's, at that shape), by version.
+pub fn shown_verdicts(ladder: &crate::model::Ladder, shown: super::Shown) -> Vec<Vec<Against>> {
     let shown: Vec<Option<&RunResult>> = ladder
         .versions
         .iter()
-        .map(|v| ladder.shown_run(v))
+        .map(|v| shown.run(ladder, v))
         .collect();
     let all: Vec<&RunResult> = shown.iter().flatten().copied().collect();
     let baseline: std::collections::HashSet<&str> = ladder

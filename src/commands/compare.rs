@@ -1,7 +1,7 @@
 //! `stallscope compare`: two versions of a ladder, or two export files, side by side.
 
 use super::ladders::{
-    default_sources, finish, load_one, load_report, mark_built_in, no_ladder, show_shape,
+    default_sources, finish, load_one, load_report, mark_built_in, no_ladder, shown_shape,
 };
 use super::output::{emit, terminal_width};
 use crate::analysis::{self, compare};
@@ -14,7 +14,7 @@ use std::path::Path;
 pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<bool> {
     let (a, ladder, format) = (args.a.as_str(), args.ladder.as_deref(), args.format.into());
     let mut report = load_report(common);
-    let (mut ladder_a, ia, mut ladder_b, ib) = match args.b.as_deref() {
+    let (ladder_a, ia, ladder_b, ib) = match args.b.as_deref() {
         Some(b) if Path::new(a).is_file() || Path::new(b).is_file() => {
             let (pa, pb) = (Path::new(a), Path::new(b));
             for (given, p) in [(a, pa), (b, pb)] {
@@ -57,13 +57,12 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
             (l.clone(), ia, l.clone(), ib)
         }
     };
-    if args.shape.is_some() {
-        show_shape(std::slice::from_mut(&mut ladder_a), args.shape)?;
-        show_shape(std::slice::from_mut(&mut ladder_b), args.shape)?;
-    }
+    // Each side is checked for the shape asked for; both show it.
+    let shown = shown_shape(std::slice::from_ref(&ladder_a), args.shape)?;
+    shown_shape(std::slice::from_ref(&ladder_b), args.shape)?;
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
-    let an_a = analysis::analyse(&ladder_a, va);
-    let an_b = analysis::analyse(&ladder_b, vb);
+    let an_a = analysis::analyse(&ladder_a, va, shown);
+    let an_b = analysis::analyse(&ladder_b, vb, shown);
     let comparison = compare(
         &an_a,
         &an_b,
@@ -89,14 +88,12 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         a: report::CompareSide::of(va, path_a),
         b: report::CompareSide::of(vb, path_b),
         comparison: &comparison,
-        run_shape: ladder_a.shown_shape().map(|s| s.to_string()),
-        other_shape: ladder_a
-            .shown
-            .is_some_and(|s| Some(s) != ladder_a.reference_run_shape()),
+        run_shape: shown.shape(&ladder_a).map(|s| s.to_string()),
+        other_shape: shown.other_shape(&ladder_a).is_some(),
         listing_error: va.listing_error().or_else(|| vb.listing_error()),
-        speed: ladder_a
-            .shown_run(va)
-            .zip(ladder_b.shown_run(vb))
+        speed: shown
+            .run(&ladder_a, va)
+            .zip(shown.run(&ladder_b, vb))
             .and_then(|(ra, rb)| analysis::speed::speedup(rb, ra)),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {

@@ -2,13 +2,18 @@
 //! the timeline as text where there is no terminal.
 
 use super::ladders::finish;
+use crate::analysis::Shown;
 use crate::cli::Common;
 use crate::model::{Ladder, LoadReport};
 use crate::report::{self, Analysed, Format};
 use anyhow::Result;
 
 fn print_report(ladders: &[Ladder], format: Format) {
-    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    // The explorer's shape key has no counterpart here: the default shape is shown.
+    let analysed: Vec<Analysed> = ladders
+        .iter()
+        .map(|l| Analysed::new(l, Shown::DEFAULT))
+        .collect();
     out!("{}", report::exporter(format).timeline(&analysed));
 }
 

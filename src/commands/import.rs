@@ -39,7 +39,7 @@ pub(super) fn import_command(common: &Common, a: &ImportArgs) -> Result<bool> {
     if let Some(dir) = done.dir.parent()
         && let Ok(ladder) = model::load_ladder(&Store::Disk, dir, &mut model::LoadReport::default())
     {
-        let analysed = analysis::analyse_ladder(&ladder);
+        let analysed = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
         for w in analysis::implausible(&ladder, &analysed) {
             eprintln!("warning: {}", format::printable(&w));
         }

@@ -2,6 +2,7 @@
 //! folders turned into ladders (which folders, in which order, from disk or built in),
 //! what was read in part reported at the end, and the run shape shown.
 
+use crate::analysis::Shown;
 use crate::cli::Common;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
 use crate::report::format;
@@ -248,13 +249,15 @@ pub(super) fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Re
         .map_err(|e| anyhow!("{}", model::BrokenLadder::new(dir, &e)))
 }
 
-/// Makes the ladders show the run results of `shape`; an error when none of them was
-/// run there (naming the shapes that were).
-pub(super) fn show_shape(
-    ladders: &mut [Ladder],
+/// The run results to show of the ladders: those of `shape`, the user's `--shape`, else
+/// the default; an error when none of them was run there (naming the shapes that were).
+pub(super) fn shown_shape(
+    ladders: &[Ladder],
     shape: Option<model::runs::RunShape>,
-) -> Result<()> {
-    let Some(s) = shape else { return Ok(()) };
+) -> Result<Shown> {
+    let Some(s) = shape else {
+        return Ok(Shown::DEFAULT);
+    };
     let measured: Vec<model::runs::RunShape> =
         ladders.iter().flat_map(|l| l.measured_shapes()).collect();
     if !measured.contains(&s) {
@@ -274,8 +277,5 @@ pub(super) fn show_shape(
             list.join(", ")
         );
     }
-    for l in ladders {
-        l.shown = Some(s);
-    }
-    Ok(())
+    Ok(Shown::at(s))
 }

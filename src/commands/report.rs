@@ -2,7 +2,7 @@
 
 use super::ladders::{
     default_ladders, default_sources, finish, load_one, load_report, mark_built_in, named,
-    no_ladder, resolve_paths, show_shape,
+    no_ladder, resolve_paths, shown_shape,
 };
 use super::output::{emit, terminal_width};
 use crate::analysis;
@@ -47,7 +47,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             return Err(no_ladder(name, &names));
         }
     }
-    show_shape(&mut ladders, a.shape)?;
+    let shown = shown_shape(&ladders, a.shape)?;
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
     let exporter = match terminal_width(a.format, a.output.as_deref(), a.wide) {
@@ -61,7 +61,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             names.join(", ")
         );
     }
-    let analysed: Vec<Analysed> = ladders.iter().map(Analysed::new).collect();
+    let analysed: Vec<Analysed> = ladders.iter().map(|l| Analysed::new(l, shown)).collect();
     for a in &analysed {
         for w in analysis::implausible(a.ladder, &a.analysis) {
             eprintln!("warning: {}", format::printable(&w));

@@ -173,182 +173,36 @@ fn check_version_id(id: &str) -> Result<()> {
     bail!("version id {quoted:?}{more} {broken} (it names a folder)")
 }
 
+/// Imports the exports `req` names as one version of a ladder: every file read and
+/// checked first, then the version staged and swapped in under the ladder's lock.
 pub fn import(req: &Request) -> Result<Imported> {
     check_version_id(req.version)?;
     // Read everything first: nothing is written unless every file is an ncu export.
-    let mut exports = Vec::new();
-    let mut contents = Vec::new();
-    for f in req.files {
-        let bytes = files::read_given(f)?;
-        exports.push(ncu::parse_bytes(f, &bytes)?);
-        contents.push(bytes);
-    }
-    let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
-    let profiles = model::merge_exports(exports);
-    if profiles.is_empty() {
-        bail!("the files hold no kernel launch");
-    }
-    let profile = model::pick_launch(&profiles, req.kernel, req.launch, "--launch ID")?;
+    let exports = read_exports(req.files)?;
+    let profile = model::pick_launch(&exports.profiles, req.kernel, req.launch, "--launch ID")?;
     let kernel = short_kernel_name(&profile.kernel);
-    // Where the files hold several launches, the manifest names this one by its id, so
-    // that loading never has to guess.
-    let launch = (profiles.len() > 1).then(|| {
-        let i = profiles
-            .iter()
-            .position(|p| std::ptr::eq(p, profile))
-            .expect("picked from these");
-        model::launch_key(&profiles, i)
-    });
-    for (what, v) in [("--flops", req.flops), ("--peak-tflops", req.peak_tflops)] {
-        if let Some(x) = v
-            && !(x.is_finite() && x > 0.0)
-        {
-            bail!("{what} must be a positive number, not {x}");
-        }
-    }
+    let launch = launch_named(&exports.profiles, profile);
+    check_figures(req)?;
 
     let ladder_dir = ladder_dir(req.profiles, req.ladder)?;
     files::dir_inside(req.profiles, &ladder_dir)?;
     let _lock = files::Lock::acquire(&ladder_dir)?;
     staging::recover(&ladder_dir)?;
-    let defaults = Manifest {
-        title: ladder_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        ..Manifest::default()
-    };
-    let mut edit = manifest::Edit::open(&ladder_dir, Some(&defaults))?;
+    let mut edit = open_manifest(&ladder_dir)?;
     files::fault_point("the manifest read");
     let m = &mut edit.manifest;
 
     let version_dir = ladder_dir.join(req.version);
-    let mut names = Vec::new();
-    for f in req.files {
-        let name = f
-            .file_name()
-            .with_context(|| format!("{} has no file name", f.display()))?
-            .to_string_lossy()
-            .into_owned();
-        let name = if name.ends_with(".gz") {
-            name
-        } else {
-            format!("{name}.gz")
-        };
-        if names.contains(&name) {
-            bail!("two files given are both named {name}: rename one");
-        }
-        if name.starts_with('.') {
-            bail!("{name}: an export's name must not start with '.'");
-        }
-        names.push(name);
-    }
+    let names = export_names(req.files)?;
     let existing = m.versions.iter().find(|v| v.id == req.version);
     if !req.force {
-        if let Some(v) = existing.filter(|v| !v.files.is_empty()) {
-            bail!(
-                "version {} of {} already has exports ({}); use --force to replace them",
-                req.version,
-                ladder_dir.display(),
-                v.files.join(", ")
-            );
-        }
-        if let Some(n) = names.iter().find(|n| version_dir.join(n).exists()) {
-            bail!(
-                "{} already exists; use --force to replace it",
-                version_dir.join(n).display()
-            );
-        }
+        refuse_to_replace(req, existing, &names, &ladder_dir)?;
     }
-
-    let mut new_files = Vec::new();
-    for ((bytes, name), summaries) in contents.into_iter().zip(&names).zip(&summaries) {
-        let data = if bytes.starts_with(&[0x1f, 0x8b]) {
-            bytes
-        } else {
-            let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-            gz.write_all(&bytes)?;
-            gz.finish()?
-        };
-        // The source page's summary beside it: the ladder then loads without reading it.
-        if !summaries.is_empty() {
-            new_files.push(NewFile {
-                name: model::source::summary_name(name),
-                data: model::source::summary_json(&data, summaries).into_bytes(),
-            });
-        }
-        new_files.push(NewFile {
-            name: name.clone(),
-            data,
-        });
-    }
-    // The old entry's exports in the version folder are replaced; its other files stay.
-    let prefix = format!("{}/", req.version);
-    let replaced: Vec<String> = existing
-        .map(|v| {
-            v.files
-                .iter()
-                .filter_map(|f| f.strip_prefix(&prefix))
-                .filter(|f| !f.contains('/'))
-                .flat_map(|f| [f.to_string(), model::source::summary_name(f)])
-                .collect()
-        })
-        .unwrap_or_default();
-
-    let files: Vec<String> = names
-        .iter()
-        .map(|n| format!("{}/{n}", req.version))
-        .collect();
-    let default_title = model::default_title(&profile.kernel);
-    let mut changes = Vec::new();
-    let entry = match existing.filter(|v| req.force && !v.files.is_empty()) {
-        // A forced re-import: the new exports may be another launch, of another kernel.
-        // What the old import wrote goes; what the user set by hand stays only when
-        // given again or kept with --keep; the notes, source, technique and parent
-        // (never written by an import) stay.
-        Some(old) => {
-            let entry = replaced_entry(req, old, files, &kernel, launch, default_title);
-            changes = replacement_changes(old, &entry, req.keep);
-            entry
-        }
-        None => VersionEntry {
-            id: req.version.to_string(),
-            title: req
-                .title
-                .map(str::to_string)
-                .or_else(|| existing.map(|v| v.title.clone()))
-                .unwrap_or(default_title),
-            files,
-            kernel: req
-                .kernel
-                .map(str::to_string)
-                .or_else(|| Some(kernel.clone())),
-            launch,
-            baseline: req.baseline || existing.is_some_and(|v| v.baseline),
-            flops: req.flops.or(existing.and_then(|v| v.flops)),
-            ..existing.cloned().unwrap_or_default()
-        },
-    };
+    let new_files = new_files(exports.contents, &names, &exports.summaries)?;
+    let replaced = replaced_files(req.version, existing);
+    let (entry, mut changes) = version_entry(req, existing, &names, &kernel, launch, profile);
     if let Some(peak) = req.peak_tflops {
-        // The ceiling is the ladder's: every version's "% of ceiling" changes with it.
-        let was = match m.peak_tflops {
-            Some(p) if p == peak => None,
-            Some(p) => Some(format!("was {p}")),
-            None => Some("was unset".to_string()),
-        };
-        if let Some(was) = was {
-            let others = m.versions.iter().filter(|v| v.id != req.version).count();
-            let also = match others {
-                0 => String::new(),
-                1 => " (1 other version)".to_string(),
-                n => format!(" ({n} other versions)"),
-            };
-            changes.push(format!(
-                "--peak-tflops sets the ladder's ceiling, not only {}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ceiling\" is measured against it{also}",
-                req.version,
-                ladder_dir.join(manifest::FILE_NAME).display(),
-            ));
-        }
+        changes.extend(ceiling_change(m, req.version, peak, &ladder_dir));
         m.peak_tflops = req.peak_tflops;
     }
     match m.version_mut(req.version) {
@@ -372,6 +226,239 @@ pub fn import(req: &Request) -> Result<Imported> {
         kernel,
         changes,
     })
+}
+
+/// The files of an import as read: their bytes, the summaries of their source pages,
+/// and the launches they hold.
+struct Exports {
+    contents: Vec<Vec<u8>>,
+    summaries: Vec<Vec<(String, ncu::SourceSummary)>>,
+    profiles: Vec<model::Profile>,
+}
+
+/// Reads and parses every file given; an error at the first that is no ncu export, or
+/// where the files hold no kernel launch.
+fn read_exports(given: &[PathBuf]) -> Result<Exports> {
+    let mut exports = Vec::new();
+    let mut contents = Vec::new();
+    for f in given {
+        let bytes = files::read_given(f)?;
+        exports.push(ncu::parse_bytes(f, &bytes)?);
+        contents.push(bytes);
+    }
+    let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
+    let profiles = model::merge_exports(exports);
+    if profiles.is_empty() {
+        bail!("the files hold no kernel launch");
+    }
+    Ok(Exports {
+        contents,
+        summaries,
+        profiles,
+    })
+}
+
+/// Where the files hold several launches, the manifest names the one picked by its id,
+/// so that loading never has to guess.
+fn launch_named(profiles: &[model::Profile], picked: &model::Profile) -> Option<u64> {
+    (profiles.len() > 1).then(|| {
+        let i = profiles
+            .iter()
+            .position(|p| std::ptr::eq(p, picked))
+            .expect("picked from these");
+        model::launch_key(profiles, i)
+    })
+}
+
+/// `--flops` and `--peak-tflops`, where given, are positive numbers.
+fn check_figures(req: &Request) -> Result<()> {
+    for (what, v) in [("--flops", req.flops), ("--peak-tflops", req.peak_tflops)] {
+        if let Some(x) = v
+            && !(x.is_finite() && x > 0.0)
+        {
+            bail!("{what} must be a positive number, not {x}");
+        }
+    }
+    Ok(())
+}
+
+/// The ladder's manifest to edit; a new one (titled by the folder) where there is none.
+fn open_manifest(ladder_dir: &Path) -> Result<manifest::Edit> {
+    let defaults = Manifest {
+        title: ladder_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        ..Manifest::default()
+    };
+    manifest::Edit::open(ladder_dir, Some(&defaults))
+}
+
+/// The names the exports are stored under in the version folder (each compressed,
+/// `.gz`); an error where two are alike or one starts with '.'.
+fn export_names(given: &[PathBuf]) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for f in given {
+        let name = f
+            .file_name()
+            .with_context(|| format!("{} has no file name", f.display()))?
+            .to_string_lossy()
+            .into_owned();
+        let name = if name.ends_with(".gz") {
+            name
+        } else {
+            format!("{name}.gz")
+        };
+        if names.contains(&name) {
+            bail!("two files given are both named {name}: rename one");
+        }
+        if name.starts_with('.') {
+            bail!("{name}: an export's name must not start with '.'");
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Without `--force`: an error where the version already has exports, or a file of
+/// that name is already in its folder.
+fn refuse_to_replace(
+    req: &Request,
+    existing: Option<&VersionEntry>,
+    names: &[String],
+    ladder_dir: &Path,
+) -> Result<()> {
+    let version_dir = ladder_dir.join(req.version);
+    if let Some(v) = existing.filter(|v| !v.files.is_empty()) {
+        bail!(
+            "version {} of {} already has exports ({}); use --force to replace them",
+            req.version,
+            ladder_dir.display(),
+            v.files.join(", ")
+        );
+    }
+    if let Some(n) = names.iter().find(|n| version_dir.join(n).exists()) {
+        bail!(
+            "{} already exists; use --force to replace it",
+            version_dir.join(n).display()
+        );
+    }
+    Ok(())
+}
+
+/// The version folder's new files: each export compressed (unless it was), with its
+/// source page's summary beside it.
+fn new_files(
+    contents: Vec<Vec<u8>>,
+    names: &[String],
+    summaries: &[Vec<(String, ncu::SourceSummary)>],
+) -> Result<Vec<NewFile>> {
+    let mut new_files = Vec::new();
+    for ((bytes, name), summaries) in contents.into_iter().zip(names).zip(summaries) {
+        let data = if bytes.starts_with(&[0x1f, 0x8b]) {
+            bytes
+        } else {
+            let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+            gz.write_all(&bytes)?;
+            gz.finish()?
+        };
+        // The source page's summary beside it: the ladder then loads without reading it.
+        if !summaries.is_empty() {
+            new_files.push(NewFile {
+                name: model::source::summary_name(name),
+                data: model::source::summary_json(&data, summaries).into_bytes(),
+            });
+        }
+        new_files.push(NewFile {
+            name: name.clone(),
+            data,
+        });
+    }
+    Ok(new_files)
+}
+
+/// The old entry's exports in the version folder, and their summaries: they are
+/// replaced; its other files stay.
+fn replaced_files(version: &str, existing: Option<&VersionEntry>) -> Vec<String> {
+    let prefix = format!("{version}/");
+    existing
+        .map(|v| {
+            v.files
+                .iter()
+                .filter_map(|f| f.strip_prefix(&prefix))
+                .filter(|f| !f.contains('/'))
+                .flat_map(|f| [f.to_string(), model::source::summary_name(f)])
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The version's manifest entry after the import, and what a forced re-import changed
+/// of the old one (one line each).
+fn version_entry(
+    req: &Request,
+    existing: Option<&VersionEntry>,
+    names: &[String],
+    kernel: &str,
+    launch: Option<u64>,
+    profile: &model::Profile,
+) -> (VersionEntry, Vec<String>) {
+    let files: Vec<String> = names
+        .iter()
+        .map(|n| format!("{}/{n}", req.version))
+        .collect();
+    let default_title = model::default_title(&profile.kernel);
+    match existing.filter(|v| req.force && !v.files.is_empty()) {
+        // A forced re-import: the new exports may be another launch, of another kernel.
+        // What the old import wrote goes; what the user set by hand stays only when
+        // given again or kept with --keep; the notes, source, technique and parent
+        // (never written by an import) stay.
+        Some(old) => {
+            let entry = replaced_entry(req, old, files, kernel, launch, default_title);
+            let changes = replacement_changes(old, &entry, req.keep);
+            (entry, changes)
+        }
+        None => {
+            let entry = VersionEntry {
+                id: req.version.to_string(),
+                title: req
+                    .title
+                    .map(str::to_string)
+                    .or_else(|| existing.map(|v| v.title.clone()))
+                    .unwrap_or(default_title),
+                files,
+                kernel: req
+                    .kernel
+                    .map(str::to_string)
+                    .or_else(|| Some(kernel.to_string())),
+                launch,
+                baseline: req.baseline || existing.is_some_and(|v| v.baseline),
+                flops: req.flops.or(existing.and_then(|v| v.flops)),
+                ..existing.cloned().unwrap_or_default()
+            };
+            (entry, Vec::new())
+        }
+    }
+}
+
+/// What `--peak-tflops` changes beyond the version, where it changes the ladder's
+/// ceiling: every version's "% of ceiling" changes with it.
+fn ceiling_change(m: &Manifest, version: &str, peak: f64, ladder_dir: &Path) -> Option<String> {
+    let was = match m.peak_tflops {
+        Some(p) if p == peak => return None,
+        Some(p) => format!("was {p}"),
+        None => "was unset".to_string(),
+    };
+    let others = m.versions.iter().filter(|v| v.id != version).count();
+    let also = match others {
+        0 => String::new(),
+        1 => " (1 other version)".to_string(),
+        n => format!(" ({n} other versions)"),
+    };
+    Some(format!(
+        "--peak-tflops sets the ladder's ceiling, not only {version}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ceiling\" is measured against it{also}",
+        ladder_dir.join(manifest::FILE_NAME).display(),
+    ))
 }
 
 /// The entry of a version imported again with `--force` over `old`.

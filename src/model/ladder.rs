@@ -27,9 +27,6 @@ pub struct Ladder {
     /// Where the ladder was read from (None for loose files).
     pub dir: Option<PathBuf>,
     pub store: Store,
-    /// The run shape the timeline, report and compare show (`--shape`, the explorer's
-    /// `S`); `None`: the reference shape, non-causal.
-    pub shown: Option<RunShape>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -121,29 +118,6 @@ impl Ladder {
         v.flops.or(self.flops)
     }
 
-    /// The run result the timeline shows for a version: at the shown shape (by default
-    /// the reference shape, non-causal; without one, the latest result), the sustained
-    /// regime's before a burst's, the latest of them.
-    pub fn shown_run<'a>(&self, v: &'a Version) -> Option<&'a RunResult> {
-        let wanted = self.shown.or(self.reference_shape.map(|shape| RunShape {
-            shape,
-            causal: false,
-        }));
-        let at: Vec<&RunResult> = match wanted {
-            Some(w) => v
-                .runs
-                .iter()
-                .filter(|r| r.shape == w.shape && r.causal == w.causal)
-                .collect(),
-            None => v.runs.iter().collect(),
-        };
-        at.iter()
-            .rev()
-            .find(|r| r.regime() != Some(super::runs::Regime::Burst))
-            .or(at.last())
-            .copied()
-    }
-
     /// Every shape some version was run at: the reference first, then by size.
     pub fn measured_shapes(&self) -> Vec<RunShape> {
         let mut out: Vec<RunShape> = Vec::new();
@@ -168,11 +142,6 @@ impl Ladder {
             )
         });
         out
-    }
-
-    /// The shape shown, as the ladder means it.
-    pub fn shown_shape(&self) -> Option<RunShape> {
-        self.shown.or(self.reference_run_shape())
     }
 
     /// The reference shape, without the causal mask.
@@ -412,58 +381,28 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
 
     // Versions often share one report: parse each set of files once.
     let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
+    let at = Folder {
+        store,
+        dir,
+        roots: &roots,
+        manifest_path: &manifest_path,
+    };
     let mut versions = Vec::with_capacity(m.versions.len());
     for entry in &m.versions {
         let profile = if entry.files.is_empty() {
             None
         } else {
             if !parsed.contains_key(&entry.files) {
-                let mut pages = Vec::new();
-                for f in &entry.files {
-                    let (path, bytes) = match store
-                        .read_confined(dir, f, &roots)
-                        .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
-                    {
-                        Ok(read) => read,
-                        Err(e) => {
-                            report.record(e)?;
-                            continue;
-                        }
-                    };
-                    // A source page with its summary beside it is left unread.
-                    let summary = store.read_confined(dir, &source::summary_name(f), &roots);
-                    if let Some(unread) = summary
-                        .ok()
-                        .and_then(|(_, s)| source::unread_pages(store, &path, &bytes, &s))
-                    {
-                        pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
-                        continue;
-                    }
-                    match ncu::parse_bytes(&path, &bytes) {
-                        Ok(e) => pages.extend(pages_of(e)),
-                        Err(e) => report.record(e)?,
-                    }
-                }
+                let pages = at.pages(entry, report)?;
                 parsed.insert(entry.files.clone(), merge_pages(pages));
             }
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
-        let mut text_of = |key: &str, rel: Option<&str>| {
-            let rel = rel?;
-            match store.read_confined_text(dir, rel, &roots) {
-                Ok(read) => Some(read),
-                Err(e) => {
-                    let mut w = named_file_error(&manifest_path, &entry.id, key, e);
-                    w.message
-                        .push_str(&format!("; version {} loads without it", entry.id));
-                    report.warnings.push(w);
-                    None
-                }
-            }
-        };
-        let notes = text_of("notes", entry.notes.as_deref()).map(|(_, t)| t);
-        let source = text_of("source", entry.source.as_deref());
+        let notes = at
+            .text(entry, "notes", entry.notes.as_deref(), report)
+            .map(|(_, t)| t);
+        let source = at.text(entry, "source", entry.source.as_deref(), report);
         versions.push(Version {
             id: entry.id.clone(),
             title: entry.title.clone(),
@@ -496,8 +435,77 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         versions,
         dir: Some(dir.to_path_buf()),
         store: store.clone(),
-        shown: None,
     })
+}
+
+/// A ladder folder being loaded: where its manifest names files from, and the manifest
+/// that names them (errors are said of its entries).
+struct Folder<'a> {
+    store: &'a Store,
+    dir: &'a Path,
+    roots: &'a [PathBuf],
+    manifest_path: &'a Path,
+}
+
+impl Folder<'_> {
+    /// The pages of a version's export files, unmerged: a source page with its summary
+    /// beside it is left unread; a file that cannot be read or parsed is recorded in
+    /// `report` (an error unless it keeps going).
+    fn pages(
+        &self,
+        entry: &manifest::VersionEntry,
+        report: &mut LoadReport,
+    ) -> Result<Vec<Profile>> {
+        let (store, dir, roots) = (self.store, self.dir, self.roots);
+        let mut pages = Vec::new();
+        for f in &entry.files {
+            let (path, bytes) = match store
+                .read_confined(dir, f, roots)
+                .map_err(|e| named_file_error(self.manifest_path, &entry.id, "files", e))
+            {
+                Ok(read) => read,
+                Err(e) => {
+                    report.record(e)?;
+                    continue;
+                }
+            };
+            let summary = store.read_confined(dir, &source::summary_name(f), roots);
+            if let Some(unread) = summary
+                .ok()
+                .and_then(|(_, s)| source::unread_pages(store, &path, &bytes, &s))
+            {
+                pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
+                continue;
+            }
+            match ncu::parse_bytes(&path, &bytes) {
+                Ok(e) => pages.extend(pages_of(e)),
+                Err(e) => report.record(e)?,
+            }
+        }
+        Ok(pages)
+    }
+
+    /// A text file a version's entry names under `key` (its notes, its source), with its
+    /// path; `None`, with a warning, where it cannot be read: the version loads without.
+    fn text(
+        &self,
+        entry: &manifest::VersionEntry,
+        key: &str,
+        rel: Option<&str>,
+        report: &mut LoadReport,
+    ) -> Option<(PathBuf, String)> {
+        let rel = rel?;
+        match self.store.read_confined_text(self.dir, rel, self.roots) {
+            Ok(read) => Some(read),
+            Err(e) => {
+                let mut w = named_file_error(self.manifest_path, &entry.id, key, e);
+                w.message
+                    .push_str(&format!("; version {} loads without it", entry.id));
+                report.warnings.push(w);
+                None
+            }
+        }
+    }
 }
 
 /// An error of [`files`] (`PATH: reason`) as a parse error of that file.
@@ -696,6 +704,5 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         versions,
         dir: None,
         store: Store::Disk,
-        shown: None,
     })
 }

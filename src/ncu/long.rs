@@ -275,50 +275,72 @@ impl LongPage<'_> {
         };
 
         if is_rule {
-            let r = layout.rule.expect("checked above");
-            let cell = |i: usize| row.get(i).map(str::trim).unwrap_or_default();
-            let speedup = match super::value::parse_plain(cell(r[4])) {
-                Ok(v) => v.num(),
-                Err(e) => return Err(ParseError::at(path, line, e.to_string())),
-            };
-            rules.push(RuleFinding {
-                section: cell(layout.section).to_string(),
-                rule: cell(r[0]).to_string(),
-                kind: cell(r[1]).to_string(),
-                description: cell(r[2]).to_string(),
-                speedup_type: non_empty(row.get(r[3])),
-                speedup_pct: speedup,
-            });
+            rules.push(rule_finding(path, layout, row, line)?);
             return Ok(());
         }
-
-        let unit_text = row.get(layout.unit).unwrap_or_default().trim();
-        let unit = self
-            .units
-            .entry(unit_text.to_string())
-            .or_insert_with(|| Unit::parse(unit_text));
-        let read = |i: usize| {
-            parse_cell(row.get(i).unwrap_or_default(), unit)
-                .map_err(|e| ParseError::at(path, line, e.to_string()))
-        };
-        let name = row.get(layout.name).unwrap_or_default().trim();
-        let value = read(layout.value)?;
-        check_metric(name, row.get(layout.value).unwrap_or_default(), &value)
-            .map_err(|e| ParseError::at(path, line, e.to_string()))?;
-        let range = match (layout.min, layout.max) {
-            (Some(lo), Some(hi)) => match (read(lo)?, read(hi)?) {
-                (Value::Num(a), Value::Num(b)) => Some((a, b)),
-                _ => None,
-            },
-            _ => None,
-        };
-        metrics.push(DetailMetric {
-            section: row.get(layout.section).unwrap_or_default().trim().into(),
-            name: name.into(),
-            unit: unit.base.clone(),
-            value,
-            range,
-        });
+        metrics.push(detail_metric(path, layout, &mut self.units, row, line)?);
         Ok(())
     }
+}
+
+/// A rule's row: its finding, with the estimated speed-up it names.
+fn rule_finding(
+    path: &Path,
+    layout: &Layout,
+    row: &csv::StringRecord,
+    line: u64,
+) -> Result<RuleFinding, ParseError> {
+    let r = layout
+        .rule
+        .expect("a rule row is read where the page has rule columns");
+    let cell = |i: usize| row.get(i).map(str::trim).unwrap_or_default();
+    let speedup = match super::value::parse_plain(cell(r[4])) {
+        Ok(v) => v.num(),
+        Err(e) => return Err(ParseError::at(path, line, e.to_string())),
+    };
+    Ok(RuleFinding {
+        section: cell(layout.section).to_string(),
+        rule: cell(r[0]).to_string(),
+        kind: cell(r[1]).to_string(),
+        description: cell(r[2]).to_string(),
+        speedup_type: non_empty(row.get(r[3])),
+        speedup_pct: speedup,
+    })
+}
+
+/// A metric's row: its value (and range, where the page has one) in its unit, each unit
+/// read once into `units`.
+fn detail_metric(
+    path: &Path,
+    layout: &Layout,
+    units: &mut HashMap<String, Unit>,
+    row: &csv::StringRecord,
+    line: u64,
+) -> Result<DetailMetric, ParseError> {
+    let unit_text = row.get(layout.unit).unwrap_or_default().trim();
+    let unit = units
+        .entry(unit_text.to_string())
+        .or_insert_with(|| Unit::parse(unit_text));
+    let read = |i: usize| {
+        parse_cell(row.get(i).unwrap_or_default(), unit)
+            .map_err(|e| ParseError::at(path, line, e.to_string()))
+    };
+    let name = row.get(layout.name).unwrap_or_default().trim();
+    let value = read(layout.value)?;
+    check_metric(name, row.get(layout.value).unwrap_or_default(), &value)
+        .map_err(|e| ParseError::at(path, line, e.to_string()))?;
+    let range = match (layout.min, layout.max) {
+        (Some(lo), Some(hi)) => match (read(lo)?, read(hi)?) {
+            (Value::Num(a), Value::Num(b)) => Some((a, b)),
+            _ => None,
+        },
+        _ => None,
+    };
+    Ok(DetailMetric {
+        section: row.get(layout.section).unwrap_or_default().trim().into(),
+        name: name.into(),
+        unit: unit.base.clone(),
+        value,
+        range,
+    })
 }

@@ -411,15 +411,52 @@ pub fn parse(
         return Ok(rows.finish(&h.schema));
     }
     let mut rdr = reader(&csv.text);
+    let Some((schema, layout)) = read_header(path, csv, &mut rdr)? else {
+        return Ok(Vec::new());
+    };
+
+    // Rows of cells for every line left: the page's block is allocated once.
+    let start = rdr.position().clone();
+    let from = usize::try_from(start.byte()).unwrap_or(usize::MAX);
+    let capacity = capacity(csv, from, &layout);
+    let rows = quick_rows(csv, (from, start.line()), &schema, &layout, capacity);
+    if end == Some(from) && start.line() == 3 {
+        remember_header(Header {
+            text: csv.text[..from].into(),
+            schema: schema.clone(),
+            layout: layout.clone(),
+        });
+    }
+    if let Some(rows) = rows {
+        return Ok(rows.finish(&schema));
+    }
+    let rows = read_rows(path, csv, &mut rdr, (&schema, &layout), capacity, ending)?;
+    Ok(rows.finish(&schema))
+}
+
+/// The next record of the page into `rec`; false at its end.
+fn next_record(
+    path: &Path,
+    csv: &CsvText,
+    rdr: &mut csv::Reader<&[u8]>,
+    rec: &mut csv::StringRecord,
+) -> Result<bool, ParseError> {
+    rdr.read_record(rec).map_err(|e| csv_error(path, csv, e))
+}
+
+/// The page's two header rows (names, units), checked, as the columns' schema and where
+/// they stand; `None` for an empty page.
+fn read_header(
+    path: &Path,
+    csv: &CsvText,
+    rdr: &mut csv::Reader<&[u8]>,
+) -> Result<Option<(Arc<RawSchema>, Layout)>, ParseError> {
     let mut names = csv::StringRecord::new();
     let mut units = csv::StringRecord::new();
-    let read = |rdr: &mut csv::Reader<&[u8]>, rec: &mut csv::StringRecord| {
-        rdr.read_record(rec).map_err(|e| csv_error(path, csv, e))
-    };
-    if !read(&mut rdr, &mut names)? {
-        return Ok(Vec::new());
+    if !next_record(path, csv, rdr, &mut names)? {
+        return Ok(None);
     }
-    if !read(&mut rdr, &mut units)? {
+    if !next_record(path, csv, rdr, &mut units)? {
         return Err(ParseError::file(
             path,
             "the raw page ends after its header: the row of units is missing",
@@ -460,25 +497,24 @@ pub fn parse(
             })
             .collect(),
     ));
+    Ok(Some((schema, layout)))
+}
 
-    // Rows of cells for every line left: the page's block is allocated once.
-    let start = rdr.position().clone();
-    let from = usize::try_from(start.byte()).unwrap_or(usize::MAX);
-    let capacity = capacity(csv, from, &layout);
-    let rows = quick_rows(csv, (from, start.line()), &schema, &layout, capacity);
-    if end == Some(from) && start.line() == 3 {
-        remember_header(Header {
-            text: csv.text[..from].into(),
-            schema: schema.clone(),
-            layout: layout.clone(),
-        });
-    }
-    if let Some(rows) = rows {
-        return Ok(rows.finish(&schema));
-    }
+/// The launch rows left, read by the CSV reader (what [`quick_rows`] would not read):
+/// an error says what is wrong and where, unless the page was cut short in a row
+/// (`ending` says whether that is allowed): then the rows before it are kept.
+fn read_rows(
+    path: &Path,
+    csv: &CsvText,
+    rdr: &mut csv::Reader<&[u8]>,
+    (schema, layout): (&RawSchema, &Layout),
+    capacity: usize,
+    ending: &mut Ending,
+) -> Result<Rows, ParseError> {
+    let width = layout.width;
     let mut rows = Rows::with_capacity(capacity);
     let mut row = csv::StringRecord::new();
-    while read(&mut rdr, &mut row)? {
+    while next_record(path, csv, rdr, &mut row)? {
         let line = csv.file_line(row.position().map_or(0, |p| p.line()));
         if is_blank(&row) {
             continue;
@@ -504,7 +540,7 @@ pub fn parse(
         }
         rows.end_row(layout.identity(|i| &row[i], line));
     }
-    Ok(rows.finish(&schema))
+    Ok(rows)
 }
 
 /// A metric cell's value, in its column's internal unit.
@@ -553,21 +589,13 @@ fn quick_rows(
     let text = csv.text.as_bytes();
     let mut pos = start;
     let mut line = start_line;
-    let factors: Vec<f64> = schema.columns.iter().map(|c| c.unit.factor).collect();
-    // The most each column's cells may hold, in the internal unit: a number from 0 (not
-    // `-0`) to it (and whole, in a column of PC samples) is what the full reading accepts
-    // without looking further.
-    let largest: Vec<f64> = schema
-        .columns
-        .iter()
-        .map(|c| super::value::largest(&c.metric, &c.unit))
-        .collect();
-    // PC-sampling counts are whole numbers.
-    let whole: Vec<bool> = schema
-        .columns
-        .iter()
-        .map(|c| c.metric.starts_with("smsp__pcsamp_"))
-        .collect();
+    let limits = QuickLimits::of(schema);
+    let row = QuickRow {
+        csv,
+        schema,
+        layout,
+        limits: &limits,
+    };
     let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
     let mut rows = Rows::with_capacity(capacity);
     while pos < text.len() {
@@ -589,7 +617,66 @@ fn quick_rows(
             continue;
         }
         fields.clear();
-        // The metric cells are read as the row is split (in one pass over it).
+        pos = row.split(pos, &mut fields, &mut rows)?;
+        if fields.len() != layout.width {
+            return None;
+        }
+        let cell = |i: usize| &csv.text[fields[i].0..fields[i].1];
+        for id in [layout.id, layout.process].into_iter().flatten() {
+            parse_count(cell(id), u64::MAX).ok()?;
+        }
+        rows.end_row(layout.identity(cell, csv.file_line(row_line)));
+    }
+    Some(rows)
+}
+
+/// What [`quick_rows`] accepts of each metric column without the full reading: its
+/// unit's factor, the most its cells may hold in the internal unit (a number from 0,
+/// not `-0`, to it), and whether they are whole numbers (PC-sampling counts).
+struct QuickLimits {
+    factors: Vec<f64>,
+    largest: Vec<f64>,
+    whole: Vec<bool>,
+}
+
+impl QuickLimits {
+    fn of(schema: &RawSchema) -> QuickLimits {
+        let columns = &schema.columns;
+        QuickLimits {
+            factors: columns.iter().map(|c| c.unit.factor).collect(),
+            largest: columns
+                .iter()
+                .map(|c| super::value::largest(&c.metric, &c.unit))
+                .collect(),
+            whole: columns
+                .iter()
+                .map(|c| c.metric.starts_with("smsp__pcsamp_"))
+                .collect(),
+        }
+    }
+}
+
+/// One launch row as [`quick_rows`] reads it.
+struct QuickRow<'a> {
+    csv: &'a CsvText<'a>,
+    schema: &'a RawSchema,
+    layout: &'a Layout,
+    limits: &'a QuickLimits,
+}
+
+impl QuickRow<'_> {
+    /// Splits the row at `pos` into `fields` (each cell's bounds inside its quotes),
+    /// its metric cells read into `rows` in the same pass; the position after the row,
+    /// or `None` at anything not as ncu writes it.
+    #[inline]
+    fn split(
+        &self,
+        mut pos: usize,
+        fields: &mut Vec<(usize, usize)>,
+        rows: &mut Rows,
+    ) -> Option<usize> {
+        let (csv, layout, limits) = (self.csv, self.layout, self.limits);
+        let text = csv.text.as_bytes();
         loop {
             let open = pos + 1;
             let k = rows.column();
@@ -599,11 +686,14 @@ fn quick_rows(
             let number = metric
                 .then(|| number_prefix(text.get(open..)?))
                 .flatten()
-                .map(|(x, len)| (if factors[k] == 1.0 { x } else { x * factors[k] }, len))
+                .map(|(x, len)| {
+                    let factor = limits.factors[k];
+                    (if factor == 1.0 { x } else { x * factor }, len)
+                })
                 .filter(|(x, len)| {
                     x.is_sign_positive()
-                        && *x <= largest[k]
-                        && (!whole[k] || x.fract() == 0.0)
+                        && *x <= limits.largest[k]
+                        && (!limits.whole[k] || x.fract() == 0.0)
                         && text.get(open + len) == Some(&b'"')
                 });
             let close = match number {
@@ -620,39 +710,20 @@ fn quick_rows(
                     // Negative numbers and those past a limit are checked by the full
                     // reading.
                     None if cell.is_empty() => rows.push(Value::Empty),
-                    None => {
-                        rows.push(metric_cell(&schema.columns[k], &csv.text[open..close]).ok()?)
-                    }
+                    None => rows
+                        .push(metric_cell(&self.schema.columns[k], &csv.text[open..close]).ok()?),
                 }
             }
             fields.push((open, close));
             match text.get(close + 1) {
                 Some(b',') if text.get(close + 2) == Some(&b'"') => pos = close + 2,
-                Some(b'\n') => {
-                    pos = close + 2;
-                    break;
-                }
-                Some(b'\r') if text.get(close + 2) == Some(&b'\n') => {
-                    pos = close + 3;
-                    break;
-                }
-                None => {
-                    pos = close + 1;
-                    break;
-                }
+                Some(b'\n') => return Some(close + 2),
+                Some(b'\r') if text.get(close + 2) == Some(&b'\n') => return Some(close + 3),
+                None => return Some(close + 1),
                 _ => return None,
             }
         }
-        if fields.len() != layout.width {
-            return None;
-        }
-        let cell = |i: usize| &csv.text[fields[i].0..fields[i].1];
-        for id in [layout.id, layout.process].into_iter().flatten() {
-            parse_count(cell(id), u64::MAX).ok()?;
-        }
-        rows.end_row(layout.identity(cell, csv.file_line(row_line)));
     }
-    Some(rows)
 }
 
 #[cfg(test)]

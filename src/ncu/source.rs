@@ -368,15 +368,12 @@ fn read_row(
     if row.len() != header.width {
         return Err(length_error(path, line, row.len(), header.width, "source"));
     }
-    let count_to = |i: Option<usize>, max: u64| -> Result<Option<u64>, ParseError> {
-        match i {
-            None => Ok(None),
-            Some(i) => parse_count(&row[i], max).map_err(|e| {
-                ParseError::at(path, line, format!("column {}: {e}", header.names[i]))
-            }),
-        }
+    let cells = Cells {
+        path,
+        line,
+        header,
+        row,
     };
-    let count = |i: Option<usize>| count_to(i, u64::MAX);
     let address = row[header.address].trim();
     if address == "..." {
         return Ok(());
@@ -392,7 +389,7 @@ fn read_row(
                     .cuda_text
                     .map(|i| row[i].to_string())
                     .unwrap_or_default(),
-                samples: count(header.samples)?.unwrap_or(0),
+                samples: cells.count(header.samples)?.unwrap_or(0),
             });
         }
         return Ok(());
@@ -408,48 +405,8 @@ fn read_row(
         return Ok(());
     }
     let text = row[header.sass].trim();
-    let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
-    for &(i, reason) in &header.stalls {
-        let n = count_to(Some(i), u32::MAX.into())?.unwrap_or(0);
-        stalls[reason.index()] = u32::try_from(n).expect("checked against u32::MAX");
-    }
-    let named: u64 = stalls.iter().map(|&n| u64::from(n)).sum();
-    let samples = match count(header.samples)? {
-        Some(n) => n,
-        None => named,
-    };
-    let selected = u64::from(stalls[StallReason::Selected.index()]);
-    if selected > samples {
-        return Err(ParseError::at(
-            path,
-            line,
-            format!("the line's selected samples ({selected}) exceed all its samples ({samples})"),
-        ));
-    }
-    if let Some(i) = header.samples.filter(|_| named > samples) {
-        return Err(ParseError::at(
-            path,
-            line,
-            format!(
-                "the line's stall_* columns add up to {named} samples, more than its {:?} ({samples})",
-                header.names[i]
-            ),
-        ));
-    }
     let opcode = opcode_class(text);
-    if header.remainder_is_warpgroup_arrive && samples > named && opcode == "HGMMA" {
-        let rest = u32::try_from(samples - named).map_err(|_| {
-            ParseError::at(
-                path,
-                line,
-                format!(
-                    "the line's samples ({samples}) exceed its stall_* columns by more than {}",
-                    u32::MAX
-                ),
-            )
-        })?;
-        stalls[StallReason::WarpgroupArrive.index()] = rest;
-    }
+    let (stalls, samples) = cells.samples(opcode)?;
     block.total += u128::from(samples);
     if block.total > u128::from(u64::MAX) {
         return Err(ParseError::at(
@@ -467,12 +424,93 @@ fn read_row(
         opcode: opcode.into(),
         text: text.into(),
         samples,
-        samples_not_issued: count(header.not_issued)?.unwrap_or(0),
-        executed: count(header.executed)?,
+        samples_not_issued: cells.count(header.not_issued)?.unwrap_or(0),
+        executed: cells.count(header.executed)?,
         stalls,
         cuda_line: block.current_cuda_line,
     });
     Ok(())
+}
+
+/// The cells of one row of a source block, read by its header; errors name the file,
+/// the line and the column.
+struct Cells<'a> {
+    path: &'a Path,
+    line: u64,
+    header: &'a Header,
+    row: &'a csv::StringRecord,
+}
+
+impl Cells<'_> {
+    /// The count in column `i`, at most `max`; `None` where there is no such column.
+    fn count_to(&self, i: Option<usize>, max: u64) -> Result<Option<u64>, ParseError> {
+        match i {
+            None => Ok(None),
+            Some(i) => parse_count(&self.row[i], max).map_err(|e| {
+                ParseError::at(
+                    self.path,
+                    self.line,
+                    format!("column {}: {e}", self.header.names[i]),
+                )
+            }),
+        }
+    }
+
+    fn count(&self, i: Option<usize>) -> Result<Option<u64>, ParseError> {
+        self.count_to(i, u64::MAX)
+    }
+
+    /// An instruction's samples by stall reason and in all (its named columns' sum where
+    /// there is no "All Samples"), checked against each other; for an `opcode` of
+    /// HGMMA, the samples the named columns leave out counted as `warpgroup_arrive`
+    /// where the header says they are.
+    fn samples(&self, opcode: &str) -> Result<(Box<[u32]>, u64), ParseError> {
+        let (path, line, header) = (self.path, self.line, self.header);
+        let mut stalls = vec![0u32; StallReason::COUNT].into_boxed_slice();
+        for &(i, reason) in &header.stalls {
+            let n = self.count_to(Some(i), u32::MAX.into())?.unwrap_or(0);
+            stalls[reason.index()] = u32::try_from(n).expect("checked against u32::MAX");
+        }
+        let named: u64 = stalls.iter().map(|&n| u64::from(n)).sum();
+        let samples = match self.count(header.samples)? {
+            Some(n) => n,
+            None => named,
+        };
+        let selected = u64::from(stalls[StallReason::Selected.index()]);
+        if selected > samples {
+            return Err(ParseError::at(
+                path,
+                line,
+                format!(
+                    "the line's selected samples ({selected}) exceed all its samples ({samples})"
+                ),
+            ));
+        }
+        if let Some(i) = header.samples.filter(|_| named > samples) {
+            return Err(ParseError::at(
+                path,
+                line,
+                format!(
+                    "the line's stall_* columns add up to {named} samples, more than its {:?} ({samples})",
+                    header.names[i]
+                ),
+            ));
+        }
+        if header.remainder_is_warpgroup_arrive && samples > named && opcode == "HGMMA" {
+            let rest = u32::try_from(samples - named).map_err(|_| {
+                ParseError::at(
+                    path,
+                    line,
+                    format!(
+                        "the line's samples ({samples}) exceed its stall_* columns by more than {}",
+                        u32::MAX
+                    ),
+                )
+            })?;
+            stalls[StallReason::WarpgroupArrive.index()] = rest;
+        }
+        Ok((stalls, samples))
+    }
 }
 
 fn parse_address(s: &str) -> Option<u64> {

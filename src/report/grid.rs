@@ -69,10 +69,7 @@ pub fn header_lines(a: &Analysed) -> Vec<String> {
     }
     // Run results of another shape than the reference (`--shape`): said, since the
     // problem line tells the reference.
-    if let Some(s) = ladder
-        .shown
-        .filter(|s| Some(*s) != ladder.reference_run_shape())
-    {
+    if let Some(s) = a.shown.other_shape(ladder) {
         out.push(format!("run results at {s} (not the reference shape)"));
     }
     for &i in &display_order(ladder) {
@@ -185,7 +182,7 @@ pub fn timeline(a: &Analysed) -> Grid {
         )
     };
     let mut rows = bottleneck_rows(&row);
-    let run_shape = ladder.shown_shape().map(|s| s.to_string());
+    let run_shape = a.run_shape();
     let mut group = None;
     for d in METRICS {
         if order.iter().all(|&i| cell(i).get(d.id).is_none()) {

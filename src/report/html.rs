@@ -292,7 +292,7 @@ fn unfair_runs(a: &Analysed) -> Option<String> {
         .ladder
         .versions
         .iter()
-        .filter_map(|v| a.ladder.shown_run(v))
+        .filter_map(|v| a.shown.run(a.ladder, v))
         .filter(|r| r.median_us.is_some())
         .collect();
     if runs.len() < 2 {
@@ -337,8 +337,7 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
             let metric = svg::speed_metric(a).map(|m| m.def());
             let mut s = format!(
                 "{} of each version of the ladder (the best in green)",
-                metric.map_or("Speed".to_string(), |d| d
-                    .name_at(a.ladder.shown_shape().map(|s| s.to_string()).as_deref()))
+                metric.map_or("Speed".to_string(), |d| d.name_at(a.run_shape().as_deref()))
             );
             if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
                 s.push_str("; dashed lines: the baselines");
@@ -394,93 +393,9 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
          metric's direction (uncoloured: a metric with no better direction). Baselines are \
          shaded. Hover a heading for what it measures.</p>\n<div class=\"tables\">\n",
     );
-    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+    let run_shape = a.run_shape();
     for group in [Group::Speed, Group::Compute, Group::Memory, Group::Launch] {
-        let defs: Vec<_> = METRICS
-            .iter()
-            .filter(|d| d.group == group)
-            .filter(|d| {
-                order
-                    .iter()
-                    .any(|&i| a.analysis.versions[i].get(d.id).is_some())
-            })
-            .collect();
-        if defs.is_empty() {
-            continue;
-        }
-        let ranks: Vec<Vec<f64>> = defs
-            .iter()
-            .map(|d| {
-                let values: Vec<Option<f64>> = order
-                    .iter()
-                    .map(|&i| a.analysis.versions[i].get(d.id))
-                    .collect();
-                colour::ranks(&values, d.better, colour::Scale::of(d.kind))
-            })
-            .collect();
-        let speed = group == Group::Speed;
-        let _ = write!(
-            html,
-            "<div{}><h3>{}</h3><div class=\"scroll\"><table class=\"metrics\"><thead><tr><th>version</th>",
-            if speed { " class=\"wide\"" } else { "" },
-            group_name(group)
-        );
-        if speed {
-            html.push_str("<th class=\"text\">title</th><th class=\"text\">bottleneck</th>");
-        }
-        for d in &defs {
-            let _ = write!(
-                html,
-                "<th title=\"{}\">{}</th>",
-                escape(d.help),
-                escape(&d.label_at(run_shape.as_deref()))
-            );
-        }
-        html.push_str("</tr></thead><tbody>\n");
-        for (row, &i) in order.iter().enumerate() {
-            let v = &a.ladder.versions[i];
-            let an = &a.analysis.versions[i];
-            let _ = write!(
-                html,
-                "<tr{}><td>{}</td>",
-                if v.baseline {
-                    " class=\"baseline\""
-                } else {
-                    ""
-                },
-                version_link(a, i)
-            );
-            if speed {
-                let moved = a.analysis.trail.iter().any(|s| s.index == i && s.changed);
-                let _ = write!(
-                    html,
-                    "<td class=\"text wrap\">{}</td><td class=\"text{}\">{}</td>",
-                    escape(&v.title),
-                    if moved { " moved" } else { "" },
-                    escape(
-                        &an.bottleneck
-                            .as_ref()
-                            .map_or_else(|| format::UNKNOWN.to_string(), |b| b.to_string())
-                    )
-                );
-            }
-            for (d, r) in defs.iter().zip(&ranks) {
-                let x = an.get(d.id);
-                let heat = if x.is_some() {
-                    colour::heat(d.better, r[row])
-                } else {
-                    Heat::Plain
-                };
-                let _ = write!(
-                    html,
-                    "<td class=\"{}\">{}</td>",
-                    heat.class(),
-                    format::value(d.kind, x)
-                );
-            }
-            html.push_str("</tr>\n");
-        }
-        html.push_str("</tbody></table></div></div>\n");
+        html.push_str(&group_table(a, &order, group, run_shape.as_deref()));
     }
     html.push_str(&stall_table(a, &order));
     html.push_str("</div>\n");
@@ -489,6 +404,114 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
         title: "Metrics",
         html,
     })
+}
+
+/// One metric group's table: the versions in `order` as rows, the group's metrics
+/// that some version has as columns (the speed group with each version's title and
+/// bottleneck); empty where no version has any.
+fn group_table(a: &Analysed, order: &[usize], group: Group, run_shape: Option<&str>) -> String {
+    let defs: Vec<_> = METRICS
+        .iter()
+        .filter(|d| d.group == group)
+        .filter(|d| {
+            order
+                .iter()
+                .any(|&i| a.analysis.versions[i].get(d.id).is_some())
+        })
+        .collect();
+    if defs.is_empty() {
+        return String::new();
+    }
+    let ranks: Vec<Vec<f64>> = defs
+        .iter()
+        .map(|d| {
+            let values: Vec<Option<f64>> = order
+                .iter()
+                .map(|&i| a.analysis.versions[i].get(d.id))
+                .collect();
+            colour::ranks(&values, d.better, colour::Scale::of(d.kind))
+        })
+        .collect();
+    let speed = group == Group::Speed;
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<div{}><h3>{}</h3><div class=\"scroll\"><table class=\"metrics\"><thead><tr><th>version</th>",
+        if speed { " class=\"wide\"" } else { "" },
+        group_name(group)
+    );
+    if speed {
+        html.push_str("<th class=\"text\">title</th><th class=\"text\">bottleneck</th>");
+    }
+    for d in &defs {
+        let _ = write!(
+            html,
+            "<th title=\"{}\">{}</th>",
+            escape(d.help),
+            escape(&d.label_at(run_shape))
+        );
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for (row, &i) in order.iter().enumerate() {
+        html.push_str(&metrics_row(a, i, speed, &defs, &ranks, row));
+    }
+    html.push_str("</tbody></table></div></div>\n");
+    html
+}
+
+/// Version `i`'s row of a metric group's table (the `row`th): its link, in the speed
+/// group its title and bottleneck, then its value of each metric, coloured by its rank.
+fn metrics_row(
+    a: &Analysed,
+    i: usize,
+    speed: bool,
+    defs: &[&crate::analysis::MetricDef],
+    ranks: &[Vec<f64>],
+    row: usize,
+) -> String {
+    let v = &a.ladder.versions[i];
+    let an = &a.analysis.versions[i];
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<tr{}><td>{}</td>",
+        if v.baseline {
+            " class=\"baseline\""
+        } else {
+            ""
+        },
+        version_link(a, i)
+    );
+    if speed {
+        let moved = a.analysis.trail.iter().any(|s| s.index == i && s.changed);
+        let _ = write!(
+            html,
+            "<td class=\"text wrap\">{}</td><td class=\"text{}\">{}</td>",
+            escape(&v.title),
+            if moved { " moved" } else { "" },
+            escape(
+                &an.bottleneck
+                    .as_ref()
+                    .map_or_else(|| format::UNKNOWN.to_string(), |b| b.to_string())
+            )
+        );
+    }
+    for (d, r) in defs.iter().zip(ranks) {
+        let x = an.get(d.id);
+        let heat = if x.is_some() {
+            colour::heat(d.better, r[row])
+        } else {
+            Heat::Plain
+        };
+        let _ = write!(
+            html,
+            "<td class=\"{}\">{}</td>",
+            heat.class(),
+            format::value(d.kind, x)
+        );
+    }
+    html.push_str("</tr>\n");
+    html
 }
 
 /// Stall shares per version, one column per reason that matters somewhere.
@@ -1213,12 +1236,13 @@ fn tag_class(t: Tag) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Shown;
     use crate::model::{LoadReport, Store, Version, load_ladder};
 
     const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
 
     fn page_of(ladder: &Ladder) -> String {
-        HtmlExporter.timeline(&[Analysed::new(ladder)])
+        HtmlExporter.timeline(&[Analysed::new(ladder, Shown::DEFAULT)])
     }
 
     fn ladder(versions: Vec<Version>) -> Ladder {
@@ -1232,7 +1256,6 @@ mod tests {
             versions,
             dir: None,
             store: Store::Disk,
-            shown: None,
         }
     }
 
@@ -1314,7 +1337,7 @@ mod tests {
             v("v1", run("v1", "H200", Some(60.0))),
             v("v2", run("v2", "H200", Some(62.0))),
         ]);
-        let why = unfair_runs(&Analysed::new(&old)).expect("no protocol recorded");
+        let why = unfair_runs(&Analysed::new(&old, Shown::DEFAULT)).expect("no protocol recorded");
         assert!(why.contains("no timing protocol"), "{why}");
         assert!(page_of(&old).contains("Not a fair comparison"));
         let timed = |id: &str, run_id: &str| {
@@ -1336,10 +1359,10 @@ mod tests {
             r
         };
         let fair = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "a"))]);
-        assert_eq!(unfair_runs(&Analysed::new(&fair)), None);
+        assert_eq!(unfair_runs(&Analysed::new(&fair, Shown::DEFAULT)), None);
         let apart = ladder(vec![v("v1", timed("v1", "a")), v("v2", timed("v2", "b"))]);
         assert!(
-            unfair_runs(&Analysed::new(&apart))
+            unfair_runs(&Analysed::new(&apart, Shown::DEFAULT))
                 .unwrap()
                 .contains("2 different runs")
         );

@@ -125,13 +125,13 @@ impl Exporter for JsonExporter {
     fn timeline(&self, ladders: &[Analysed]) -> String {
         let out: Vec<LadderJson> = ladders
             .iter()
-            .map(|a| (a, crate::analysis::speed::shown_verdicts(a.ladder)))
+            .map(|a| (a, crate::analysis::speed::shown_verdicts(a.ladder, a.shown)))
             .map(|(a, mut verdicts)| LadderJson {
                 name: &a.ladder.name,
                 title: &a.ladder.title,
                 problem: a.ladder.problem.as_deref(),
                 flops: a.ladder.flops,
-                run_shape: a.ladder.shown_shape().map(|s| s.to_string()),
+                run_shape: a.run_shape(),
                 trail: &a.analysis.trail,
                 versions: display_order(a.ladder)
                     .into_iter()

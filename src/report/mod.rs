@@ -15,8 +15,8 @@ pub use grid::Grid;
 
 use crate::analysis::catalogue::Origin;
 use crate::analysis::{
-    self, Bottleneck, Comparison, LadderAnalysis, METRICS, NoLabel, StallSource, StepVerdict,
-    TrailStep, VersionAnalysis,
+    self, Bottleneck, Comparison, LadderAnalysis, METRICS, NoLabel, Shown, StallSource,
+    StepVerdict, TrailStep, VersionAnalysis,
 };
 use crate::model::Ladder;
 use crate::ncu::StallReason;
@@ -75,18 +75,27 @@ impl From<CompareFormat> for Format {
     }
 }
 
-/// A ladder with its analysis: what every report is made from.
+/// A ladder with its analysis at the run results shown: what every report is made from.
 pub struct Analysed<'a> {
     pub ladder: &'a Ladder,
     pub analysis: LadderAnalysis,
+    /// The run results the analysis read (the command's `--shape`, else the default).
+    pub shown: Shown,
 }
 
 impl<'a> Analysed<'a> {
-    pub fn new(ladder: &'a Ladder) -> Self {
+    /// `ladder` analysed at the run results `shown`.
+    pub fn new(ladder: &'a Ladder, shown: Shown) -> Self {
         Analysed {
             ladder,
-            analysis: analysis::analyse_ladder(ladder),
+            analysis: analysis::analyse_ladder(ladder, shown),
+            shown,
         }
+    }
+
+    /// The shape of the run results shown, as the reports name it.
+    pub fn run_shape(&self) -> Option<String> {
+        self.shown.shape(self.ladder).map(|s| s.to_string())
     }
 }
 
@@ -407,7 +416,7 @@ impl Exporter for CsvExporter {
             "run_shape",
         ]);
         for a in ladders {
-            let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+            let run_shape = a.run_shape();
             for &i in &display_order(a.ladder) {
                 let v = &a.ladder.versions[i];
                 let an = &a.analysis.versions[i];

@@ -343,7 +343,7 @@ fn speed(a: &Analysed) -> Option<String> {
     } else {
         "throughput per version"
     };
-    let run_shape = a.ladder.shown_shape().map(|s| s.to_string());
+    let run_shape = a.run_shape();
     open_svg(
         &mut out,
         "speed",
@@ -360,31 +360,76 @@ fn speed(a: &Analysed) -> Option<String> {
         &def.label_at(run_shape.as_deref()),
     );
 
-    let label_values = slots.width >= 22.0;
-    for (n, (&i, x)) in own.iter().zip(&values).enumerate() {
-        let Some(x) = *x else { continue };
-        let v = &a.ladder.versions[i];
-        let (cx, w) = (slots.center(n), slots.bar_width());
-        let class = if Some(x) == best { "bar best" } else { "bar" };
-        let _ = write!(
-            out,
-            "<rect class=\"mark {class}\" data-version=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\"><title>{} {}: {} {unit}</title></rect>",
-            escape(&v.id),
-            cx - w / 2.0,
-            y(x),
-            (top + plot_h - y(x)).max(0.5),
-            escape(&v.id),
-            escape(&v.title),
-            speed_value(x),
-        );
-        if label_values {
-            text(&mut out, cx, y(x) - 3.0, "middle", "small", &speed_value(x));
-        }
-    }
+    let bars = Bars {
+        slots: &slots,
+        y: &y,
+        bottom: top + plot_h,
+        unit,
+    };
+    bars.draw(&mut out, a, &own, &values, best);
     // Reference lines over the bars, labels pushed apart at the right.
     refs.sort_by(|p, q| q.1.total_cmp(&p.1));
+    reference_lines(&mut out, &refs, &y, right, unit);
+    close_versions_axis(&mut out, a, &own, &slots, top + plot_h, right);
+    Some(out)
+}
+
+/// Where the speed chart's bars stand: their slots, the height of a value (`y`), the
+/// plot's bottom and the unit their titles name.
+struct Bars<'a> {
+    slots: &'a Slots,
+    y: &'a dyn Fn(f64) -> f64,
+    bottom: f64,
+    unit: &'a str,
+}
+
+impl Bars<'_> {
+    /// A bar for each of the versions `own` with a value (the best one marked), each
+    /// labelled with its value where the slots are wide enough.
+    fn draw(
+        &self,
+        out: &mut String,
+        a: &Analysed,
+        own: &[usize],
+        values: &[Option<f64>],
+        best: Option<f64>,
+    ) {
+        let (slots, y, unit) = (self.slots, self.y, self.unit);
+        let label_values = slots.width >= 22.0;
+        for (n, (&i, x)) in own.iter().zip(values).enumerate() {
+            let Some(x) = *x else { continue };
+            let v = &a.ladder.versions[i];
+            let (cx, w) = (slots.center(n), slots.bar_width());
+            let class = if Some(x) == best { "bar best" } else { "bar" };
+            let _ = write!(
+                out,
+                "<rect class=\"mark {class}\" data-version=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\"><title>{} {}: {} {unit}</title></rect>",
+                escape(&v.id),
+                cx - w / 2.0,
+                y(x),
+                (self.bottom - y(x)).max(0.5),
+                escape(&v.id),
+                escape(&v.title),
+                speed_value(x),
+            );
+            if label_values {
+                text(out, cx, y(x) - 3.0, "middle", "small", &speed_value(x));
+            }
+        }
+    }
+}
+
+/// The reference lines (baselines, the ceiling) across the plot up to `right`, highest
+/// first, their labels at the right pushed apart.
+fn reference_lines(
+    out: &mut String,
+    refs: &[(String, f64, &str)],
+    y: &dyn Fn(f64) -> f64,
+    right: f64,
+    unit: &str,
+) {
     let mut last_label_y = f64::NEG_INFINITY;
-    for (name, x, class) in &refs {
+    for (name, x, class) in refs {
         let ly = y(*x);
         let _ = write!(
             out,
@@ -400,7 +445,7 @@ fn speed(a: &Analysed) -> Option<String> {
             ""
         };
         text(
-            &mut out,
+            out,
             right + 6.0,
             label_y,
             "start",
@@ -408,8 +453,6 @@ fn speed(a: &Analysed) -> Option<String> {
             &format!("{name} {}", speed_value(*x)),
         );
     }
-    close_versions_axis(&mut out, a, &own, &slots, top + plot_h, right);
-    Some(out)
 }
 
 /// The x axis at `bottom` with the ladder's versions under it, and the end of the chart.

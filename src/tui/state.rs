@@ -3,7 +3,7 @@
 
 use super::listing;
 use super::theme::Theme;
-use crate::analysis::{self, LadderAnalysis};
+use crate::analysis::{self, LadderAnalysis, Shown};
 use crate::model::{Ladder, RunResult};
 use crate::report::display_order;
 
@@ -223,18 +223,23 @@ pub enum SourceSort {
     CudaLine,
 }
 
-/// A ladder and what the analysis makes of it.
+/// A ladder and what the analysis makes of it at the run results shown.
 pub struct LadderState {
     pub ladder: Ladder,
     pub analysis: LadderAnalysis,
+    /// The run results the views show (`S` picks the next shape): the explorer's choice,
+    /// the default until then.
+    pub shown: Shown,
     /// Versions in display order (the ladder's own, then its baselines).
     pub order: Vec<usize>,
 }
 
 impl LadderState {
+    /// A ladder as the explorer opens it: at the default shape.
     pub fn new(ladder: Ladder) -> LadderState {
         LadderState {
-            analysis: analysis::analyse_ladder(&ladder),
+            analysis: analysis::analyse_ladder(&ladder, Shown::DEFAULT),
+            shown: Shown::DEFAULT,
             order: display_order(&ladder),
             ladder,
         }
@@ -575,11 +580,11 @@ impl App {
                     self.say(StatusScope::Ladder(self.current), said);
                     return None;
                 }
-                let now = ls.ladder.shown_shape();
+                let now = ls.shown.shape(&ls.ladder);
                 let at = shapes.iter().position(|s| Some(*s) == now);
                 let next = shapes[at.map_or(0, |i| (i + 1) % shapes.len())];
-                ls.ladder.shown = Some(next);
-                ls.analysis = analysis::analyse_ladder(&ls.ladder);
+                ls.shown = Shown::at(next);
+                ls.analysis = analysis::analyse_ladder(&ls.ladder, ls.shown);
                 self.say(
                     StatusScope::Ladder(self.current),
                     Status::Info(format!(
@@ -934,7 +939,7 @@ impl App {
                         !(o.shape == r.shape && o.causal == r.causal && o.regime() == r.regime())
                     });
                     v.runs.push(r);
-                    ls.analysis = analysis::analyse_ladder(&ls.ladder);
+                    ls.analysis = analysis::analyse_ladder(&ls.ladder, ls.shown);
                 }
             }
             JobEvent::Done { outcome, reloaded } => {

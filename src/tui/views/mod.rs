@@ -203,7 +203,7 @@ fn tab_ranges(shown: View, brand: bool, compact: bool) -> Vec<(View, u16, u16)> 
 /// (with the key to the next where it was measured at several); the last of them, the
 /// shape alone, where there is a shape.
 fn ladder_texts(app: &App) -> (Vec<String>, bool) {
-    let l = &app.ladder().ladder;
+    let (l, shown) = (&app.ladder().ladder, app.ladder().shown);
     // A built-in ladder beside a local store's is marked so.
     let built_in = l.store == crate::model::Store::Embedded
         && app
@@ -222,7 +222,7 @@ fn ladder_texts(app: &App) -> (Vec<String>, bool) {
         (false, _) => String::new(),
     };
     let measured = l.measured_shapes();
-    let Some(s) = l.shown_shape().filter(|_| !measured.is_empty()) else {
+    let Some(s) = shown.shape(l).filter(|_| !measured.is_empty()) else {
         let texts = vec![
             format!("│ {}{}", name, place(true)),
             format!("│ {}{}", name, place(false)),
@@ -244,9 +244,9 @@ fn ladder_texts(app: &App) -> (Vec<String>, bool) {
 /// Which run results a view's "(run)" rows show, where the ladder has any: `run results
 /// at 1,64,1024,128 (S: next of 3 shapes)`.
 pub fn run_shape_line(app: &App) -> Option<Line<'static>> {
-    let l = &app.ladder().ladder;
-    let shapes = l.measured_shapes();
-    let s = l.shown_shape().filter(|_| !shapes.is_empty())?;
+    let ls = app.ladder();
+    let shapes = ls.ladder.measured_shapes();
+    let s = ls.shown.shape(&ls.ladder).filter(|_| !shapes.is_empty())?;
     let next = match shapes.len() {
         1 => String::new(),
         n => format!(" (S: next of {n} shapes)"),

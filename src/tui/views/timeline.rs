@@ -408,8 +408,8 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     MetricId::RunTime | MetricId::RunTflops => run_parent
                         .and_then(|p| {
                             let (r, rp) = (
-                                ls.ladder.shown_run(&ls.ladder.versions[i])?,
-                                ls.ladder.shown_run(p)?,
+                                ls.shown.run(&ls.ladder, &ls.ladder.versions[i])?,
+                                ls.shown.run(&ls.ladder, p)?,
                             );
                             speedup(r, rp)
                         })

@@ -1,0 +1,146 @@
+//! Which run shape's results are shown: the caller's choice, passed to what reads them.
+//! The model holds every version's run results at every shape it was run at; a command
+//! passes the shape its user chose (`--shape`, else the default), the explorer the one
+//! it keeps in its own state (`S`).
+
+use crate::model::runs::{Regime, RunResult, RunShape};
+use crate::model::{Ladder, Version};
+
+/// The run shape whose results are shown, as the caller chose it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// The shape chosen; `None`: the default, a ladder's reference shape, non-causal
+    /// (a ladder without one shows each version's latest result).
+    pub chosen: Option<RunShape>,
+}
+
+impl Shown {
+    /// The default rule: the reference shape, non-causal.
+    pub const DEFAULT: Shown = Shown { chosen: None };
+
+    /// The run results at `shape`.
+    pub fn at(shape: RunShape) -> Shown {
+        Shown {
+            chosen: Some(shape),
+        }
+    }
+
+    /// The shape shown of `ladder`: the one chosen, else its reference shape without the
+    /// causal mask; `None` where neither is known.
+    pub fn shape(self, ladder: &Ladder) -> Option<RunShape> {
+        self.chosen.or(ladder.reference_run_shape())
+    }
+
+    /// The shape shown where it is another than `ladder`'s reference (a report says so,
+    /// since its problem line tells the reference).
+    pub fn other_shape(self, ladder: &Ladder) -> Option<RunShape> {
+        self.chosen
+            .filter(|s| Some(*s) != ladder.reference_run_shape())
+    }
+
+    /// The run result shown for a version of `ladder`: at the shown shape (without one,
+    /// the latest result), the sustained regime's before a burst's, the latest of them.
+    pub fn run<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a RunResult> {
+        let at: Vec<&RunResult> = match self.shape(ladder) {
+            Some(w) => v
+                .runs
+                .iter()
+                .filter(|r| r.shape == w.shape && r.causal == w.causal)
+                .collect(),
+            None => v.runs.iter().collect(),
+        };
+        at.iter()
+            .rev()
+            .find(|r| r.regime() != Some(Regime::Burst))
+            .or(at.last())
+            .copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Store;
+    use crate::model::runs::{RunStatus, Shape};
+
+    const LONG: Shape = Shape {
+        b: 1,
+        h: 16,
+        s: 8192,
+        d: 128,
+    };
+
+    fn run(shape: Shape, causal: bool, median_us: f64) -> RunResult {
+        let mut r = RunResult::new("v1", shape, causal, RunStatus::Ok);
+        r.median_us = Some(median_us);
+        r
+    }
+
+    fn ladder(reference_shape: Option<Shape>) -> Ladder {
+        Ladder {
+            name: "toy".into(),
+            title: "toy".into(),
+            problem: None,
+            flops: None,
+            peak_tflops: None,
+            reference_shape,
+            versions: vec![Version {
+                id: "v1".into(),
+                runs: vec![
+                    run(Shape::REFERENCE, false, 10.0),
+                    run(Shape::REFERENCE, true, 6.0),
+                    run(LONG, false, 90.0),
+                    run(Shape::REFERENCE, false, 11.0),
+                ],
+                ..Version::default()
+            }],
+            dir: None,
+            store: Store::Disk,
+        }
+    }
+
+    fn median(shown: Shown, l: &Ladder) -> Option<f64> {
+        shown.run(l, &l.versions[0]).and_then(|r| r.median_us)
+    }
+
+    #[test]
+    fn by_default_the_reference_shape_is_shown_without_the_mask() {
+        let l = ladder(Some(Shape::REFERENCE));
+        let reference = RunShape {
+            shape: Shape::REFERENCE,
+            causal: false,
+        };
+        assert_eq!(Shown::DEFAULT.shape(&l), Some(reference));
+        assert_eq!(Shown::DEFAULT.other_shape(&l), None);
+        // The latest result at that shape.
+        assert_eq!(median(Shown::DEFAULT, &l), Some(11.0));
+    }
+
+    #[test]
+    fn a_chosen_shape_is_shown_and_said_where_it_is_not_the_reference() {
+        let l = ladder(Some(Shape::REFERENCE));
+        let long = RunShape {
+            shape: LONG,
+            causal: false,
+        };
+        assert_eq!(median(Shown::at(long), &l), Some(90.0));
+        assert_eq!(Shown::at(long).other_shape(&l), Some(long));
+        let causal = RunShape {
+            shape: Shape::REFERENCE,
+            causal: true,
+        };
+        assert_eq!(median(Shown::at(causal), &l), Some(6.0));
+        let reference = RunShape {
+            shape: Shape::REFERENCE,
+            causal: false,
+        };
+        assert_eq!(Shown::at(reference).other_shape(&l), None);
+    }
+
+    #[test]
+    fn without_a_reference_shape_the_latest_result_is_shown() {
+        let l = ladder(None);
+        assert_eq!(Shown::DEFAULT.shape(&l), None);
+        assert_eq!(median(Shown::DEFAULT, &l), Some(11.0));
+    }
+}
