@@ -7,6 +7,15 @@ use crate::analysis::{self, LadderAnalysis};
 use crate::model::{Ladder, RunResult};
 use crate::report::display_order;
 
+// Each view's state lives with the view (its module draws it and handles its actions);
+// the types are named here too, beside the rest of the explorer's state.
+pub use super::views::bottleneck::BottleneckState;
+pub use super::views::compare::{CompareCache, CompareState};
+pub use super::views::inspect::InspectState;
+pub use super::views::notes::NotesState;
+pub use super::views::source::{SourceSort, SourceState};
+pub use super::views::timeline::TimelineState;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Timeline,
@@ -215,14 +224,6 @@ pub enum StatusScope {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceSort {
-    Samples,
-    Address,
-    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
-    CudaLine,
-}
-
 /// A ladder and what the analysis makes of it.
 pub struct LadderState {
     pub ladder: Ladder,
@@ -239,61 +240,6 @@ impl LadderState {
             ladder,
         }
     }
-}
-
-/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
-/// listings takes longer than a frame should).
-pub struct CompareCache {
-    pub ladder: usize,
-    pub pair: (usize, usize),
-    pub comparison: analysis::Comparison,
-}
-
-/// The inspect view's state: its scroll offset and the filter.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct InspectState {
-    pub scroll: usize,
-    pub filter: String,
-    /// The filter is being typed.
-    pub editing: bool,
-}
-
-/// The source view's state: the cursor (a position in the sorted listing) and the sort.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceState {
-    pub cursor: usize,
-    pub sort: SourceSort,
-    /// The search of the listing (`/`), kept after Enter until Esc clears it.
-    pub search: String,
-    /// Whether the search is being typed.
-    pub searching: bool,
-}
-
-/// The timeline view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct TimelineState {
-    pub scroll: usize,
-}
-
-/// The compare view's state: its scroll, and the comparison of the pair it shows,
-/// refreshed by `update` while the view shows.
-#[derive(Default)]
-pub struct CompareState {
-    pub scroll: usize,
-    pub cache: Option<CompareCache>,
-}
-
-/// The bottleneck view's state: its cursor, a row (stall reason) of the selected
-/// version's (reason × opcode) table.
-#[derive(Debug, Default)]
-pub struct BottleneckState {
-    pub row: usize,
-}
-
-/// The notes view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct NotesState {
-    pub scroll: usize,
 }
 
 pub struct App {

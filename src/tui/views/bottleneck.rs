@@ -12,6 +12,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+/// The bottleneck view's state: its cursor, a row (stall reason) of the selected
+/// version's (reason × opcode) table.
+#[derive(Debug, Default)]
+pub struct BottleneckState {
+    pub row: usize,
+}
+
 /// Width of a reason (row name), the least of an opcode column, and of a share in it.
 const NAME_W: usize = 20;
 const COL_W: usize = 10;

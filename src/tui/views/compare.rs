@@ -13,6 +13,22 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+/// The compare view's state: its scroll, and the comparison of the pair it shows,
+/// refreshed by `update` while the view shows.
+#[derive(Default)]
+pub struct CompareState {
+    pub scroll: usize,
+    pub cache: Option<CompareCache>,
+}
+
+/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
+/// listings takes longer than a frame should).
+pub struct CompareCache {
+    pub ladder: usize,
+    pub pair: (usize, usize),
+    pub comparison: analysis::Comparison,
+}
+
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = document(app, body.width as usize);
     super::draw_document(frame, lines, app.scroll_of(super::View::Compare), body);

@@ -10,6 +10,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use std::collections::BTreeMap;
 
+/// The inspect view's state: its scroll offset and the filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InspectState {
+    pub scroll: usize,
+    pub filter: String,
+    /// The filter is being typed.
+    pub editing: bool,
+}
+
 /// One line of the listing, with the text the filter searches.
 pub struct Entry {
     pub line: Line<'static>,

@@ -10,6 +10,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+/// The notes view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct NotesState {
+    pub scroll: usize,
+}
+
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines: Vec<Line> = document(app, body.width as usize);
     // Wrapped lines can take more rows than lines: count them for the scroll limit.

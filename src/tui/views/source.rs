@@ -7,11 +7,29 @@ use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
 use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
-use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+/// The source view's state: the cursor (a position in the sorted listing) and the sort.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceState {
+    pub cursor: usize,
+    pub sort: SourceSort,
+    /// The search of the listing (`/`), kept after Enter until Esc clears it.
+    pub search: String,
+    /// Whether the search is being typed.
+    pub searching: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceSort {
+    Samples,
+    Address,
+    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
+    CudaLine,
+}
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let t = &app.theme;

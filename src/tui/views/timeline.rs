@@ -14,6 +14,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
+/// The timeline view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct TimelineState {
+    pub scroll: usize,
+}
+
 /// Which versions are visible and how wide the columns are: the selected version is
 /// always among them. Used for drawing and for mouse clicks.
 pub struct Columns {
