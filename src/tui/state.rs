@@ -412,22 +412,6 @@ impl App {
         }
     }
 
-    fn scroll_mut(&mut self) -> &mut usize {
-        match self.view {
-            View::Timeline => &mut self.timeline.scroll,
-            View::Compare => &mut self.compare.scroll,
-            View::Inspect => &mut self.inspect.scroll,
-            View::Source => &mut self.source.cursor,
-            View::Bottleneck => &mut self.bottleneck.row,
-            View::Notes => &mut self.notes.scroll,
-        }
-    }
-
-    fn scroll_by(&mut self, delta: isize) {
-        let s = self.scroll_mut();
-        *s = s.saturating_add_signed(delta);
-    }
-
     /// The keymap's contexts that apply now, first first.
     pub fn key_contexts(&self) -> Vec<crate::tui::keymap::Context> {
         use crate::tui::keymap::{Focus, contexts};
@@ -504,12 +488,7 @@ impl App {
             PrevVersion => self.select(self.selected.saturating_sub(1)),
             NextVersion => self.select(self.selected + 1),
             SelectVersion(i) => self.select(i),
-            Up => self.scroll_by(-1),
-            Down => self.scroll_by(1),
-            PageUp => self.scroll_by(-(self.page_rows.max(2) as isize - 1)),
-            PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
-            Top => *self.scroll_mut() = 0,
-            Bottom => *self.scroll_mut() = usize::MAX / 2,
+            Up | Down | PageUp | PageDown | Top | Bottom => self.act_in_view(action),
             NextShape => {
                 let ls = &mut self.ladders[self.current];
                 let shapes = ls.ladder.measured_shapes();
@@ -722,6 +701,19 @@ impl App {
         self.refresh_compare();
         self.drop_stale_status();
         None
+    }
+
+    /// A view's own action, handed to the view it concerns: a move to the view shown.
+    fn act_in_view(&mut self, action: Action) {
+        let page = self.page_rows;
+        match self.view {
+            View::Timeline => self.timeline.act(action, page),
+            View::Compare => self.compare.act(action, page),
+            View::Inspect => self.inspect.act(action, page),
+            View::Source => self.source.act(action, page),
+            View::Bottleneck => self.bottleneck.act(action, page),
+            View::Notes => self.notes.act(action, page),
+        }
     }
 
     /// Another view; the filter being typed is kept, no longer typed (a click on a tab

@@ -3,7 +3,7 @@
 //! what they mean, the table itself heat-coloured with a row cursor, and what the row
 //! under the cursor means.
 
-use super::{App, clamp_scroll};
+use super::{Action, App, clamp_scroll};
 use crate::analysis::catalogue::{cell_help, combination_help, opcode_help, stall_help};
 use crate::analysis::{StallMatrix, VersionAnalysis};
 use crate::report::{self, format};
@@ -17,6 +17,15 @@ use ratatui::widgets::{Paragraph, Wrap};
 #[derive(Debug, Default)]
 pub struct BottleneckState {
     pub row: usize,
+}
+
+impl BottleneckState {
+    /// The bottleneck view's own actions: the moves take its cursor from row to row.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.row, action, page) {
+            self.row = at;
+        }
+    }
 }
 
 /// Width of a reason (row name), the least of an opcode column, and of a share in it.

@@ -2,7 +2,7 @@
 //! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
 //! the diff of their kernel sources.
 
-use super::{App, stall_bar, stall_legend, wrap};
+use super::{Action, App, stall_bar, stall_legend, wrap};
 use crate::analysis::sass::MixSide;
 use crate::analysis::{self, StallBreakdown};
 use crate::model::Version;
@@ -19,6 +19,15 @@ use ratatui::text::{Line, Span};
 pub struct CompareState {
     pub scroll: usize,
     pub cache: Option<CompareCache>,
+}
+
+impl CompareState {
+    /// The compare view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
 }
 
 /// The comparison the compare view shows, kept while its pair stays (aligning two SASS

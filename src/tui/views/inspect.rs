@@ -1,7 +1,7 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::{App, wrap};
+use super::{Action, App, wrap};
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
@@ -17,6 +17,15 @@ pub struct InspectState {
     pub filter: String,
     /// The filter is being typed.
     pub editing: bool,
+}
+
+impl InspectState {
+    /// The inspect view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
 }
 
 /// One line of the listing, with the text the filter searches.

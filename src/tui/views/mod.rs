@@ -18,6 +18,22 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+/// Where a move takes a view's position (its scroll, or its cursor): ↑ ↓ a row, PgUp
+/// PgDn a page of `page` rows (less one, kept in view), Home End the top and the bottom;
+/// `None` for an action that is no move. The views clamp the position as they draw.
+pub fn moved(at: usize, action: Action, page: usize) -> Option<usize> {
+    let page = page.max(2) as isize - 1;
+    Some(match action {
+        Action::Up => at.saturating_add_signed(-1),
+        Action::Down => at.saturating_add_signed(1),
+        Action::PageUp => at.saturating_add_signed(-page),
+        Action::PageDown => at.saturating_add_signed(page),
+        Action::Top => 0,
+        Action::Bottom => usize::MAX / 2,
+        _ => return None,
+    })
+}
+
 /// The parts of the screen, computed the same way for drawing and for mouse hits.
 pub struct Areas {
     pub tabs: Rect,

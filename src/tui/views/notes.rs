@@ -2,7 +2,7 @@
 //! its parent's, and the diff of its kernel source from its parent's (the version it was
 //! built on).
 
-use super::{App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
+use super::{Action, App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
 use crate::report::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,6 +14,15 @@ use ratatui::widgets::{Paragraph, Wrap};
 #[derive(Debug, Default)]
 pub struct NotesState {
     pub scroll: usize,
+}
+
+impl NotesState {
+    /// The notes view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
 }
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {

@@ -2,7 +2,7 @@
 //! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
 //! under the cursor means.
 
-use super::{App, clamp_scroll, printable};
+use super::{Action, App, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::ncu::{SassLine, StallReason};
 use crate::report::format;
@@ -21,6 +21,15 @@ pub struct SourceState {
     pub search: String,
     /// Whether the search is being typed.
     pub searching: bool,
+}
+
+impl SourceState {
+    /// The source view's own actions: the moves take its cursor through the listing.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.cursor, action, page) {
+            self.cursor = at;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
-use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
+use super::{Action, App, clamp_scroll, printable_span, stall_bar, stall_legend};
 use crate::analysis::catalogue::{Kind, cell_help};
 use crate::analysis::speed::{SpeedVerdict, single_verdict, speedup};
 use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
@@ -18,6 +18,15 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 #[derive(Debug, Default)]
 pub struct TimelineState {
     pub scroll: usize,
+}
+
+impl TimelineState {
+    /// The timeline's own actions: the moves scroll its table.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
 }
 
 /// Which versions are visible and how wide the columns are: the selected version is
