@@ -458,23 +458,8 @@ impl App {
     fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
-            // Quitting first closes what is open: the help, then the inspect filter.
             QuitNow => self.quit = true,
-            Quit => {
-                if self.help {
-                    self.help = false;
-                } else if self.kernel_popup {
-                    self.kernel_popup = false;
-                } else if self.message {
-                    self.message = false;
-                } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
-                    self.inspect = InspectState::default();
-                } else if self.view == View::Source && !self.source.search.is_empty() {
-                    self.source.search.clear();
-                } else {
-                    self.quit = true;
-                }
-            }
+            Quit => self.close_or_quit(),
             ToggleHelp => {
                 self.help = !self.help;
                 self.help_scroll = 0;
@@ -543,8 +528,8 @@ impl App {
             }
             FilterStart => {
                 self.view = View::Inspect;
-                self.inspect.editing = true;
                 self.status = None;
+                self.act_in_view(action);
             }
             FilterInput(c) if self.source.searching => {
                 self.source.search.push(c);
@@ -560,18 +545,7 @@ impl App {
                 self.source.search.clear();
                 self.source.searching = false;
             }
-            FilterInput(c) => {
-                self.inspect.filter.push(c);
-                self.inspect.scroll = 0;
-            }
-            FilterBackspace => {
-                self.inspect.filter.pop();
-                self.inspect.scroll = 0;
-            }
-            FilterEnd => self.inspect.editing = false,
-            FilterCancel => {
-                self.inspect = InspectState::default();
-            }
+            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => self.act_in_view(action),
             SearchStart => {
                 self.show(View::Source);
                 self.source.searching = true;
@@ -703,10 +677,45 @@ impl App {
         None
     }
 
-    /// A view's own action, handed to the view it concerns: a move to the view shown.
-    fn act_in_view(&mut self, action: Action) {
-        let page = self.page_rows;
+    /// q or Esc: closes what is open, the innermost first (the help, the kernel names, the
+    /// message), then what the view shown keeps (the inspect filter, the source view's
+    /// search); with nothing open, quits.
+    fn close_or_quit(&mut self) {
+        if self.help {
+            self.help = false;
+        } else if self.kernel_popup {
+            self.kernel_popup = false;
+        } else if self.message {
+            self.message = false;
+        } else if !self.close_in_view() {
+            self.quit = true;
+        }
+    }
+
+    /// Clears what the view shown keeps (q or Esc); whether it kept anything.
+    fn close_in_view(&mut self) -> bool {
         match self.view {
+            View::Inspect => self.inspect.close(),
+            View::Source if !self.source.search.is_empty() => {
+                self.source.search.clear();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A view's own action, handed to the view it concerns: the inspect filter's to the
+    /// inspect view, a move to the view shown.
+    fn act_in_view(&mut self, action: Action) {
+        use Action::*;
+        let page = self.page_rows;
+        let view = match action {
+            FilterStart | FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => {
+                View::Inspect
+            }
+            _ => self.view,
+        };
+        match view {
             View::Timeline => self.timeline.act(action, page),
             View::Compare => self.compare.act(action, page),
             View::Inspect => self.inspect.act(action, page),

@@ -20,11 +20,36 @@ pub struct InspectState {
 }
 
 impl InspectState {
-    /// The inspect view's own actions: the moves scroll it.
+    /// The inspect view's own actions: the moves scroll it; `/` starts the filter, which
+    /// is then typed (its matches shown from the top), kept (Enter) or cleared (Esc).
     pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.scroll, action, page) {
-            self.scroll = at;
+        match action {
+            Action::FilterStart => self.editing = true,
+            Action::FilterInput(c) => {
+                self.filter.push(c);
+                self.scroll = 0;
+            }
+            Action::FilterBackspace => {
+                self.filter.pop();
+                self.scroll = 0;
+            }
+            Action::FilterEnd => self.editing = false,
+            Action::FilterCancel => *self = InspectState::default(),
+            _ => {
+                if let Some(at) = super::moved(self.scroll, action, page) {
+                    self.scroll = at;
+                }
+            }
         }
+    }
+
+    /// q or Esc in the view: clears a kept filter; whether there was one to clear.
+    pub(crate) fn close(&mut self) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        *self = InspectState::default();
+        true
     }
 }
 
