@@ -1,8 +1,8 @@
 //! The explorer's state and the one function that changes it, `update(action)`. No
 //! terminal here: tests drive it with actions and read the state back.
 
-use super::listing;
 use super::theme::Theme;
+use super::views::Said;
 use crate::analysis::{self, LadderAnalysis};
 use crate::model::{Ladder, RunResult};
 use crate::report::display_order;
@@ -292,12 +292,7 @@ impl App {
             compare: CompareState::default(),
             notes: NotesState::default(),
             inspect: InspectState::default(),
-            source: SourceState {
-                cursor: 0,
-                sort: SourceSort::Samples,
-                search: String::new(),
-                searching: false,
-            },
+            source: SourceState::default(),
             kernel_popup: false,
             message: false,
             message_scroll: 0,
@@ -531,29 +526,13 @@ impl App {
                 self.status = None;
                 self.act_in_view(action);
             }
-            FilterInput(c) if self.source.searching => {
-                self.source.search.push(c);
-                self.find_match(true, true);
-            }
-            FilterBackspace if self.source.searching => {
-                self.source.search.pop();
-            }
-            FilterEnd if self.source.searching => {
-                self.source.searching = false;
-            }
-            FilterCancel if self.source.searching => {
-                self.source.search.clear();
-                self.source.searching = false;
-            }
             FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => self.act_in_view(action),
             SearchStart => {
                 self.show(View::Source);
-                self.source.searching = true;
-                self.source.search.clear();
                 self.status = None;
+                self.act_in_view(action);
             }
-            NextMatch => self.find_match(true, false),
-            PrevMatch => self.find_match(false, false),
+            NextMatch | PrevMatch => self.act_in_view(action),
             ToggleKernel => self.kernel_popup = !self.kernel_popup,
             ToggleMessage => {
                 if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
@@ -569,39 +548,7 @@ impl App {
             MessageScroll(d) => {
                 self.message_scroll = self.message_scroll.saturating_add_signed(d as isize)
             }
-            ToggleSort => {
-                let sorts = self
-                    .listing()
-                    .and_then(Result::ok)
-                    .map(listing::sorts)
-                    .unwrap_or_default();
-                let at = sorts.iter().position(|s| *s == self.source.sort);
-                self.source.sort = at
-                    .and_then(|i| sorts.get((i + 1) % sorts.len()))
-                    .copied()
-                    .unwrap_or(SourceSort::Samples);
-                self.source.cursor = 0;
-            }
-            NextHot | PrevHot => {
-                let hot = self
-                    .listing()
-                    .and_then(Result::ok)
-                    .map(|s| listing::hot_positions(s, &listing::rows(s, self.source.sort)))
-                    .unwrap_or_default();
-                let cur = self.source.cursor;
-                let next = if action == NextHot {
-                    hot.iter().copied().find(|&p| p > cur)
-                } else {
-                    hot.iter().rev().copied().find(|&p| p < cur)
-                };
-                match next {
-                    Some(p) => self.source.cursor = p,
-                    None => self.say(
-                        self.view_scope(),
-                        Status::Info("no further hot spot".into()),
-                    ),
-                }
-            }
+            ToggleSort | NextHot | PrevHot => self.act_in_view(action),
             Run { all } | Profile { all } => {
                 if let Some(j) = &self.job {
                     let said = Status::Error(format!(
@@ -696,30 +643,43 @@ impl App {
     fn close_in_view(&mut self) -> bool {
         match self.view {
             View::Inspect => self.inspect.close(),
-            View::Source if !self.source.search.is_empty() => {
-                self.source.search.clear();
-                true
-            }
+            View::Source => self.source.close(),
             _ => false,
         }
     }
 
-    /// A view's own action, handed to the view it concerns: the inspect filter's to the
-    /// inspect view, a move to the view shown.
+    /// A view's own action, handed to the view it concerns: what is typed to the search
+    /// being typed, else to the inspect filter; the source view's sort, hot spots and
+    /// search to it; a move to the view shown. What the view says is said while it holds.
     fn act_in_view(&mut self, action: Action) {
         use Action::*;
         let page = self.page_rows;
         let view = match action {
+            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel
+                if self.source.searching =>
+            {
+                View::Source
+            }
             FilterStart | FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => {
                 View::Inspect
             }
+            ToggleSort | NextHot | PrevHot | SearchStart | NextMatch | PrevMatch => View::Source,
             _ => self.view,
         };
         match view {
             View::Timeline => self.timeline.act(action, page),
             View::Compare => self.compare.act(action, page),
             View::Inspect => self.inspect.act(action, page),
-            View::Source => self.source.act(action, page),
+            View::Source => {
+                let version = self
+                    .version_index()
+                    .map(|i| &self.ladders[self.current].ladder.versions[i]);
+                match self.source.act(action, version, page) {
+                    Said::Nothing => {}
+                    Said::OfView(m) => self.say(self.view_scope(), Status::Info(m)),
+                    Said::OfSearch(m) => self.say(self.search_scope(), Status::Info(m)),
+                }
+            }
             View::Bottleneck => self.bottleneck.act(action, page),
             View::Notes => self.notes.act(action, page),
         }
@@ -788,57 +748,6 @@ impl App {
         StatusScope::Search {
             ladder: self.current,
             version: self.version_index(),
-        }
-    }
-
-    /// Moves the source cursor to the next (or previous) instruction matching the
-    /// search, from the top again past the end; `here`: the cursor's own line counts (a
-    /// search being typed stays on a line that still matches).
-    fn find_match(&mut self, forward: bool, here: bool) {
-        let hits = match self.listing() {
-            None => Err("this version has no SASS listing to search".to_string()),
-            Some(Err(why)) => Err(format!("the SASS listing cannot be read: {why}")),
-            Some(Ok(s)) => {
-                let rows = listing::rows(s, self.source.sort);
-                let hits = listing::matches(s, &rows, &self.source.search);
-                if hits.is_empty() {
-                    Err(format!("no instruction matches {:?}", self.source.search))
-                } else {
-                    Ok(hits)
-                }
-            }
-        };
-        let hits = match hits {
-            Ok(h) => h,
-            Err(why) => {
-                let scope = self.search_scope();
-                self.say(scope, Status::Info(why));
-                return;
-            }
-        };
-        let cur = self.source.cursor;
-        let next = if forward {
-            hits.iter()
-                .copied()
-                .find(|&p| p > cur || (here && p == cur))
-                .or_else(|| hits.first().copied())
-        } else {
-            hits.iter()
-                .rev()
-                .copied()
-                .find(|&p| p < cur)
-                .or_else(|| hits.last().copied())
-        };
-        if let Some(p) = next {
-            let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
-            self.source.cursor = p;
-            let said = Status::Info(format!(
-                "{:?}: match {n} of {}",
-                self.source.search,
-                hits.len()
-            ));
-            let scope = self.search_scope();
-            self.say(scope, said);
         }
     }
 

@@ -34,6 +34,17 @@ pub fn moved(at: usize, action: Action, page: usize) -> Option<usize> {
     })
 }
 
+/// What a view has to say of one of its own actions, and of what: the explorer shows it
+/// in the status line while that holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    Nothing,
+    /// Of what the view shows of the selected version (no further hot spot).
+    OfView(String),
+    /// Of the source view's kept search of the selected version (match 2 of 128).
+    OfSearch(String),
+}
+
 /// The parts of the screen, computed the same way for drawing and for mouse hits.
 pub struct Areas {
     pub tabs: Rect,

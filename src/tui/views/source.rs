@@ -2,9 +2,10 @@
 //! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
 //! under the cursor means.
 
-use super::{Action, App, clamp_scroll, printable};
+use super::{Action, App, Said, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
-use crate::ncu::{SassLine, StallReason};
+use crate::model::Version;
+use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
 use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
 use ratatui::Frame;
@@ -13,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 /// The source view's state: the cursor (a position in the sorted listing) and the sort.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceState {
     pub cursor: usize,
     pub sort: SourceSort,
@@ -23,17 +24,141 @@ pub struct SourceState {
     pub searching: bool,
 }
 
+/// A version's SASS listing, where its profile has a source page (an error says why it
+/// cannot be read).
+type Listing<'a> = Option<Result<&'a SourceListing, &'a str>>;
+
 impl SourceState {
-    /// The source view's own actions: the moves take its cursor through the listing.
-    pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.cursor, action, page) {
-            self.cursor = at;
+    /// The source view's own actions on the selected `version`'s listing: the moves take
+    /// its cursor through it, `o` sorts it, `]` and `[` go from hot spot to hot spot, and
+    /// `/` starts a search, typed (the cursor on the first match), kept (Enter) or cleared
+    /// (Esc), whose matches `n` and `N` go through.
+    pub(crate) fn act(&mut self, action: Action, version: Option<&Version>, page: usize) -> Said {
+        use Action::*;
+        // Read (the first time) only by the actions that need the listing.
+        let sass = || version.and_then(Version::listing);
+        match action {
+            SearchStart => {
+                self.searching = true;
+                self.search.clear();
+            }
+            FilterInput(c) => {
+                self.search.push(c);
+                return self.find_match(sass(), true, true);
+            }
+            FilterBackspace => {
+                self.search.pop();
+            }
+            FilterEnd => self.searching = false,
+            FilterCancel => {
+                self.search.clear();
+                self.searching = false;
+            }
+            NextMatch => return self.find_match(sass(), true, false),
+            PrevMatch => return self.find_match(sass(), false, false),
+            ToggleSort => self.next_sort(sass()),
+            NextHot | PrevHot => return self.next_hot(sass(), action == NextHot),
+            _ => {
+                if let Some(at) = super::moved(self.cursor, action, page) {
+                    self.cursor = at;
+                }
+            }
         }
+        Said::Nothing
+    }
+
+    /// q or Esc in the view: clears a kept search; whether there was one to clear.
+    pub(crate) fn close(&mut self) -> bool {
+        if self.search.is_empty() {
+            return false;
+        }
+        self.search.clear();
+        true
+    }
+
+    /// The listing's next order (those the page holds, in turn), from the top.
+    fn next_sort(&mut self, sass: Listing) {
+        let sorts = sass
+            .and_then(Result::ok)
+            .map(listing::sorts)
+            .unwrap_or_default();
+        let at = sorts.iter().position(|s| *s == self.sort);
+        self.sort = at
+            .and_then(|i| sorts.get((i + 1) % sorts.len()))
+            .copied()
+            .unwrap_or(SourceSort::Samples);
+        self.cursor = 0;
+    }
+
+    /// Moves the cursor to the next (`forward`) or previous hot spot; where there is
+    /// none, says so.
+    fn next_hot(&mut self, sass: Listing, forward: bool) -> Said {
+        let hot = sass
+            .and_then(Result::ok)
+            .map(|s| listing::hot_positions(s, &listing::rows(s, self.sort)))
+            .unwrap_or_default();
+        let cur = self.cursor;
+        let next = if forward {
+            hot.iter().copied().find(|&p| p > cur)
+        } else {
+            hot.iter().rev().copied().find(|&p| p < cur)
+        };
+        match next {
+            Some(p) => {
+                self.cursor = p;
+                Said::Nothing
+            }
+            None => Said::OfView("no further hot spot".into()),
+        }
+    }
+
+    /// Moves the cursor to the next (or previous) instruction matching the search, from
+    /// the top again past the end; `here`: the cursor's own line counts (a search being
+    /// typed stays on a line that still matches). Says which match it is, or why there
+    /// is none.
+    fn find_match(&mut self, sass: Listing, forward: bool, here: bool) -> Said {
+        let hits = match sass {
+            None => Err("this version has no SASS listing to search".to_string()),
+            Some(Err(why)) => Err(format!("the SASS listing cannot be read: {why}")),
+            Some(Ok(s)) => {
+                let rows = listing::rows(s, self.sort);
+                let hits = listing::matches(s, &rows, &self.search);
+                if hits.is_empty() {
+                    Err(format!("no instruction matches {:?}", self.search))
+                } else {
+                    Ok(hits)
+                }
+            }
+        };
+        let hits = match hits {
+            Ok(h) => h,
+            Err(why) => return Said::OfSearch(why),
+        };
+        let cur = self.cursor;
+        let next = if forward {
+            hits.iter()
+                .copied()
+                .find(|&p| p > cur || (here && p == cur))
+                .or_else(|| hits.first().copied())
+        } else {
+            hits.iter()
+                .rev()
+                .copied()
+                .find(|&p| p < cur)
+                .or_else(|| hits.last().copied())
+        };
+        let Some(p) = next else {
+            return Said::Nothing;
+        };
+        let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
+        self.cursor = p;
+        Said::OfSearch(format!("{:?}: match {n} of {}", self.search, hits.len()))
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SourceSort {
+    #[default]
     Samples,
     Address,
     /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
