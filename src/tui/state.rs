@@ -383,12 +383,8 @@ impl App {
     /// version's table, with its samples.
     pub fn bottleneck_reason(&self) -> Option<(crate::ncu::StallReason, u64)> {
         let i = self.version_index()?;
-        let rows = self.ladder().analysis.versions[i]
-            .matrix
-            .as_ref()?
-            .reasons();
-        rows.get(self.bottleneck.row.min(rows.len().saturating_sub(1)))
-            .copied()
+        let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
+        self.bottleneck.reason(m)
     }
 
     fn view_slot(&self) -> usize {
@@ -700,11 +696,7 @@ impl App {
 
     /// The comparison of the compare view's pair, from the cache when it holds that pair.
     pub fn cached_comparison(&self, pair: (usize, usize)) -> Option<&analysis::Comparison> {
-        self.compare
-            .cache
-            .as_ref()
-            .filter(|c| c.ladder == self.current && c.pair == pair)
-            .map(|c| &c.comparison)
+        self.compare.cached(self.current, pair)
     }
 
     /// Computes the compare view's comparison when that view shows a pair not cached.
@@ -712,35 +704,18 @@ impl App {
         if self.view != View::Compare {
             return;
         }
-        let Some(pair) = self.compare_pair() else {
-            self.compare.cache = None;
-            return;
-        };
-        if self.cached_comparison(pair).is_some() {
-            return;
-        }
-        let ls = self.ladder();
-        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
-        let comparison = analysis::compare(
-            &ls.analysis.versions[pair.0],
-            &ls.analysis.versions[pair.1],
-            va.readable_listing().zip(vb.readable_listing()),
-        );
-        self.compare.cache = Some(CompareCache {
-            ladder: self.current,
-            pair,
-            comparison,
-        });
+        let pair = self.compare_pair();
+        self.compare
+            .refresh(self.current, &self.ladders[self.current], pair);
     }
 
-    /// Keeps the bottleneck view's cursor on a row of the table, so that ↑ after End
-    /// moves at once.
+    /// Keeps the bottleneck view's cursor on a row of the selected version's table.
     fn clamp_bottleneck_row(&mut self) {
         let rows = self.version_index().and_then(|i| {
             let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
             Some(m.reasons().len())
         });
-        self.bottleneck.row = self.bottleneck.row.min(rows.unwrap_or(1).saturating_sub(1));
+        self.bottleneck.clamp(rows);
     }
 
     /// The scope of what a search says: the kept search of the selected version.

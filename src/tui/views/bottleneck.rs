@@ -26,6 +26,19 @@ impl BottleneckState {
             self.row = at;
         }
     }
+
+    /// Keeps the cursor on a row of a table of `rows` rows (`None`: no table), so that ↑
+    /// after End moves at once.
+    pub(crate) fn clamp(&mut self, rows: Option<usize>) {
+        self.row = self.row.min(rows.unwrap_or(1).saturating_sub(1));
+    }
+
+    /// The row under the cursor of the table `m`: a stall reason, with its samples.
+    pub fn reason(&self, m: &StallMatrix) -> Option<(crate::ncu::StallReason, u64)> {
+        let rows = m.reasons();
+        rows.get(self.row.min(rows.len().saturating_sub(1)))
+            .copied()
+    }
 }
 
 /// Width of a reason (row name), the least of an opcode column, and of a share in it.
