@@ -438,14 +438,17 @@ impl App {
                     self.compare.cache = None;
                 }
                 self.job_event(e);
-                self.clamp_bottleneck_row();
-                self.refresh_compare();
-                self.drop_stale_status();
+                self.settle();
                 None
             }
         }
     }
 
+    /// A user action: the explorer's own (quitting, the popups, which view, version,
+    /// ladder and run shape are shown, the mark, jobs) handled here, a view's own handed
+    /// to that view's `act` (`act_in_view`); then the state settles. (Those that change
+    /// nothing to settle return at once: a job asked for or refused, its stop, a suspend,
+    /// a shape refused.)
     fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
@@ -464,7 +467,20 @@ impl App {
             PrevVersion => self.select(self.selected.saturating_sub(1)),
             NextVersion => self.select(self.selected + 1),
             SelectVersion(i) => self.select(i),
+            // The views' own: each view's act.
             Up | Down | PageUp | PageDown | Top | Bottom => self.act_in_view(action),
+            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => self.act_in_view(action),
+            ToggleSort | NextHot | PrevHot | NextMatch | PrevMatch => self.act_in_view(action),
+            FilterStart => {
+                self.view = View::Inspect;
+                self.status = None;
+                self.act_in_view(action);
+            }
+            SearchStart => {
+                self.show(View::Source);
+                self.status = None;
+                self.act_in_view(action);
+            }
             NextShape => {
                 let ls = &mut self.ladders[self.current];
                 let shapes = ls.ladder.measured_shapes();
@@ -497,114 +513,13 @@ impl App {
                 self.compare.scroll = 0;
                 self.reset_version_views();
             }
-            Mark => {
-                let Some(v) = self.version_index() else {
-                    self.say(
-                        StatusScope::Ladder(self.current),
-                        Status::Info("this ladder has no versions yet".into()),
-                    );
-                    return None;
-                };
-                self.marked = if self.marked == Some(v) {
-                    None
-                } else {
-                    Some(v)
-                };
-                let id = &self.ladder().ladder.versions[v].id;
-                let said = Status::Info(match self.marked {
-                    Some(_) => format!("{id} marked: select another version and press c"),
-                    None => format!("{id} unmarked"),
-                });
-                self.say(StatusScope::Ladder(self.current), said);
-            }
-            FilterStart => {
-                self.view = View::Inspect;
-                self.status = None;
-                self.act_in_view(action);
-            }
-            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => self.act_in_view(action),
-            SearchStart => {
-                self.show(View::Source);
-                self.status = None;
-                self.act_in_view(action);
-            }
-            NextMatch | PrevMatch => self.act_in_view(action),
+            Mark => self.mark(),
             ToggleKernel => self.kernel_popup = !self.kernel_popup,
-            ToggleMessage => {
-                if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
-                    self.say(
-                        StatusScope::App,
-                        Status::Info("no message: the status line is empty".into()),
-                    );
-                } else {
-                    self.message = !self.message;
-                    self.message_scroll = 0;
-                }
-            }
+            ToggleMessage => self.toggle_message(),
             MessageScroll(d) => {
                 self.message_scroll = self.message_scroll.saturating_add_signed(d as isize)
             }
-            ToggleSort | NextHot | PrevHot => self.act_in_view(action),
-            Run { all } | Profile { all } => {
-                if let Some(j) = &self.job {
-                    let said = Status::Error(format!(
-                        "a {} is already in progress (x stops it)",
-                        job_name(j.kind)
-                    ));
-                    self.say(StatusScope::App, said);
-                    return None;
-                }
-                let kind = if matches!(action, Run { .. }) {
-                    JobKind::Run
-                } else {
-                    JobKind::Profile
-                };
-                let l = &self.ladder().ladder;
-                let selected = self.version_index().map(|i| &l.versions[i]);
-                let v = match selected {
-                    Some(v) => v,
-                    None if all => &crate::model::Version::default(),
-                    None => {
-                        self.say(
-                            StatusScope::App,
-                            Status::Error(
-                                "no version selected: `R` runs the whole kernel ladder".into(),
-                            ),
-                        );
-                        return None;
-                    }
-                };
-                if !all && v.baseline {
-                    let said = Status::Error(format!(
-                        "{} is a baseline: `R` runs the ladder with its baselines",
-                        v.id
-                    ));
-                    self.say(StatusScope::App, said);
-                    return None;
-                }
-                let versions = if all {
-                    vec!["all".to_string()]
-                } else {
-                    vec![v.id.clone()]
-                };
-                let ladder = l.name.clone();
-                let command = (kind == JobKind::Profile && !all)
-                    .then(|| v.profiled_with.clone())
-                    .flatten();
-                self.job = Some(JobStatus {
-                    kind,
-                    current: String::new(),
-                    done: 0,
-                    total: 0,
-                });
-                self.status = None;
-                return Some(Effect::StartJob(JobRequest {
-                    kind,
-                    ladder,
-                    versions,
-                    command,
-                }));
-            }
+            Run { all } | Profile { all } => return self.start_job(action, all),
             StopJob => {
                 if self.job.is_some() {
                     return Some(Effect::CancelJob);
@@ -614,10 +529,115 @@ impl App {
             Resize { rows } => self.page_rows = rows as usize,
             Suspend => return Some(Effect::Suspend),
         }
+        self.settle();
+        None
+    }
+
+    /// What follows every change: the bottleneck view's cursor kept on a row, the
+    /// comparison of the pair shown computed, a status message no longer about what is
+    /// shown dropped.
+    fn settle(&mut self) {
         self.clamp_bottleneck_row();
         self.refresh_compare();
         self.drop_stale_status();
-        None
+    }
+
+    /// m: marks the selected version for compare, or unmarks it.
+    fn mark(&mut self) {
+        // A ladder before its first run has none to mark.
+        let Some(v) = self.version_index() else {
+            self.say(
+                StatusScope::Ladder(self.current),
+                Status::Info("this ladder has no versions yet".into()),
+            );
+            return;
+        };
+        self.marked = if self.marked == Some(v) {
+            None
+        } else {
+            Some(v)
+        };
+        let id = &self.ladder().ladder.versions[v].id;
+        let said = Status::Info(match self.marked {
+            Some(_) => format!("{id} marked: select another version and press c"),
+            None => format!("{id} unmarked"),
+        });
+        self.say(StatusScope::Ladder(self.current), said);
+    }
+
+    /// e: shows (or closes) the whole status message and every loading warning; with
+    /// neither, says there is none.
+    fn toggle_message(&mut self) {
+        if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
+            self.say(
+                StatusScope::App,
+                Status::Info("no message: the status line is empty".into()),
+            );
+        } else {
+            self.message = !self.message;
+            self.message_scroll = 0;
+        }
+    }
+
+    /// r, R, p, P: asks for a run or a profile of the selected version (`all`: of the
+    /// whole ladder), unless one is in progress or there is nothing it can run.
+    fn start_job(&mut self, action: Action, all: bool) -> Option<Effect> {
+        if let Some(j) = &self.job {
+            let said = Status::Error(format!(
+                "a {} is already in progress (x stops it)",
+                job_name(j.kind)
+            ));
+            self.say(StatusScope::App, said);
+            return None;
+        }
+        let kind = if matches!(action, Action::Run { .. }) {
+            JobKind::Run
+        } else {
+            JobKind::Profile
+        };
+        let l = &self.ladder().ladder;
+        let selected = self.version_index().map(|i| &l.versions[i]);
+        let v = match selected {
+            Some(v) => v,
+            None if all => &crate::model::Version::default(),
+            None => {
+                self.say(
+                    StatusScope::App,
+                    Status::Error("no version selected: `R` runs the whole kernel ladder".into()),
+                );
+                return None;
+            }
+        };
+        if !all && v.baseline {
+            let said = Status::Error(format!(
+                "{} is a baseline: `R` runs the ladder with its baselines",
+                v.id
+            ));
+            self.say(StatusScope::App, said);
+            return None;
+        }
+        let versions = if all {
+            vec!["all".to_string()]
+        } else {
+            vec![v.id.clone()]
+        };
+        let ladder = l.name.clone();
+        let command = (kind == JobKind::Profile && !all)
+            .then(|| v.profiled_with.clone())
+            .flatten();
+        self.job = Some(JobStatus {
+            kind,
+            current: String::new(),
+            done: 0,
+            total: 0,
+        });
+        self.status = None;
+        Some(Effect::StartJob(JobRequest {
+            kind,
+            ladder,
+            versions,
+            command,
+        }))
     }
 
     /// q or Esc: closes what is open, the innermost first (the help, the kernel names, the
