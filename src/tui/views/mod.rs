@@ -1,5 +1,8 @@
-//! Drawing: pure functions of the state. The frame is the tab bar, the headline of the
-//! selected version, the view, a status line and the footer; the help popup on top.
+//! The views. Each view's module holds its state (`TimelineState`, `SourceState`, …),
+//! its `act` for the actions that concern it (called by `App::update` alone, through
+//! `App::act`), and its drawing, a pure function of the state. This module draws the
+//! frame: the tab bar, the headline of the selected version, the view, a status line
+//! and the footer; the popups on top.
 
 pub mod bottleneck;
 pub mod compare;
