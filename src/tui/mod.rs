@@ -1,6 +1,7 @@
 //! The explorer: a terminal UI over ladders. Input becomes `Action`s through the keymap,
-//! `App::update` is the only place state changes, views are pure functions of the state,
-//! and GPU runs happen on a worker thread that reports by message.
+//! `App::update` is the only place state changes (a view's own actions handed to that
+//! view's `act`), views draw as pure functions of the state, and GPU runs happen on a
+//! worker thread that reports by message.
 
 pub mod jobs;
 pub mod keymap;

@@ -1,11 +1,22 @@
 //! The explorer's state and the one function that changes it, `update(action)`. No
-//! terminal here: tests drive it with actions and read the state back.
+//! terminal here: tests drive it with actions and read the state back. The explorer's
+//! own actions are handled here; a view's own `App::act` hands to that view's `act`
+//! (each view's state and its actions live in its module under `views/`).
 
-use super::listing;
 use super::theme::Theme;
+use super::views::Said;
 use crate::analysis::{self, LadderAnalysis, Shown};
 use crate::model::{Ladder, RunResult};
 use crate::report::display_order;
+
+// Each view's state lives with the view (its module draws it and handles its actions);
+// the types are named here too, beside the rest of the explorer's state.
+pub use super::views::bottleneck::BottleneckState;
+pub use super::views::compare::{CompareCache, CompareState};
+pub use super::views::inspect::InspectState;
+pub use super::views::notes::NotesState;
+pub use super::views::source::{SourceSort, SourceState};
+pub use super::views::timeline::TimelineState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -215,14 +226,6 @@ pub enum StatusScope {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceSort {
-    Samples,
-    Address,
-    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
-    CudaLine,
-}
-
 /// A ladder and what the analysis makes of it at the run results shown.
 pub struct LadderState {
     pub ladder: Ladder,
@@ -244,61 +247,6 @@ impl LadderState {
             ladder,
         }
     }
-}
-
-/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
-/// listings takes longer than a frame should).
-pub struct CompareCache {
-    pub ladder: usize,
-    pub pair: (usize, usize),
-    pub comparison: analysis::Comparison,
-}
-
-/// The inspect view's state: its scroll offset and the filter.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct InspectState {
-    pub scroll: usize,
-    pub filter: String,
-    /// The filter is being typed.
-    pub editing: bool,
-}
-
-/// The source view's state: the cursor (a position in the sorted listing) and the sort.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceState {
-    pub cursor: usize,
-    pub sort: SourceSort,
-    /// The search of the listing (`/`), kept after Enter until Esc clears it.
-    pub search: String,
-    /// Whether the search is being typed.
-    pub searching: bool,
-}
-
-/// The timeline view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct TimelineState {
-    pub scroll: usize,
-}
-
-/// The compare view's state: its scroll, and the comparison of the pair it shows,
-/// refreshed by `update` while the view shows.
-#[derive(Default)]
-pub struct CompareState {
-    pub scroll: usize,
-    pub cache: Option<CompareCache>,
-}
-
-/// The bottleneck view's state: its cursor, a row (stall reason) of the selected
-/// version's (reason × opcode) table.
-#[derive(Debug, Default)]
-pub struct BottleneckState {
-    pub row: usize,
-}
-
-/// The notes view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct NotesState {
-    pub scroll: usize,
 }
 
 pub struct App {
@@ -351,12 +299,7 @@ impl App {
             compare: CompareState::default(),
             notes: NotesState::default(),
             inspect: InspectState::default(),
-            source: SourceState {
-                cursor: 0,
-                sort: SourceSort::Samples,
-                search: String::new(),
-                searching: false,
-            },
+            source: SourceState::default(),
             kernel_popup: false,
             message: false,
             message_scroll: 0,
@@ -447,12 +390,8 @@ impl App {
     /// version's table, with its samples.
     pub fn bottleneck_reason(&self) -> Option<(crate::ncu::StallReason, u64)> {
         let i = self.version_index()?;
-        let rows = self.ladder().analysis.versions[i]
-            .matrix
-            .as_ref()?
-            .reasons();
-        rows.get(self.bottleneck.row.min(rows.len().saturating_sub(1)))
-            .copied()
+        let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
+        self.bottleneck.reason(m)
     }
 
     fn view_slot(&self) -> usize {
@@ -469,22 +408,6 @@ impl App {
             View::Bottleneck => self.bottleneck.row,
             View::Notes => self.notes.scroll,
         }
-    }
-
-    fn scroll_mut(&mut self) -> &mut usize {
-        match self.view {
-            View::Timeline => &mut self.timeline.scroll,
-            View::Compare => &mut self.compare.scroll,
-            View::Inspect => &mut self.inspect.scroll,
-            View::Source => &mut self.source.cursor,
-            View::Bottleneck => &mut self.bottleneck.row,
-            View::Notes => &mut self.notes.scroll,
-        }
-    }
-
-    fn scroll_by(&mut self, delta: isize) {
-        let s = self.scroll_mut();
-        *s = s.saturating_add_signed(delta);
     }
 
     /// The keymap's contexts that apply now, first first.
@@ -522,34 +445,22 @@ impl App {
                     self.compare.cache = None;
                 }
                 self.job_event(e);
-                self.clamp_bottleneck_row();
-                self.refresh_compare();
-                self.drop_stale_status();
+                self.settle();
                 None
             }
         }
     }
 
+    /// A user action: the explorer's own (quitting, the popups, which view, version,
+    /// ladder and run shape are shown, the mark, jobs) handled here, a view's own handed
+    /// to that view's `act` (`act_in_view`); then the state settles. (Those that change
+    /// nothing to settle return at once: a job asked for or refused, its stop, a suspend,
+    /// a shape refused.)
     fn act(&mut self, action: Action) -> Option<Effect> {
         use Action::*;
         match action {
-            // Quitting first closes what is open: the help, then the inspect filter.
             QuitNow => self.quit = true,
-            Quit => {
-                if self.help {
-                    self.help = false;
-                } else if self.kernel_popup {
-                    self.kernel_popup = false;
-                } else if self.message {
-                    self.message = false;
-                } else if self.view == View::Inspect && !self.inspect.filter.is_empty() {
-                    self.inspect = InspectState::default();
-                } else if self.view == View::Source && !self.source.search.is_empty() {
-                    self.source.search.clear();
-                } else {
-                    self.quit = true;
-                }
-            }
+            Quit => self.close_or_quit(),
             ToggleHelp => {
                 self.help = !self.help;
                 self.help_scroll = 0;
@@ -563,12 +474,20 @@ impl App {
             PrevVersion => self.select(self.selected.saturating_sub(1)),
             NextVersion => self.select(self.selected + 1),
             SelectVersion(i) => self.select(i),
-            Up => self.scroll_by(-1),
-            Down => self.scroll_by(1),
-            PageUp => self.scroll_by(-(self.page_rows.max(2) as isize - 1)),
-            PageDown => self.scroll_by(self.page_rows.max(2) as isize - 1),
-            Top => *self.scroll_mut() = 0,
-            Bottom => *self.scroll_mut() = usize::MAX / 2,
+            // The views' own: each view's act.
+            Up | Down | PageUp | PageDown | Top | Bottom => self.act_in_view(action),
+            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => self.act_in_view(action),
+            ToggleSort | NextHot | PrevHot | NextMatch | PrevMatch => self.act_in_view(action),
+            FilterStart => {
+                self.view = View::Inspect;
+                self.status = None;
+                self.act_in_view(action);
+            }
+            SearchStart => {
+                self.show(View::Source);
+                self.status = None;
+                self.act_in_view(action);
+            }
             NextShape => {
                 let ls = &mut self.ladders[self.current];
                 let shapes = ls.ladder.measured_shapes();
@@ -601,173 +520,13 @@ impl App {
                 self.compare.scroll = 0;
                 self.reset_version_views();
             }
-            Mark => {
-                let Some(v) = self.version_index() else {
-                    self.say(
-                        StatusScope::Ladder(self.current),
-                        Status::Info("this ladder has no versions yet".into()),
-                    );
-                    return None;
-                };
-                self.marked = if self.marked == Some(v) {
-                    None
-                } else {
-                    Some(v)
-                };
-                let id = &self.ladder().ladder.versions[v].id;
-                let said = Status::Info(match self.marked {
-                    Some(_) => format!("{id} marked: select another version and press c"),
-                    None => format!("{id} unmarked"),
-                });
-                self.say(StatusScope::Ladder(self.current), said);
-            }
-            FilterStart => {
-                self.view = View::Inspect;
-                self.inspect.editing = true;
-                self.status = None;
-            }
-            FilterInput(c) if self.source.searching => {
-                self.source.search.push(c);
-                self.find_match(true, true);
-            }
-            FilterBackspace if self.source.searching => {
-                self.source.search.pop();
-            }
-            FilterEnd if self.source.searching => {
-                self.source.searching = false;
-            }
-            FilterCancel if self.source.searching => {
-                self.source.search.clear();
-                self.source.searching = false;
-            }
-            FilterInput(c) => {
-                self.inspect.filter.push(c);
-                self.inspect.scroll = 0;
-            }
-            FilterBackspace => {
-                self.inspect.filter.pop();
-                self.inspect.scroll = 0;
-            }
-            FilterEnd => self.inspect.editing = false,
-            FilterCancel => {
-                self.inspect = InspectState::default();
-            }
-            SearchStart => {
-                self.show(View::Source);
-                self.source.searching = true;
-                self.source.search.clear();
-                self.status = None;
-            }
-            NextMatch => self.find_match(true, false),
-            PrevMatch => self.find_match(false, false),
+            Mark => self.mark(),
             ToggleKernel => self.kernel_popup = !self.kernel_popup,
-            ToggleMessage => {
-                if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
-                    self.say(
-                        StatusScope::App,
-                        Status::Info("no message: the status line is empty".into()),
-                    );
-                } else {
-                    self.message = !self.message;
-                    self.message_scroll = 0;
-                }
-            }
+            ToggleMessage => self.toggle_message(),
             MessageScroll(d) => {
                 self.message_scroll = self.message_scroll.saturating_add_signed(d as isize)
             }
-            ToggleSort => {
-                let sorts = self
-                    .listing()
-                    .and_then(Result::ok)
-                    .map(listing::sorts)
-                    .unwrap_or_default();
-                let at = sorts.iter().position(|s| *s == self.source.sort);
-                self.source.sort = at
-                    .and_then(|i| sorts.get((i + 1) % sorts.len()))
-                    .copied()
-                    .unwrap_or(SourceSort::Samples);
-                self.source.cursor = 0;
-            }
-            NextHot | PrevHot => {
-                let hot = self
-                    .listing()
-                    .and_then(Result::ok)
-                    .map(|s| listing::hot_positions(s, &listing::rows(s, self.source.sort)))
-                    .unwrap_or_default();
-                let cur = self.source.cursor;
-                let next = if action == NextHot {
-                    hot.iter().copied().find(|&p| p > cur)
-                } else {
-                    hot.iter().rev().copied().find(|&p| p < cur)
-                };
-                match next {
-                    Some(p) => self.source.cursor = p,
-                    None => self.say(
-                        self.view_scope(),
-                        Status::Info("no further hot spot".into()),
-                    ),
-                }
-            }
-            Run { all } | Profile { all } => {
-                if let Some(j) = &self.job {
-                    let said = Status::Error(format!(
-                        "a {} is already in progress (x stops it)",
-                        job_name(j.kind)
-                    ));
-                    self.say(StatusScope::App, said);
-                    return None;
-                }
-                let kind = if matches!(action, Run { .. }) {
-                    JobKind::Run
-                } else {
-                    JobKind::Profile
-                };
-                let l = &self.ladder().ladder;
-                let selected = self.version_index().map(|i| &l.versions[i]);
-                let v = match selected {
-                    Some(v) => v,
-                    None if all => &crate::model::Version::default(),
-                    None => {
-                        self.say(
-                            StatusScope::App,
-                            Status::Error(
-                                "no version selected: `R` runs the whole kernel ladder".into(),
-                            ),
-                        );
-                        return None;
-                    }
-                };
-                if !all && v.baseline {
-                    let said = Status::Error(format!(
-                        "{} is a baseline: `R` runs the ladder with its baselines",
-                        v.id
-                    ));
-                    self.say(StatusScope::App, said);
-                    return None;
-                }
-                let versions = if all {
-                    vec!["all".to_string()]
-                } else {
-                    vec![v.id.clone()]
-                };
-                let ladder = l.name.clone();
-                let command = (kind == JobKind::Profile && !all)
-                    .then(|| v.profiled_with.clone())
-                    .flatten();
-                self.job = Some(JobStatus {
-                    kind,
-                    current: String::new(),
-                    done: 0,
-                    total: 0,
-                });
-                self.status = None;
-                return Some(Effect::StartJob(JobRequest {
-                    kind,
-                    ladder,
-                    versions,
-                    command,
-                }));
-            }
+            Run { all } | Profile { all } => return self.start_job(action, all),
             StopJob => {
                 if self.job.is_some() {
                     return Some(Effect::CancelJob);
@@ -777,10 +536,176 @@ impl App {
             Resize { rows } => self.page_rows = rows as usize,
             Suspend => return Some(Effect::Suspend),
         }
+        self.settle();
+        None
+    }
+
+    /// What follows every change: the bottleneck view's cursor kept on a row, the
+    /// comparison of the pair shown computed, a status message no longer about what is
+    /// shown dropped.
+    fn settle(&mut self) {
         self.clamp_bottleneck_row();
         self.refresh_compare();
         self.drop_stale_status();
-        None
+    }
+
+    /// m: marks the selected version for compare, or unmarks it.
+    fn mark(&mut self) {
+        // A ladder before its first run has none to mark.
+        let Some(v) = self.version_index() else {
+            self.say(
+                StatusScope::Ladder(self.current),
+                Status::Info("this ladder has no versions yet".into()),
+            );
+            return;
+        };
+        self.marked = if self.marked == Some(v) {
+            None
+        } else {
+            Some(v)
+        };
+        let id = &self.ladder().ladder.versions[v].id;
+        let said = Status::Info(match self.marked {
+            Some(_) => format!("{id} marked: select another version and press c"),
+            None => format!("{id} unmarked"),
+        });
+        self.say(StatusScope::Ladder(self.current), said);
+    }
+
+    /// e: shows (or closes) the whole status message and every loading warning; with
+    /// neither, says there is none.
+    fn toggle_message(&mut self) {
+        if !self.message && self.status.is_none() && self.load_warnings.is_empty() {
+            self.say(
+                StatusScope::App,
+                Status::Info("no message: the status line is empty".into()),
+            );
+        } else {
+            self.message = !self.message;
+            self.message_scroll = 0;
+        }
+    }
+
+    /// r, R, p, P: asks for a run or a profile of the selected version (`all`: of the
+    /// whole ladder), unless one is in progress or there is nothing it can run.
+    fn start_job(&mut self, action: Action, all: bool) -> Option<Effect> {
+        if let Some(j) = &self.job {
+            let said = Status::Error(format!(
+                "a {} is already in progress (x stops it)",
+                job_name(j.kind)
+            ));
+            self.say(StatusScope::App, said);
+            return None;
+        }
+        let kind = if matches!(action, Action::Run { .. }) {
+            JobKind::Run
+        } else {
+            JobKind::Profile
+        };
+        let l = &self.ladder().ladder;
+        let selected = self.version_index().map(|i| &l.versions[i]);
+        let v = match selected {
+            Some(v) => v,
+            None if all => &crate::model::Version::default(),
+            None => {
+                self.say(
+                    StatusScope::App,
+                    Status::Error("no version selected: `R` runs the whole kernel ladder".into()),
+                );
+                return None;
+            }
+        };
+        if !all && v.baseline {
+            let said = Status::Error(format!(
+                "{} is a baseline: `R` runs the ladder with its baselines",
+                v.id
+            ));
+            self.say(StatusScope::App, said);
+            return None;
+        }
+        let versions = if all {
+            vec!["all".to_string()]
+        } else {
+            vec![v.id.clone()]
+        };
+        let ladder = l.name.clone();
+        let command = (kind == JobKind::Profile && !all)
+            .then(|| v.profiled_with.clone())
+            .flatten();
+        self.job = Some(JobStatus {
+            kind,
+            current: String::new(),
+            done: 0,
+            total: 0,
+        });
+        self.status = None;
+        Some(Effect::StartJob(JobRequest {
+            kind,
+            ladder,
+            versions,
+            command,
+        }))
+    }
+
+    /// q or Esc: closes what is open, the innermost first (the help, the kernel names, the
+    /// message), then what the view shown keeps (the inspect filter, the source view's
+    /// search); with nothing open, quits.
+    fn close_or_quit(&mut self) {
+        if self.help {
+            self.help = false;
+        } else if self.kernel_popup {
+            self.kernel_popup = false;
+        } else if self.message {
+            self.message = false;
+        } else if !self.close_in_view() {
+            self.quit = true;
+        }
+    }
+
+    /// Clears what the view shown keeps (q or Esc); whether it kept anything.
+    fn close_in_view(&mut self) -> bool {
+        match self.view {
+            View::Inspect => self.inspect.close(),
+            View::Source => self.source.close(),
+            _ => false,
+        }
+    }
+
+    /// A view's own action, handed to the view it concerns: what is typed to the search
+    /// being typed, else to the inspect filter; the source view's sort, hot spots and
+    /// search to it; a move to the view shown. What the view says is said while it holds.
+    fn act_in_view(&mut self, action: Action) {
+        use Action::*;
+        let page = self.page_rows;
+        let view = match action {
+            FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel
+                if self.source.searching =>
+            {
+                View::Source
+            }
+            FilterStart | FilterInput(_) | FilterBackspace | FilterEnd | FilterCancel => {
+                View::Inspect
+            }
+            ToggleSort | NextHot | PrevHot | SearchStart | NextMatch | PrevMatch => View::Source,
+            _ => self.view,
+        };
+        match view {
+            View::Timeline => self.timeline.act(action, page),
+            View::Compare => self.compare.act(action, page),
+            View::Inspect => self.inspect.act(action, page),
+            View::Source => {
+                let version = self
+                    .version_index()
+                    .map(|i| &self.ladders[self.current].ladder.versions[i]);
+                match self.source.act(action, version, page) {
+                    Said::Nothing => {}
+                    Said::OfView(m) => self.say(self.view_scope(), Status::Info(m)),
+                    Said::OfSearch(m) => self.say(self.search_scope(), Status::Info(m)),
+                }
+            }
+            View::Bottleneck => self.bottleneck.act(action, page),
+            View::Notes => self.notes.act(action, page),
+        }
     }
 
     /// Another view; the filter being typed is kept, no longer typed (a click on a tab
@@ -798,11 +723,7 @@ impl App {
 
     /// The comparison of the compare view's pair, from the cache when it holds that pair.
     pub fn cached_comparison(&self, pair: (usize, usize)) -> Option<&analysis::Comparison> {
-        self.compare
-            .cache
-            .as_ref()
-            .filter(|c| c.ladder == self.current && c.pair == pair)
-            .map(|c| &c.comparison)
+        self.compare.cached(self.current, pair)
     }
 
     /// Computes the compare view's comparison when that view shows a pair not cached.
@@ -810,35 +731,18 @@ impl App {
         if self.view != View::Compare {
             return;
         }
-        let Some(pair) = self.compare_pair() else {
-            self.compare.cache = None;
-            return;
-        };
-        if self.cached_comparison(pair).is_some() {
-            return;
-        }
-        let ls = self.ladder();
-        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
-        let comparison = analysis::compare(
-            &ls.analysis.versions[pair.0],
-            &ls.analysis.versions[pair.1],
-            va.readable_listing().zip(vb.readable_listing()),
-        );
-        self.compare.cache = Some(CompareCache {
-            ladder: self.current,
-            pair,
-            comparison,
-        });
+        let pair = self.compare_pair();
+        self.compare
+            .refresh(self.current, &self.ladders[self.current], pair);
     }
 
-    /// Keeps the bottleneck view's cursor on a row of the table, so that ↑ after End
-    /// moves at once.
+    /// Keeps the bottleneck view's cursor on a row of the selected version's table.
     fn clamp_bottleneck_row(&mut self) {
         let rows = self.version_index().and_then(|i| {
             let m = self.ladder().analysis.versions[i].matrix.as_ref()?;
             Some(m.reasons().len())
         });
-        self.bottleneck.row = self.bottleneck.row.min(rows.unwrap_or(1).saturating_sub(1));
+        self.bottleneck.clamp(rows);
     }
 
     /// The scope of what a search says: the kept search of the selected version.
@@ -846,57 +750,6 @@ impl App {
         StatusScope::Search {
             ladder: self.current,
             version: self.version_index(),
-        }
-    }
-
-    /// Moves the source cursor to the next (or previous) instruction matching the
-    /// search, from the top again past the end; `here`: the cursor's own line counts (a
-    /// search being typed stays on a line that still matches).
-    fn find_match(&mut self, forward: bool, here: bool) {
-        let hits = match self.listing() {
-            None => Err("this version has no SASS listing to search".to_string()),
-            Some(Err(why)) => Err(format!("the SASS listing cannot be read: {why}")),
-            Some(Ok(s)) => {
-                let rows = listing::rows(s, self.source.sort);
-                let hits = listing::matches(s, &rows, &self.source.search);
-                if hits.is_empty() {
-                    Err(format!("no instruction matches {:?}", self.source.search))
-                } else {
-                    Ok(hits)
-                }
-            }
-        };
-        let hits = match hits {
-            Ok(h) => h,
-            Err(why) => {
-                let scope = self.search_scope();
-                self.say(scope, Status::Info(why));
-                return;
-            }
-        };
-        let cur = self.source.cursor;
-        let next = if forward {
-            hits.iter()
-                .copied()
-                .find(|&p| p > cur || (here && p == cur))
-                .or_else(|| hits.first().copied())
-        } else {
-            hits.iter()
-                .rev()
-                .copied()
-                .find(|&p| p < cur)
-                .or_else(|| hits.last().copied())
-        };
-        if let Some(p) = next {
-            let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
-            self.source.cursor = p;
-            let said = Status::Info(format!(
-                "{:?}: match {n} of {}",
-                self.source.search,
-                hits.len()
-            ));
-            let scope = self.search_scope();
-            self.say(scope, said);
         }
     }
 

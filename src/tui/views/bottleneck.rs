@@ -3,7 +3,7 @@
 //! what they mean, the table itself heat-coloured with a row cursor, and what the row
 //! under the cursor means.
 
-use super::{App, clamp_scroll};
+use super::{Action, App, clamp_scroll};
 use crate::analysis::catalogue::{cell_help, combination_help, opcode_help, stall_help};
 use crate::analysis::{StallMatrix, VersionAnalysis};
 use crate::report::{self, format};
@@ -11,6 +11,35 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
+
+/// The bottleneck view's state: its cursor, a row (stall reason) of the selected
+/// version's (reason × opcode) table.
+#[derive(Debug, Default)]
+pub struct BottleneckState {
+    pub row: usize,
+}
+
+impl BottleneckState {
+    /// The bottleneck view's own actions: the moves take its cursor from row to row.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.row, action, page) {
+            self.row = at;
+        }
+    }
+
+    /// Keeps the cursor on a row of a table of `rows` rows (`None`: no table), so that ↑
+    /// after End moves at once.
+    pub(crate) fn clamp(&mut self, rows: Option<usize>) {
+        self.row = self.row.min(rows.unwrap_or(1).saturating_sub(1));
+    }
+
+    /// The row under the cursor of the table `m`: a stall reason, with its samples.
+    pub fn reason(&self, m: &StallMatrix) -> Option<(crate::ncu::StallReason, u64)> {
+        let rows = m.reasons();
+        rows.get(self.row.min(rows.len().saturating_sub(1)))
+            .copied()
+    }
+}
 
 /// Width of a reason (row name), the least of an opcode column, and of a share in it.
 const NAME_W: usize = 20;

@@ -2,16 +2,78 @@
 //! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
 //! the diff of their kernel sources.
 
-use super::{App, stall_bar, stall_legend, wrap};
+use super::{Action, App, stall_bar, stall_legend, wrap};
 use crate::analysis::sass::MixSide;
 use crate::analysis::{self, StallBreakdown};
 use crate::model::Version;
 use crate::report::comparison::{self, Document, Figure, Names, Part, Sass, Tag};
 use crate::report::{self, format};
+use crate::tui::state::LadderState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+
+/// The compare view's state: its scroll, and the comparison of the pair it shows,
+/// refreshed by `update` while the view shows.
+#[derive(Default)]
+pub struct CompareState {
+    pub scroll: usize,
+    pub cache: Option<CompareCache>,
+}
+
+impl CompareState {
+    /// The compare view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
+
+    /// The comparison of `pair` of the ladder at `ladder`, when it is the one cached.
+    pub fn cached(&self, ladder: usize, pair: (usize, usize)) -> Option<&analysis::Comparison> {
+        self.cache
+            .as_ref()
+            .filter(|c| c.ladder == ladder && c.pair == pair)
+            .map(|c| &c.comparison)
+    }
+
+    /// Computes the comparison of the pair the view shows (of `ls`, the ladder at
+    /// `ladder`) when it is not the one cached; with no pair, none is kept.
+    pub(crate) fn refresh(
+        &mut self,
+        ladder: usize,
+        ls: &LadderState,
+        pair: Option<(usize, usize)>,
+    ) {
+        let Some(pair) = pair else {
+            self.cache = None;
+            return;
+        };
+        if self.cached(ladder, pair).is_some() {
+            return;
+        }
+        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
+        let comparison = analysis::compare(
+            &ls.analysis.versions[pair.0],
+            &ls.analysis.versions[pair.1],
+            va.readable_listing().zip(vb.readable_listing()),
+        );
+        self.cache = Some(CompareCache {
+            ladder,
+            pair,
+            comparison,
+        });
+    }
+}
+
+/// The comparison the compare view shows, kept while its pair stays (aligning two SASS
+/// listings takes longer than a frame should).
+pub struct CompareCache {
+    pub ladder: usize,
+    pub pair: (usize, usize),
+    pub comparison: analysis::Comparison,
+}
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines = document(app, body.width as usize);

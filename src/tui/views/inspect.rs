@@ -1,7 +1,8 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::{App, wrap};
+use super::{Action, App, wrap};
+use crate::model::RunResult;
 use crate::ncu::Value;
 use crate::report::format;
 use ratatui::Frame;
@@ -9,6 +10,49 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use std::collections::BTreeMap;
+
+/// The inspect view's state: its scroll offset and the filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InspectState {
+    pub scroll: usize,
+    pub filter: String,
+    /// The filter is being typed.
+    pub editing: bool,
+}
+
+impl InspectState {
+    /// The inspect view's own actions: the moves scroll it; `/` starts the filter, which
+    /// is then typed (its matches shown from the top), kept (Enter) or cleared (Esc).
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        match action {
+            Action::FilterStart => self.editing = true,
+            Action::FilterInput(c) => {
+                self.filter.push(c);
+                self.scroll = 0;
+            }
+            Action::FilterBackspace => {
+                self.filter.pop();
+                self.scroll = 0;
+            }
+            Action::FilterEnd => self.editing = false,
+            Action::FilterCancel => *self = InspectState::default(),
+            _ => {
+                if let Some(at) = super::moved(self.scroll, action, page) {
+                    self.scroll = at;
+                }
+            }
+        }
+    }
+
+    /// q or Esc in the view: clears a kept filter; whether there was one to clear.
+    pub(crate) fn close(&mut self) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        *self = InspectState::default();
+        true
+    }
+}
 
 /// One line of the listing, with the text the filter searches.
 pub struct Entry {
@@ -105,100 +149,7 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
                 key: title.to_lowercase(),
                 header: true,
             });
-            let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| {
-                x.map(f).unwrap_or_else(|| format::UNKNOWN.to_string())
-            };
-            let ran: Vec<&crate::model::runs::CaseCheck> = r
-                .checks
-                .iter()
-                .filter(|c| c.status != crate::model::RunStatus::Skipped)
-                .collect();
-            let failed: Vec<&str> = ran
-                .iter()
-                .filter(|c| c.status == crate::model::RunStatus::Failed)
-                .map(|c| c.case.as_str())
-                .collect();
-            let fields: Vec<(&str, String)> = vec![
-                ("status", format!("{:?}", r.status).to_lowercase()),
-                ("message", r.message.clone().unwrap_or_default()),
-                ("median (µs)", opt(r.median_us, &|x| format::micros(x))),
-                (
-                    "spread over rounds",
-                    opt(crate::report::runs::spread(r), &|s| format!("±{s:.1} %")),
-                ),
-                (
-                    "rounds (µs)",
-                    r.rounds
-                        .iter()
-                        .map(|x| format::micros(x.us))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-                (
-                    "fastest – slowest (µs)",
-                    match (r.min_us, r.max_us) {
-                        (Some(a), Some(b)) => {
-                            format!("{} – {}", format::micros(a), format::micros(b))
-                        }
-                        _ => format::UNKNOWN.into(),
-                    },
-                ),
-                ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
-                (
-                    "SM clock (MHz)",
-                    opt(r.sm_clock_mhz, &|x| format!("{x:.0}")),
-                ),
-                ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
-                (
-                    "energy / launch (mJ)",
-                    opt(r.energy_mj, &|x| format!("{x:.3}")),
-                ),
-                (
-                    "TFLOPS / W",
-                    opt(r.tflops_per_watt(), &|x| format!("{x:.3}")),
-                ),
-                (
-                    "throttle",
-                    match &r.throttle {
-                        None => "—".into(),
-                        Some(t) if t.is_empty() => "none".into(),
-                        Some(t) => t.join(", "),
-                    },
-                ),
-                ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
-                (
-                    "largest absolute error",
-                    opt(r.max_abs_err, &|x| format!("{x:.2e}")),
-                ),
-                (
-                    "checks",
-                    if ran.is_empty() {
-                        String::new()
-                    } else if failed.is_empty() {
-                        format!("{}/{} cases", ran.len(), ran.len())
-                    } else {
-                        format!(
-                            "{} of {} cases failed: {}",
-                            failed.len(),
-                            ran.len(),
-                            failed.join(", ")
-                        )
-                    },
-                ),
-                ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
-                ("GPU", r.gpu.clone().unwrap_or_default()),
-                ("when", r.when.clone().unwrap_or_default()),
-                (
-                    "protocol",
-                    r.protocol
-                        .as_ref()
-                        .map(crate::report::runs::protocol_words)
-                        .unwrap_or_else(|| {
-                            "not recorded (measured before stallscope recorded it)".into()
-                        }),
-                ),
-            ];
-            for (name, value) in fields.into_iter().filter(|(_, v)| !v.is_empty()) {
+            for (name, value) in run_fields(r).into_iter().filter(|(_, v)| !v.is_empty()) {
                 out.push(Entry {
                     line: Line::from(vec![
                         Span::raw(format!("  {}", format::left(name, name_w))),
@@ -213,6 +164,109 @@ fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry>
     out
 }
 
+/// A value, or the mark of one unknown.
+fn opt(x: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
+    x.map(f).unwrap_or_else(|| format::UNKNOWN.to_string())
+}
+
+/// A run result's fields, named, in the order inspect lists them (an empty one is left
+/// out).
+fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
+    vec![
+        ("status", format!("{:?}", r.status).to_lowercase()),
+        ("message", r.message.clone().unwrap_or_default()),
+        ("median (µs)", opt(r.median_us, &|x| format::micros(x))),
+        (
+            "spread over rounds",
+            opt(crate::report::runs::spread(r), &|s| format!("±{s:.1} %")),
+        ),
+        (
+            "rounds (µs)",
+            r.rounds
+                .iter()
+                .map(|x| format::micros(x.us))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        (
+            "fastest – slowest (µs)",
+            match (r.min_us, r.max_us) {
+                (Some(a), Some(b)) => {
+                    format!("{} – {}", format::micros(a), format::micros(b))
+                }
+                _ => format::UNKNOWN.into(),
+            },
+        ),
+        ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
+        (
+            "SM clock (MHz)",
+            opt(r.sm_clock_mhz, &|x| format!("{x:.0}")),
+        ),
+        ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
+        (
+            "energy / launch (mJ)",
+            opt(r.energy_mj, &|x| format!("{x:.3}")),
+        ),
+        (
+            "TFLOPS / W",
+            opt(r.tflops_per_watt(), &|x| format!("{x:.3}")),
+        ),
+        (
+            "throttle",
+            match &r.throttle {
+                None => "—".into(),
+                Some(t) if t.is_empty() => "none".into(),
+                Some(t) => t.join(", "),
+            },
+        ),
+        ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
+        (
+            "largest absolute error",
+            opt(r.max_abs_err, &|x| format!("{x:.2e}")),
+        ),
+        ("checks", checks_text(r)),
+        ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
+        ("GPU", r.gpu.clone().unwrap_or_default()),
+        ("when", r.when.clone().unwrap_or_default()),
+        (
+            "protocol",
+            r.protocol
+                .as_ref()
+                .map(crate::report::runs::protocol_words)
+                .unwrap_or_else(|| "not recorded (measured before stallscope recorded it)".into()),
+        ),
+    ]
+}
+
+/// How a run's correctness checks went: every case passed, or which failed (empty
+/// where none ran).
+fn checks_text(r: &RunResult) -> String {
+    let ran: Vec<&crate::model::runs::CaseCheck> = r
+        .checks
+        .iter()
+        .filter(|c| c.status != crate::model::RunStatus::Skipped)
+        .collect();
+    let failed: Vec<&str> = ran
+        .iter()
+        .filter(|c| c.status == crate::model::RunStatus::Failed)
+        .map(|c| c.case.as_str())
+        .collect();
+    if ran.is_empty() {
+        String::new()
+    } else if failed.is_empty() {
+        format!("{}/{} cases", ran.len(), ran.len())
+    } else {
+        format!(
+            "{} of {} cases failed: {}",
+            failed.len(),
+            ran.len(),
+            failed.join(", ")
+        )
+    }
+}
+
+/// Every line inspect lists of the selected version: its runs, then its profile's
+/// kernel and pages, its metrics by section, the rule findings and the raw page.
 pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let t = &app.theme;
     let Some(i) = app.version_index() else {
@@ -230,20 +284,6 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
             header: false,
         });
         return out;
-    };
-    let header = |text: String| Entry {
-        line: Line::styled(text.clone(), t.title()),
-        key: text.to_lowercase(),
-        header: true,
-    };
-    let name_w = (width / 2).clamp(20, 70);
-    let metric = |section: &str, name: &str, value: String| Entry {
-        line: Line::from(vec![
-            Span::raw(format!("  {}", format::left(name, name_w))),
-            Span::raw(value.clone()),
-        ]),
-        key: format!("{section} {name} {value}").to_lowercase(),
-        header: false,
     };
     out.push(Entry {
         line: Line::from(vec![
@@ -263,7 +303,37 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
         key: String::new(),
         header: false,
     });
+    let name_w = (width / 2).clamp(20, 70);
+    out.extend(section_entries(app, p, name_w));
+    out.extend(rule_entries(app, p, width));
+    out.extend(raw_entries(app, p, name_w));
+    out
+}
 
+/// A section's heading (kept while the filter matches one of its lines).
+fn header_entry(app: &App, text: String) -> Entry {
+    Entry {
+        line: Line::styled(text.clone(), app.theme.title()),
+        key: text.to_lowercase(),
+        header: true,
+    }
+}
+
+/// A metric's line, its name in `name_w` columns; the filter searches its section too.
+fn metric_entry(section: &str, name: &str, value: String, name_w: usize) -> Entry {
+    Entry {
+        line: Line::from(vec![
+            Span::raw(format!("  {}", format::left(name, name_w))),
+            Span::raw(value.clone()),
+        ]),
+        key: format!("{section} {name} {value}").to_lowercase(),
+        header: false,
+    }
+}
+
+/// The profile's metrics by ncu section, in the order the details page has them.
+fn section_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
+    let mut out = Vec::new();
     let mut sections: Vec<(&str, Vec<&crate::ncu::DetailMetric>)> = Vec::new();
     for m in &p.details {
         match sections.iter_mut().find(|(s, _)| *s == &*m.section) {
@@ -272,7 +342,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
         }
     }
     for (section, metrics) in sections {
-        out.push(header(section.to_string()));
+        out.push(header_entry(app, section.to_string()));
         // A section's values of one unit are scaled alike.
         let most = largest(
             metrics
@@ -281,71 +351,86 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
         );
         for m in metrics {
             let scale = Scale::of(&m.unit, most.get(&("", &*m.unit)).copied().unwrap_or(0.0));
-            out.push(metric(section, &m.name, scale.show(&m.value)));
+            out.push(metric_entry(section, &m.name, scale.show(&m.value), name_w));
         }
     }
-    if !p.rules.is_empty() {
-        out.push(header("rule findings".into()));
-        for r in &p.rules {
-            let speedup = r
-                .speedup_pct
-                .map(|s| {
-                    format!(
-                        " — est. speedup {s:.1}% ({})",
-                        r.speedup_type.as_deref().unwrap_or("")
-                    )
-                })
-                .unwrap_or_default();
-            let key = format!("rule {} {} {} {}", r.section, r.rule, r.kind, r.description)
-                .to_lowercase();
+    out
+}
+
+/// ncu's rule findings, each with its estimated speed-up and its description wrapped.
+fn rule_entries(app: &App, p: &crate::model::Profile, width: usize) -> Vec<Entry> {
+    let t = &app.theme;
+    let mut out = Vec::new();
+    if p.rules.is_empty() {
+        return out;
+    }
+    out.push(header_entry(app, "rule findings".into()));
+    for r in &p.rules {
+        let speedup = r
+            .speedup_pct
+            .map(|s| {
+                format!(
+                    " — est. speedup {s:.1}% ({})",
+                    r.speedup_type.as_deref().unwrap_or("")
+                )
+            })
+            .unwrap_or_default();
+        let key =
+            format!("rule {} {} {} {}", r.section, r.rule, r.kind, r.description).to_lowercase();
+        out.push(Entry {
+            line: Line::from(vec![
+                Span::styled(format!("  [{}] ", r.kind), t.key()),
+                Span::styled(r.rule.clone(), t.title()),
+                Span::raw(format!(" ({}){speedup}", r.section)),
+            ]),
+            key: key.clone(),
+            header: false,
+        });
+        for chunk in wrap(&r.description, width.saturating_sub(6).max(20)) {
             out.push(Entry {
-                line: Line::from(vec![
-                    Span::styled(format!("  [{}] ", r.kind), t.key()),
-                    Span::styled(r.rule.clone(), t.title()),
-                    Span::raw(format!(" ({}){speedup}", r.section)),
-                ]),
+                line: Line::styled(format!("      {chunk}"), t.dim()),
                 key: key.clone(),
                 header: false,
             });
-            for chunk in wrap(&r.description, width.saturating_sub(6).max(20)) {
-                out.push(Entry {
-                    line: Line::styled(format!("      {chunk}"), t.dim()),
-                    key: key.clone(),
-                    header: false,
-                });
-            }
         }
     }
-    if let Some(raw) = &p.raw {
-        // One quantity is a metric's rollups (`.min`, `.max`, `.sum` …) in one unit:
-        // they are scaled alike.
-        let stem = |metric: &str| metric.split('.').next().unwrap_or("").to_string();
-        let cells: Vec<_> = raw.iter().filter(|(_, v)| !v.is_empty()).collect();
-        let stems: Vec<String> = cells.iter().map(|(col, _)| stem(&col.metric)).collect();
-        let most = largest(
-            cells
-                .iter()
-                .zip(&stems)
-                .map(|((col, v), s)| (s.as_str(), &*col.unit.base, v.num().unwrap_or(0.0))),
-        );
-        let mut units: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-        for ((col, value), s) in cells.iter().zip(&stems) {
-            let unit = col.metric.split("__").next().unwrap_or("");
-            let base = &*col.unit.base;
-            let scale = Scale::of(base, most.get(&(s.as_str(), base)).copied().unwrap_or(0.0));
-            units
-                .entry(unit)
-                .or_default()
-                .push((col.name.to_string(), scale.show(value)));
-        }
-        for (unit, metrics) in units {
-            out.push(header(format!(
-                "raw page: {unit}__ ({} metrics)",
-                metrics.len()
-            )));
-            for (name, value) in metrics {
-                out.push(metric(unit, &name, value));
-            }
+    out
+}
+
+/// The raw page's metrics, by hardware unit (the metric name's prefix).
+fn raw_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let Some(raw) = &p.raw else {
+        return out;
+    };
+    // One quantity is a metric's rollups (`.min`, `.max`, `.sum` …) in one unit: they
+    // are scaled alike.
+    let stem = |metric: &str| metric.split('.').next().unwrap_or("").to_string();
+    let cells: Vec<_> = raw.iter().filter(|(_, v)| !v.is_empty()).collect();
+    let stems: Vec<String> = cells.iter().map(|(col, _)| stem(&col.metric)).collect();
+    let most = largest(
+        cells
+            .iter()
+            .zip(&stems)
+            .map(|((col, v), s)| (s.as_str(), &*col.unit.base, v.num().unwrap_or(0.0))),
+    );
+    let mut units: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
+    for ((col, value), s) in cells.iter().zip(&stems) {
+        let unit = col.metric.split("__").next().unwrap_or("");
+        let base = &*col.unit.base;
+        let scale = Scale::of(base, most.get(&(s.as_str(), base)).copied().unwrap_or(0.0));
+        units
+            .entry(unit)
+            .or_default()
+            .push((col.name.to_string(), scale.show(value)));
+    }
+    for (unit, metrics) in units {
+        out.push(header_entry(
+            app,
+            format!("raw page: {unit}__ ({} metrics)", metrics.len()),
+        ));
+        for (name, value) in metrics {
+            out.push(metric_entry(unit, &name, value, name_w));
         }
     }
     out

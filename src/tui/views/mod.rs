@@ -1,5 +1,8 @@
-//! Drawing: pure functions of the state. The frame is the tab bar, the headline of the
-//! selected version, the view, a status line and the footer; the help popup on top.
+//! The views. Each view's module holds its state (`TimelineState`, `SourceState`, …),
+//! its `act` for the actions that concern it (called by `App::update` alone, through
+//! `App::act`), and its drawing, a pure function of the state. This module draws the
+//! frame: the tab bar, the headline of the selected version, the view, a status line
+//! and the footer; the popups on top.
 
 pub mod bottleneck;
 pub mod compare;
@@ -17,6 +20,33 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+/// Where a move takes a view's position (its scroll, or its cursor): ↑ ↓ a row, PgUp
+/// PgDn a page of `page` rows (less one, kept in view), Home End the top and the bottom;
+/// `None` for an action that is no move. The views clamp the position as they draw.
+pub fn moved(at: usize, action: Action, page: usize) -> Option<usize> {
+    let page = page.max(2) as isize - 1;
+    Some(match action {
+        Action::Up => at.saturating_add_signed(-1),
+        Action::Down => at.saturating_add_signed(1),
+        Action::PageUp => at.saturating_add_signed(-page),
+        Action::PageDown => at.saturating_add_signed(page),
+        Action::Top => 0,
+        Action::Bottom => usize::MAX / 2,
+        _ => return None,
+    })
+}
+
+/// What a view has to say of one of its own actions, and of what: the explorer shows it
+/// in the status line while that holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    Nothing,
+    /// Of what the view shows of the selected version (no further hot spot).
+    OfView(String),
+    /// Of the source view's kept search of the selected version (match 2 of 128).
+    OfSearch(String),
+}
 
 /// The parts of the screen, computed the same way for drawing and for mouse hits.
 pub struct Areas {

@@ -2,13 +2,28 @@
 //! its parent's, and the diff of its kernel source from its parent's (the version it was
 //! built on).
 
-use super::{App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
+use super::{Action, App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
 use crate::report::format;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
+
+/// The notes view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct NotesState {
+    pub scroll: usize,
+}
+
+impl NotesState {
+    /// The notes view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
+}
 
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
     let lines: Vec<Line> = document(app, body.width as usize);

@@ -2,19 +2,170 @@
 //! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
 //! under the cursor means.
 
-use super::{App, clamp_scroll, printable};
+use super::{Action, App, Said, clamp_scroll, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
-use crate::ncu::{SassLine, StallReason};
+use crate::model::Version;
+use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
 use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
-use crate::tui::state::SourceSort;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
+/// The source view's state: the cursor (a position in the sorted listing) and the sort.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceState {
+    pub cursor: usize,
+    pub sort: SourceSort,
+    /// The search of the listing (`/`), kept after Enter until Esc clears it.
+    pub search: String,
+    /// Whether the search is being typed.
+    pub searching: bool,
+}
+
+/// A version's SASS listing, where its profile has a source page (an error says why it
+/// cannot be read).
+type Listing<'a> = Option<Result<&'a SourceListing, &'a str>>;
+
+impl SourceState {
+    /// The source view's own actions on the selected `version`'s listing: the moves take
+    /// its cursor through it, `o` sorts it, `]` and `[` go from hot spot to hot spot, and
+    /// `/` starts a search, typed (the cursor on the first match), kept (Enter) or cleared
+    /// (Esc), whose matches `n` and `N` go through.
+    pub(crate) fn act(&mut self, action: Action, version: Option<&Version>, page: usize) -> Said {
+        use Action::*;
+        // Read (the first time) only by the actions that need the listing.
+        let sass = || version.and_then(Version::listing);
+        match action {
+            SearchStart => {
+                self.searching = true;
+                self.search.clear();
+            }
+            FilterInput(c) => {
+                self.search.push(c);
+                return self.find_match(sass(), true, true);
+            }
+            FilterBackspace => {
+                self.search.pop();
+            }
+            FilterEnd => self.searching = false,
+            FilterCancel => {
+                self.search.clear();
+                self.searching = false;
+            }
+            NextMatch => return self.find_match(sass(), true, false),
+            PrevMatch => return self.find_match(sass(), false, false),
+            ToggleSort => self.next_sort(sass()),
+            NextHot | PrevHot => return self.next_hot(sass(), action == NextHot),
+            _ => {
+                if let Some(at) = super::moved(self.cursor, action, page) {
+                    self.cursor = at;
+                }
+            }
+        }
+        Said::Nothing
+    }
+
+    /// q or Esc in the view: clears a kept search; whether there was one to clear.
+    pub(crate) fn close(&mut self) -> bool {
+        if self.search.is_empty() {
+            return false;
+        }
+        self.search.clear();
+        true
+    }
+
+    /// The listing's next order (those the page holds, in turn), from the top.
+    fn next_sort(&mut self, sass: Listing) {
+        let sorts = sass
+            .and_then(Result::ok)
+            .map(listing::sorts)
+            .unwrap_or_default();
+        let at = sorts.iter().position(|s| *s == self.sort);
+        self.sort = at
+            .and_then(|i| sorts.get((i + 1) % sorts.len()))
+            .copied()
+            .unwrap_or(SourceSort::Samples);
+        self.cursor = 0;
+    }
+
+    /// Moves the cursor to the next (`forward`) or previous hot spot; where there is
+    /// none, says so.
+    fn next_hot(&mut self, sass: Listing, forward: bool) -> Said {
+        let hot = sass
+            .and_then(Result::ok)
+            .map(|s| listing::hot_positions(s, &listing::rows(s, self.sort)))
+            .unwrap_or_default();
+        let cur = self.cursor;
+        let next = if forward {
+            hot.iter().copied().find(|&p| p > cur)
+        } else {
+            hot.iter().rev().copied().find(|&p| p < cur)
+        };
+        match next {
+            Some(p) => {
+                self.cursor = p;
+                Said::Nothing
+            }
+            None => Said::OfView("no further hot spot".into()),
+        }
+    }
+
+    /// Moves the cursor to the next (or previous) instruction matching the search, from
+    /// the top again past the end; `here`: the cursor's own line counts (a search being
+    /// typed stays on a line that still matches). Says which match it is, or why there
+    /// is none.
+    fn find_match(&mut self, sass: Listing, forward: bool, here: bool) -> Said {
+        let hits = match sass {
+            None => Err("this version has no SASS listing to search".to_string()),
+            Some(Err(why)) => Err(format!("the SASS listing cannot be read: {why}")),
+            Some(Ok(s)) => {
+                let rows = listing::rows(s, self.sort);
+                let hits = listing::matches(s, &rows, &self.search);
+                if hits.is_empty() {
+                    Err(format!("no instruction matches {:?}", self.search))
+                } else {
+                    Ok(hits)
+                }
+            }
+        };
+        let hits = match hits {
+            Ok(h) => h,
+            Err(why) => return Said::OfSearch(why),
+        };
+        let cur = self.cursor;
+        let next = if forward {
+            hits.iter()
+                .copied()
+                .find(|&p| p > cur || (here && p == cur))
+                .or_else(|| hits.first().copied())
+        } else {
+            hits.iter()
+                .rev()
+                .copied()
+                .find(|&p| p < cur)
+                .or_else(|| hits.last().copied())
+        };
+        let Some(p) = next else {
+            return Said::Nothing;
+        };
+        let n = hits.iter().position(|&h| h == p).unwrap_or(0) + 1;
+        self.cursor = p;
+        Said::OfSearch(format!("{:?}: match {n} of {}", self.search, hits.len()))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SourceSort {
+    #[default]
+    Samples,
+    Address,
+    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
+    CudaLine,
+}
+
 pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let t = &app.theme;
     let Some(vi) = app.version_index() else {
         return;
     };
@@ -29,7 +180,8 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     v.id
                 ),
             };
-            frame.render_widget(Paragraph::new(printable(Line::styled(why, t.dim()))), body);
+            let why = printable(Line::styled(why, app.theme.dim()));
+            frame.render_widget(Paragraph::new(why), body);
             return;
         }
     };
@@ -41,95 +193,98 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Constraint::Length(if wide { 44 } else { 0 }),
     ])
     .areas(main);
-
     let order = rows(s, app.source.sort);
-    let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
-    let (base, end) = listing::bounds(s);
-    let visible = left.height.saturating_sub(2) as usize;
     let cursor = app.source.cursor.min(order.len().saturating_sub(1));
+    draw_listing(frame, app, s, &order, cursor, left);
+    if let Some(ListRow::Sass(i)) = order.get(cursor) {
+        draw_meaning(frame, app, &s.lines[*i], meaning_area);
+    }
+    if wide {
+        draw_opcodes(frame, app, vi, right);
+    }
+}
+
+/// The listing's columns in a table `width` columns wide: the offset and the samples
+/// as wide as their numbers; on a narrow terminal the top reason goes first, and the
+/// instruction's text is cut on the right to the room left.
+struct Columns {
+    off_w: u16,
+    stall_w: u16,
+    /// 0 where the top reason is left out.
+    reason_w: u16,
+    text_w: usize,
+}
+
+impl Columns {
+    fn of(sort: SourceSort, total: u64, width: u16) -> Columns {
+        let off_w: u16 = if sort == SourceSort::CudaLine { 10 } else { 7 };
+        let stall_w = format::width(&format::thousands(total as f64)).max(5) as u16;
+        let reason_w: u16 = if width >= 60 { 18 } else { 0 };
+        let columns = if reason_w > 0 { 4 } else { 3 };
+        let text_w = width.saturating_sub(off_w + stall_w + 5 + reason_w + columns) as usize;
+        Columns {
+            off_w,
+            stall_w,
+            reason_w,
+            text_w,
+        }
+    }
+
+    /// The columns shown of five (offset, stall, %, top reason, instruction).
+    fn shown<T>(&self, five: impl IntoIterator<Item = T>) -> impl Iterator<Item = T> {
+        let reason = self.reason_w > 0;
+        five.into_iter()
+            .enumerate()
+            .filter(move |&(i, _)| i != 3 || reason)
+            .map(|(_, c)| c)
+    }
+
+    fn row(&self, cells: Vec<Cell<'static>>) -> Row<'static> {
+        Row::new(self.shown(cells))
+    }
+
+    fn widths(&self) -> impl Iterator<Item = Constraint> {
+        self.shown([
+            Constraint::Length(self.off_w),
+            Constraint::Length(self.stall_w),
+            Constraint::Length(5),
+            Constraint::Length(self.reason_w),
+            Constraint::Fill(1),
+        ])
+    }
+}
+
+/// The listing in its order, the page around the cursor, under a title that says
+/// where the cursor is, the search and the sort.
+fn draw_listing(
+    frame: &mut Frame,
+    app: &App,
+    s: &SourceListing,
+    order: &[ListRow],
+    cursor: usize,
+    area: Rect,
+) {
+    let t = &app.theme;
+    let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
+    let visible = area.height.saturating_sub(2) as usize;
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
-    // Columns that fit their numbers; on a narrow terminal the top reason goes first,
-    // and the instruction's text is cut on the right to the room left.
-    let off_w: u16 = if app.source.sort == SourceSort::CudaLine {
-        10
-    } else {
-        7
-    };
-    let stall_w = format::width(&format::thousands(total as f64)).max(5) as u16;
-    let reason_w: u16 = if left.width >= 60 { 18 } else { 0 };
-    let columns = if reason_w > 0 { 4 } else { 3 };
-    let text_w = left
-        .width
-        .saturating_sub(off_w + stall_w + 5 + reason_w + columns) as usize;
-    let row = |cells: Vec<Cell<'static>>| {
-        Row::new(
-            cells
+    let cols = Columns::of(app.source.sort, total, area.width);
+    let bounds = listing::bounds(s);
+    let header = cols
+        .row(
+            ["offset", "stall", "%", "top reason", "instruction"]
                 .into_iter()
-                .enumerate()
-                .filter(|&(i, _)| i != 3 || reason_w > 0)
-                .map(|(_, c)| c),
+                .map(Cell::from)
+                .collect(),
         )
-    };
-    let header = row(["offset", "stall", "%", "top reason", "instruction"]
-        .into_iter()
-        .map(Cell::from)
-        .collect())
-    .style(t.title());
+        .style(t.title());
     let rows: Vec<Row> = order
         .iter()
         .enumerate()
         .skip(offset)
         .take(visible)
         .map(|(pos, &r)| {
-            let i = match r {
-                ListRow::Sass(i) => i,
-                ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => {
-                    let (line, text) = match r {
-                        ListRow::Cuda(ci, _) => {
-                            let c = &s.cuda_lines[ci];
-                            (format!("line {}", c.line), c.text.trim().to_string())
-                        }
-                        _ => (
-                            String::new(),
-                            "(instructions of no source line)".to_string(),
-                        ),
-                    };
-                    let share = n as f64 / total as f64;
-                    let row = row(vec![
-                        Cell::from(line),
-                        Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
-                        Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
-                        Cell::from(""),
-                        Cell::from(format::cut(&format::printable(&text), text_w)),
-                    ])
-                    .style(t.title());
-                    return if pos == cursor {
-                        row.style(t.selected())
-                    } else {
-                        row
-                    };
-                }
-            };
-            let l = &s.lines[i];
-            let st = stall_samples(l);
-            let share = st as f64 / total as f64;
-            let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
-            let indent = if app.source.sort == SourceSort::CudaLine {
-                "  "
-            } else {
-                ""
-            };
-            let row = row(vec![
-                Cell::from(format!("{indent}{}", listing::offset(l, base))),
-                Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
-                Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
-                Cell::from(format::cut(reason, reason_w as usize)),
-                Cell::from(format::cut(
-                    &format::printable(&with_offsets(&l.text, base, end)),
-                    text_w,
-                )),
-            ])
-            .style(t.hot(share));
+            let row = listing_row(app, s, r, &cols, total, bounds);
             if pos == cursor {
                 row.style(t.selected())
             } else {
@@ -137,11 +292,90 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             }
         })
         .collect();
-    // The search, while typed (a cursor after it) or kept (with its matches).
+    frame.render_widget(
+        Table::new(rows, cols.widths()).header(header).block(
+            Block::default().borders(Borders::TOP).title(format::cut(
+                // The position first: the title is cut on the right to the table's width.
+                &listing_title(app, s, order, cursor, total),
+                area.width as usize,
+            )),
+        ),
+        area,
+    );
+}
+
+/// A row of the listing: an instruction, heat-coloured by its share of the `total`
+/// stall samples (under a CUDA line, indented; its offsets from the listing's `bounds`),
+/// or a CUDA line with its instructions' samples.
+fn listing_row(
+    app: &App,
+    s: &SourceListing,
+    r: ListRow,
+    cols: &Columns,
+    total: u64,
+    (base, end): (u64, u64),
+) -> Row<'static> {
+    let t = &app.theme;
+    let i = match r {
+        ListRow::Sass(i) => i,
+        ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => {
+            let (line, text) = match r {
+                ListRow::Cuda(ci, _) => {
+                    let c = &s.cuda_lines[ci];
+                    (format!("line {}", c.line), c.text.trim().to_string())
+                }
+                _ => (
+                    String::new(),
+                    "(instructions of no source line)".to_string(),
+                ),
+            };
+            let share = n as f64 / total as f64;
+            return cols
+                .row(vec![
+                    Cell::from(line),
+                    Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
+                    Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
+                    Cell::from(""),
+                    Cell::from(format::cut(&format::printable(&text), cols.text_w)),
+                ])
+                .style(t.title());
+        }
+    };
+    let l = &s.lines[i];
+    let st = stall_samples(l);
+    let share = st as f64 / total as f64;
+    let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
+    let indent = if app.source.sort == SourceSort::CudaLine {
+        "  "
+    } else {
+        ""
+    };
+    cols.row(vec![
+        Cell::from(format!("{indent}{}", listing::offset(l, base))),
+        Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
+        Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
+        Cell::from(format::cut(reason, cols.reason_w as usize)),
+        Cell::from(format::cut(
+            &format::printable(&with_offsets(&l.text, base, end)),
+            cols.text_w,
+        )),
+    ])
+    .style(t.hot(share))
+}
+
+/// The listing's title: the cursor's line, the search (while typed, a cursor after it;
+/// kept, with its matches), the sort, and the listing's size.
+fn listing_title(
+    app: &App,
+    s: &SourceListing,
+    order: &[ListRow],
+    cursor: usize,
+    total: u64,
+) -> String {
     let search = if app.source.searching {
         format!(" · /{}▏", format::printable(&app.source.search))
     } else if !app.source.search.is_empty() {
-        let n = listing::matches(s, &order, &app.source.search).len();
+        let n = listing::matches(s, order, &app.source.search).len();
         format!(
             " · /{}: {n} match{} (n/N)",
             format::printable(&app.source.search),
@@ -155,83 +389,61 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         SourceSort::Address => "by address",
         SourceSort::CudaLine => "under the hottest CUDA lines",
     };
+    format!(
+        " line {}/{}{search} · SASS {sort} · {} instructions · {} stall samples ",
+        cursor + 1,
+        order.len(),
+        s.lines.len(),
+        format::thousands(total as f64)
+    )
+}
+
+/// What the instruction under the cursor means: its top stall reason at its opcode, or
+/// the opcode alone.
+fn draw_meaning(frame: &mut Frame, app: &App, l: &SassLine, area: Rect) {
+    let meaning = match top_reason(l) {
+        Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
+        None => format!(
+            "{}: {}",
+            l.opcode,
+            opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
+        ),
+    };
     frame.render_widget(
-        Table::new(
-            rows,
-            [
-                Constraint::Length(off_w),
-                Constraint::Length(stall_w),
-                Constraint::Length(5),
-                Constraint::Length(reason_w),
-                Constraint::Fill(1),
-            ]
-            .into_iter()
-            .enumerate()
-            .filter(|&(i, _)| i != 3 || reason_w > 0)
-            .map(|(_, c)| c),
-        )
-        .header(header)
-        .block(Block::default().borders(Borders::TOP).title(format::cut(
-            // The position first: the title is cut on the right to the table's width.
-            &format!(
-                " line {}/{}{search} · SASS {sort} · {} instructions · {} stall samples ",
-                cursor + 1,
-                order.len(),
-                s.lines.len(),
-                format::thousands(total as f64)
-            ),
-            left.width as usize,
-        ))),
-        left,
+        Paragraph::new(super::fit(
+            printable(Line::styled(meaning, app.theme.dim())),
+            area.width as usize,
+        )),
+        area,
     );
+}
 
-    let at_cursor = order.get(cursor).and_then(|r| match r {
-        ListRow::Sass(i) => Some(&s.lines[*i]),
-        _ => None,
-    });
-    if let Some(l) = at_cursor {
-        let meaning = match top_reason(l) {
-            Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
-            None => format!(
-                "{}: {}",
-                l.opcode,
-                opcode_help(&l.opcode).unwrap_or_else(|| "no glossary entry".into())
-            ),
-        };
-        frame.render_widget(
-            Paragraph::new(super::fit(
-                printable(Line::styled(meaning, t.dim())),
-                meaning_area.width as usize,
-            )),
-            meaning_area,
-        );
-    }
-
-    if wide {
-        let ops = &app.ladder().analysis.versions[vi].hot_ops;
-        let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
-        let lines: Vec<Line> = ops
-            .iter()
-            .take(right.height.saturating_sub(1) as usize)
-            .map(|o| {
-                let share = o.stall_samples as f64 / op_total as f64;
-                let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
-                printable(Line::from(vec![
-                    Span::styled(format::left(&o.opcode, 11), t.hot(share)),
-                    Span::raw(format!("{:>5.1}%  ", share * 100.0)),
-                    Span::styled(reason.to_string(), t.dim()),
-                ]))
-            })
-            .collect();
-        frame.render_widget(
-            Paragraph::new(lines).block(
-                Block::default()
-                    .borders(Borders::TOP | Borders::LEFT)
-                    .title(" per opcode "),
-            ),
-            right,
-        );
-    }
+/// Beside the listing on a wide terminal: the version's stall samples per opcode.
+fn draw_opcodes(frame: &mut Frame, app: &App, vi: usize, area: Rect) {
+    let t = &app.theme;
+    let ops = &app.ladder().analysis.versions[vi].hot_ops;
+    let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
+    let lines: Vec<Line> = ops
+        .iter()
+        .take(area.height.saturating_sub(1) as usize)
+        .map(|o| {
+            let share = o.stall_samples as f64 / op_total as f64;
+            let reason = o.top_stall_reason().map(|r| r.metric_name()).unwrap_or("");
+            printable(Line::from(vec![
+                Span::styled(format::left(&o.opcode, 11), t.hot(share)),
+                Span::raw(format!("{:>5.1}%  ", share * 100.0)),
+                Span::styled(reason.to_string(), t.dim()),
+            ]))
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::TOP | Borders::LEFT)
+                .title(" per opcode "),
+        ),
+        area,
+    );
 }
 
 /// The stall reason a line's samples mostly are (`selected` is not a stall).

@@ -1,6 +1,6 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
-use super::{App, clamp_scroll, printable_span, stall_bar, stall_legend};
+use super::{Action, App, clamp_scroll, printable_span, stall_bar, stall_legend};
 use crate::analysis::catalogue::{Kind, cell_help};
 use crate::analysis::speed::{SpeedVerdict, single_verdict, speedup};
 use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
@@ -8,11 +8,27 @@ use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
 };
+use crate::tui::state::LadderState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+/// The timeline view's state: how far it is scrolled.
+#[derive(Debug, Default)]
+pub struct TimelineState {
+    pub scroll: usize,
+}
+
+impl TimelineState {
+    /// The timeline's own actions: the moves scroll its table.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = super::moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
+}
 
 /// Which versions are visible and how wide the columns are: the selected version is
 /// always among them. Used for drawing and for mouse clicks.
@@ -298,15 +314,90 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Paragraph::new(super::fit(meaning_line(app), meaning_area.width as usize)),
         meaning_area,
     );
+    draw_table(frame, app, table_area);
+    frame.render_widget(
+        Paragraph::new(legend_lines(
+            app,
+            legend_area.width as usize,
+            legend_area.height as usize,
+        )),
+        legend_area,
+    );
+}
 
-    let t = &app.theme;
-    let ls = app.ladder();
-    let cols = columns(app, table_area.width);
-    let shown: Vec<usize> = (cols.first..(cols.first + cols.count).min(ls.order.len())).collect();
-    let cw = cols.col_w as usize;
+/// The table's visible part: its columns, and the versions in them (positions in
+/// display order). Each group of rows is built from it.
+struct Grid<'a> {
+    app: &'a App,
+    ls: &'a LadderState,
+    cols: Columns,
+    shown: Vec<usize>,
+}
 
-    let header = Row::new(
-        std::iter::once(Cell::from("")).chain(shown.iter().map(|&pos| {
+impl<'a> Grid<'a> {
+    fn new(app: &'a App, width: u16) -> Grid<'a> {
+        let ls = app.ladder();
+        let cols = columns(app, width);
+        let shown: Vec<usize> =
+            (cols.first..(cols.first + cols.count).min(ls.order.len())).collect();
+        Grid {
+            app,
+            ls,
+            cols,
+            shown,
+        }
+    }
+
+    /// The width of a version's column.
+    fn cw(&self) -> usize {
+        self.cols.col_w as usize
+    }
+
+    /// A cell wider than its column would be cut on the left, changing what it says: it
+    /// is cut on the right, with an ellipsis (the values themselves fit the columns).
+    fn value_cell(&self, text: String, style: Style) -> Cell<'static> {
+        let text = format::cut(&format::printable(&text), self.cw());
+        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
+    }
+
+    /// A row: its name, then a cell for each version shown (by its index into the
+    /// ladder's versions).
+    fn row(&self, name: Cell<'static>, cell: impl Fn(usize) -> Cell<'static>) -> Row<'static> {
+        Row::new(
+            std::iter::once(name).chain(self.shown.iter().map(|&pos| cell(self.ls.order[pos]))),
+        )
+    }
+}
+
+/// The metrics table, scrolled: the versions' header, then the rows from the bottleneck
+/// down to the hot instructions.
+fn draw_table(frame: &mut Frame, app: &App, area: Rect) {
+    let g = Grid::new(app, area.width);
+    let mut rows = summary_rows(&g);
+    rows.extend(metric_rows(&g));
+    rows.extend(occupancy_row(&g));
+    rows.extend(reason_rows(&g));
+    rows.extend(hot_rows(&g));
+    let visible = area.height.saturating_sub(1) as usize;
+    let offset = clamp_scroll(app.scroll_of(super::View::Timeline), rows.len(), visible);
+    let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
+    let widths = std::iter::once(Constraint::Length(g.cols.name_w))
+        .chain(g.shown.iter().map(|_| Constraint::Length(g.cols.col_w)));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header_row(&g))
+            .column_spacing(1),
+        area,
+    );
+}
+
+/// The versions' ids over their columns: a baseline's in brackets, where the ladder
+/// branches the parent's after `←`, the marked one's with `*`, the selected one's
+/// highlighted.
+fn header_row(g: &Grid) -> Row<'static> {
+    let (app, ls, t) = (g.app, g.ls, &g.app.theme);
+    Row::new(
+        std::iter::once(Cell::from("")).chain(g.shown.iter().map(|&pos| {
             let v = &ls.ladder.versions[ls.order[pos]];
             let mut label = if v.baseline {
                 format!("[{}]", v.id)
@@ -326,39 +417,31 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
             } else {
                 t.title()
             };
-            let label = format::cut(&format::printable(&label), cw);
+            let label = format::cut(&format::printable(&label), g.cw());
             Cell::from(Line::from(Span::styled(label, style)).right_aligned())
         })),
-    );
+    )
+}
 
-    // A cell wider than its column would be cut on the left, changing what it says: it
-    // is cut on the right, with an ellipsis (the values themselves fit the columns).
-    let value_cell = |text: String, style: Style| {
-        let text = format::cut(&format::printable(&text), cw);
-        Cell::from(Line::from(Span::styled(text, style)).right_aligned())
-    };
-    let mut rows: Vec<Row> = Vec::new();
-    rows.push(Row::new(std::iter::once(Cell::from("bottleneck")).chain(
-        shown.iter().map(|&pos| {
-            let a = &ls.analysis.versions[ls.order[pos]];
-            let label = label_cell(a);
-            let changed = ls
-                .analysis
-                .trail
-                .iter()
-                .any(|s| s.index == ls.order[pos] && s.changed);
-            value_cell(
-                fit_label(&label, cw),
-                if changed { t.moved() } else { Style::new() },
-            )
-        }),
-    )));
-    rows.push(Row::new(std::iter::once(Cell::from("stall mix")).chain(
-        shown.iter().map(|&pos| {
-            let a = &ls.analysis.versions[ls.order[pos]];
-            Cell::from(stall_bar(app, a.stalls.as_ref(), cw))
-        }),
-    )));
+/// The first rows: the bottleneck (coloured where it moved along the trail), the stall
+/// mix, and where the stall figures come from.
+fn summary_rows(g: &Grid) -> Vec<Row<'static>> {
+    let (ls, t, cw) = (g.ls, &g.app.theme, g.cw());
+    let mut rows = vec![g.row(Cell::from("bottleneck"), |i| {
+        let a = &ls.analysis.versions[i];
+        let changed = ls.analysis.trail.iter().any(|s| s.index == i && s.changed);
+        g.value_cell(
+            fit_label(&label_cell(a), cw),
+            if changed { t.moved() } else { Style::new() },
+        )
+    })];
+    rows.push(g.row(Cell::from("stall mix"), |i| {
+        Cell::from(stall_bar(
+            g.app,
+            ls.analysis.versions[i].stalls.as_ref(),
+            cw,
+        ))
+    }));
     for (name, cell) in [
         (
             "stall source",
@@ -366,13 +449,18 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         ),
         ("stall samples", stall_samples_cell),
     ] {
-        rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
-            shown.iter().map(|&pos| {
-                let a = &ls.analysis.versions[ls.order[pos]];
-                value_cell(cell(a), t.dim())
-            }),
-        )));
+        rows.push(g.row(Cell::from(name), |i| {
+            g.value_cell(cell(&ls.analysis.versions[i]), t.dim())
+        }));
     }
+    rows
+}
+
+/// A row for each metric some version has, heat-coloured by the metric's direction;
+/// TFLOPS with bars, a time or TFLOPS slower than the parent's marked.
+fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
+    let (ls, t, cw, shown, cols) = (g.ls, &g.app.theme, g.cw(), &g.shown, &g.cols);
+    let mut rows = Vec::new();
     for d in METRICS {
         let values: Vec<Option<f64>> = ls
             .order
@@ -430,88 +518,81 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     }
                     _ => text,
                 };
-                value_cell(text, t.heat(d.better, ranks[pos]))
+                g.value_cell(text, t.heat(d.better, ranks[pos]))
             }),
         )));
     }
-    if ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
-        rows.push(Row::new(
-            std::iter::once(Cell::from(format::cut(OCCUPANCY_ROW, cols.name_w as usize))).chain(
-                shown.iter().map(|&pos| {
-                    let a = &ls.analysis.versions[ls.order[pos]];
-                    value_cell(
-                        a.occupancy
-                            .as_ref()
-                            .map(|o| o.compact())
-                            .unwrap_or_else(|| format::UNKNOWN.to_string()),
-                        t.dim(),
-                    )
-                }),
-            ),
-        ));
+    rows
+}
+
+/// Each version's occupancy limit, where some version has one.
+fn occupancy_row(g: &Grid) -> Option<Row<'static>> {
+    let ls = g.ls;
+    if !ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
+        return None;
     }
-    let reasons = stall_rows(&ls.analysis.versions);
-    for &r in &reasons {
-        rows.push(Row::new(
-            std::iter::once(Cell::from(Line::from(vec![
+    let name = Cell::from(format::cut(OCCUPANCY_ROW, g.cols.name_w as usize));
+    Some(g.row(name, |i| {
+        g.value_cell(
+            ls.analysis.versions[i]
+                .occupancy
+                .as_ref()
+                .map(|o| o.compact())
+                .unwrap_or_else(|| format::UNKNOWN.to_string()),
+            g.app.theme.dim(),
+        )
+    }))
+}
+
+/// A row for each stall reason, with its colour mark: its share of each version's.
+fn reason_rows(g: &Grid) -> Vec<Row<'static>> {
+    let (ls, t) = (g.ls, &g.app.theme);
+    stall_rows(&ls.analysis.versions)
+        .into_iter()
+        .map(|r| {
+            let name = Cell::from(Line::from(vec![
                 Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
                 Span::raw(format::cut(
                     &stall_row_name(r),
-                    (cols.name_w as usize).saturating_sub(1),
+                    (g.cols.name_w as usize).saturating_sub(1),
                 )),
-            ])))
-            .chain(shown.iter().map(|&pos| {
-                let a = &ls.analysis.versions[ls.order[pos]];
-                value_cell(
+            ]));
+            g.row(name, |i| {
+                let a = &ls.analysis.versions[i];
+                g.value_cell(
                     format::share(a.stalls.as_ref().map(|s| s.share(r))),
                     Style::new(),
                 )
-            })),
-        ));
-    }
-    for rank in 0..3 {
-        rows.push(Row::new(
-            std::iter::once(Cell::from(format!("hot #{}", rank + 1))).chain(shown.iter().map(
-                |&pos| {
-                    let ops = &ls.analysis.versions[ls.order[pos]].hot_ops;
-                    let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
-                    value_cell(
-                        match ops.get(rank) {
-                            Some(o) if total > 0 => {
-                                // The share whole, the opcode cut to the room left.
-                                let pct = format!(
-                                    " {:.0}%",
-                                    100.0 * o.stall_samples as f64 / total as f64
-                                );
-                                let room = cw.saturating_sub(format::width(&pct));
-                                format!("{}{pct}", format::cut(&o.opcode, room))
-                            }
-                            _ => format::UNKNOWN.into(),
-                        },
-                        Style::new(),
-                    )
-                },
-            )),
-        ));
-    }
+            })
+        })
+        .collect()
+}
 
-    let visible = table_area.height.saturating_sub(1) as usize;
-    let offset = clamp_scroll(app.scroll_of(super::View::Timeline), rows.len(), visible);
-    let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
-    let widths = std::iter::once(Constraint::Length(cols.name_w))
-        .chain(shown.iter().map(|_| Constraint::Length(cols.col_w)));
-    frame.render_widget(
-        Table::new(rows, widths).header(header).column_spacing(1),
-        table_area,
-    );
-    frame.render_widget(
-        Paragraph::new(legend_lines(
-            app,
-            legend_area.width as usize,
-            legend_area.height as usize,
-        )),
-        legend_area,
-    );
+/// The three hottest instruction classes of each version, with their share of its
+/// stall samples.
+fn hot_rows(g: &Grid) -> Vec<Row<'static>> {
+    let (ls, cw) = (g.ls, g.cw());
+    (0..3)
+        .map(|rank| {
+            g.row(Cell::from(format!("hot #{}", rank + 1)), |i| {
+                let ops = &ls.analysis.versions[i].hot_ops;
+                let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+                g.value_cell(
+                    match ops.get(rank) {
+                        Some(o) if total > 0 => {
+                            // The share whole, the opcode cut to the room left.
+                            let pct =
+                                format!(" {:.0}%", 100.0 * o.stall_samples as f64 / total as f64);
+                            let room = cw.saturating_sub(format::width(&pct));
+                            format!("{}{pct}", format::cut(&o.opcode, room))
+                        }
+                        _ => format::UNKNOWN.into(),
+                    },
+                    Style::new(),
+                )
+            })
+        })
+        .collect()
 }
 
 /// A label in `w` columns: "short_scoreboard @ LDS" → "short_sc…@LDS", the reason cut
