@@ -23,8 +23,11 @@ pub fn profiles() -> PathBuf {
     repo().join("profiles")
 }
 
+mod figures;
 mod skip;
 // Each test file uses some of them.
+#[allow(unused_imports)]
+pub use figures::{run_at, written};
 #[allow(unused_imports)]
 pub use skip::{MUST_RUN_VAR, must_run, records, records_of, skip, tally};
 

@@ -1,0 +1,285 @@
+//! Every flash-attention note's measured tables (the first ones under its heading
+//! `## Measured (H200, 2026-12-03, …`, written by kernels/notes-run-tables.py) are the
+//! bundled runs': per shape the version's median time and mean SM clock and cuDNN's time
+//! over the version's with stallscope's verdict; then, where the version has a parent,
+//! its change against the parent (in cycles too where the clocks are more than 2 % apart)
+//! and stallscope's verdict against the parent with its interval; each to the precision
+//! written.
+
+mod common;
+
+use common::{profiles, run_at, written};
+use stallscope::analysis::speed::{self, CLOCK_BAND, Speedup};
+use stallscope::model::runs::RunShape;
+use stallscope::model::{self, Ladder, LoadReport, RunResult, Store};
+
+const HEADING: &str = "## Measured (H200, 2026-12-03";
+const HEADER: &str = "| shape (B,H,S,D) |";
+const SHAPES: [&str; 3] = ["1,64,1024,128", "1,16,8192,128", "1,16,8192,128:causal"];
+
+fn ladder() -> Ladder {
+    model::load_ladder(
+        &Store::Disk,
+        &profiles().join("flash-attention"),
+        &mut LoadReport::default(),
+    )
+    .unwrap()
+}
+
+/// The note's measured tables, the first under [`HEADING`] (before the next heading,
+/// one blank line between two): each as its header's cells, then its rows' (the rule
+/// under the header left out).
+fn tables(notes: &str) -> Vec<Vec<Vec<String>>> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let lines: Vec<&str> = notes
+        .lines()
+        .skip_while(|l| !l.starts_with(HEADING))
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .collect();
+    let Some(mut at) = lines.iter().position(|l| l.starts_with(HEADER)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    loop {
+        let n = lines[at..]
+            .iter()
+            .take_while(|l| l.starts_with('|'))
+            .count();
+        let rows = &lines[at..at + n];
+        out.push(
+            rows.iter()
+                .enumerate()
+                .filter(|(i, _)| *i != 1)
+                .map(|(_, l)| cells(l))
+                .collect(),
+        );
+        at += n;
+        match lines.get(at..at + 2) {
+            Some(["", next]) if next.starts_with(HEADER) => at += 1,
+            _ => return out,
+        }
+    }
+}
+
+/// A figure with its unit after it (`68.91 µs`, `1.059 ms`, `+0.1 %`, `1.017×`): its
+/// value and tolerance, in the unit `scale` says (µs for a time).
+fn figure(cell: &str, units: &[(&str, f64)]) -> Option<(f64, f64)> {
+    let cell = cell.trim();
+    units.iter().find_map(|(unit, scale)| {
+        let (x, tolerance) = written(cell.strip_suffix(unit)?)?;
+        Some((x * scale, tolerance * scale))
+    })
+}
+
+const TIME: &[(&str, f64)] = &[(" µs", 1.0), (" ms", 1000.0)];
+const MHZ: &[(&str, f64)] = &[(" MHz", 1.0)];
+const PCT: &[(&str, f64)] = &[(" %", 1.0)];
+const RATIO: &[(&str, f64)] = &[("×", 1.0)];
+
+/// stallscope's verdict as the table writes it: `faster`, `level`, `unclear: not
+/// converged`.
+fn words(s: &Speedup) -> String {
+    match s.why {
+        Some(why) => format!("{}: {}", s.verdict.word(), why.words()),
+        None => s.verdict.word().to_string(),
+    }
+}
+
+fn apart(clock_ratio: Option<f64>) -> bool {
+    clock_ratio.is_some_and(|c| (c - 1.0).abs() > CLOCK_BAND)
+}
+
+/// Collects what a note's row gets wrong.
+struct Check<'a> {
+    id: &'a str,
+    shape: &'a str,
+    wrong: Vec<String>,
+    checked: usize,
+}
+
+impl Check<'_> {
+    /// The figure written in `cell` (read with `units`) is `value`, to its last digit.
+    fn figure(&mut self, what: &str, cell: &str, units: &[(&str, f64)], value: Option<f64>) {
+        self.checked += 1;
+        match (figure(cell, units), value) {
+            (Some((x, tolerance)), Some(v)) if (v - x).abs() <= tolerance => {}
+            _ => self.fail(format!("{what}: {cell:?}, the runs say {value:?}")),
+        }
+    }
+
+    fn text(&mut self, what: &str, cell: &str, expected: &str) {
+        self.checked += 1;
+        if cell != expected {
+            self.fail(format!("{what}: {cell:?}, the runs say {expected:?}"));
+        }
+    }
+
+    fn fail(&mut self, why: String) {
+        self.wrong
+            .push(format!("{} at {}: {why}", self.id, self.shape));
+    }
+
+    /// `+0.1 %` and `—`, or `−1.9 %` and `−5.2 %` where the clocks are more than 2 %
+    /// apart: the change of the median time, and of time × clock, against the parent's.
+    fn change(&mut self, time: &str, cycles: &str, r: &RunResult, p: &RunResult) {
+        let pct = |a: Option<f64>, b: Option<f64>| Some((a? / b? - 1.0) * 100.0);
+        self.figure("vs parent", time, PCT, pct(r.median_us, p.median_us));
+        let clocks = r.sm_clock_mhz.zip(p.sm_clock_mhz).map(|(a, b)| a / b);
+        if apart(clocks) {
+            let cyc = |x: &RunResult| Some(x.median_us? * x.sm_clock_mhz?);
+            self.figure("vs parent in cycles", cycles, PCT, pct(cyc(r), cyc(p)));
+        } else {
+            self.text("vs parent in cycles (clocks within 2 %)", cycles, "—");
+        }
+    }
+
+    /// `unclear: not converged (−1.5 % to +1.6 %)`: stallscope's verdict of the version
+    /// against its parent, and the interval of its speed-up as the change of the time.
+    fn verdict(&mut self, cell: &str, s: &Speedup) {
+        let Some((verdict, interval)) = cell.split_once(" (") else {
+            return self.fail(format!("verdict vs parent: {cell:?}"));
+        };
+        self.text("verdict vs parent", verdict, &words(s));
+        let interval = interval.strip_suffix(')').unwrap_or(interval);
+        let Some((low, high)) = interval.split_once(" to ") else {
+            return self.fail(format!("interval vs parent: {cell:?}"));
+        };
+        self.figure("interval low", low, PCT, Some((1.0 / s.high - 1.0) * 100.0));
+        self.figure(
+            "interval high",
+            high,
+            PCT,
+            Some((1.0 / s.low - 1.0) * 100.0),
+        );
+    }
+
+    /// `1.017×, unclear: not converged; cycles 0.965×`: cuDNN's time over the version's
+    /// with stallscope's verdict, and in cycles where the clocks are more than 2 % apart.
+    fn against_cudnn(&mut self, cell: &str, s: &Speedup) {
+        let (head, cycles) = match cell.split_once("; cycles ") {
+            Some((h, c)) => (h, Some(c)),
+            None => (cell, None),
+        };
+        let Some((ratio, verdict)) = head.split_once(", ") else {
+            return self.fail(format!("cuDNN: {cell:?}"));
+        };
+        self.figure("cuDNN ratio", ratio, RATIO, Some(s.ratio));
+        self.text("verdict vs cuDNN", verdict, &words(s));
+        match (cycles, apart(s.clock_ratio) && s.cycles.is_some()) {
+            (Some(c), true) => self.figure("cuDNN ratio in cycles", c, RATIO, s.cycles),
+            (None, false) => {}
+            (c, _) => self.fail(format!(
+                "cuDNN: {cell:?} has {} cycles, clock ratio {:?}",
+                if c.is_some() { "its" } else { "no" },
+                s.clock_ratio
+            )),
+        }
+    }
+}
+
+/// Every version's note has its tables, and every cell of them is the bundled runs': the
+/// time and clock at the shape of its row, the change against the parent from the two
+/// medians (and clocks), and the verdicts and ratios as stallscope's `speedup` gives
+/// them (the rule `compare` and `report` use).
+#[test]
+fn every_notes_measured_tables_are_the_bundled_runs() {
+    let ladder = ladder();
+    let shapes: Vec<RunShape> = SHAPES.iter().map(|s| s.parse().unwrap()).collect();
+    let cudnn = ladder.version("cudnn").expect("cuDNN's runs");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    let mut notes = 0;
+    for (i, v) in ladder.versions.iter().enumerate() {
+        if v.baseline {
+            continue;
+        }
+        let tables = tables(v.notes.as_deref().unwrap_or_default());
+        let parent = ladder.parent_of(i).map(|p| &ladder.versions[p]);
+        // The headers the tables must have: the version's own, then the step from its
+        // parent where it has one.
+        let mut headers = vec![format!("shape (B,H,S,D)|time|SM clock|cuDNN / {}", v.id)];
+        if let Some(p) = parent {
+            headers.push(format!(
+                "shape (B,H,S,D)|vs {0}|in cycles|verdict vs {0} (95 % interval)",
+                p.id
+            ));
+        }
+        let written: Vec<String> = tables.iter().map(|t| t[0].join("|")).collect();
+        if written != headers {
+            wrong.push(format!("{}: tables {written:?}, not {headers:?}", v.id));
+            continue;
+        }
+        notes += 1;
+        for (t, table) in tables.iter().enumerate() {
+            if table.len() != 1 + SHAPES.len() {
+                wrong.push(format!(
+                    "{}: {} rows, not one a shape",
+                    v.id,
+                    table.len() - 1
+                ));
+            }
+            for ((row, shape), name) in table.iter().skip(1).zip(&shapes).zip(SHAPES) {
+                let mut c = Check {
+                    id: &v.id,
+                    shape: name,
+                    wrong: Vec::new(),
+                    checked: 0,
+                };
+                if row.len() != 4 {
+                    c.fail(format!("{} cells: {row:?}", row.len()));
+                    wrong.append(&mut c.wrong);
+                    continue;
+                }
+                c.text("shape", &row[0], &name.replace(":causal", " causal"));
+                let r = run_at(v, shape).unwrap_or_else(|| panic!("{} at {name}", v.id));
+                if t == 0 {
+                    c.figure("time", &row[1], TIME, r.median_us);
+                    c.figure("SM clock", &row[2], MHZ, r.sm_clock_mhz);
+                    let b = run_at(cudnn, shape).unwrap_or_else(|| panic!("cuDNN at {name}"));
+                    c.against_cudnn(&row[3], &speed::speedup(r, b).expect("both timed"));
+                } else {
+                    let p = parent.expect("a parent's table");
+                    let p = run_at(p, shape).unwrap_or_else(|| panic!("{} at {name}", p.id));
+                    c.change(&row[1], &row[2], r, p);
+                    c.verdict(&row[3], &speed::speedup(r, p).expect("both timed"));
+                }
+                checked += c.checked;
+                wrong.append(&mut c.wrong);
+            }
+        }
+    }
+    assert!(notes >= 29, "{notes} notes with their tables");
+    assert!(checked > 500, "{checked}");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The check reads what it should: a time written to its last digit passes, the same
+/// time one digit off or a run's median moved by 0.1 % fails, and a time in ms is read
+/// in µs.
+#[test]
+fn a_cell_one_digit_off_or_a_moved_run_fails_the_check() {
+    let check = |cell: &str, value: f64| {
+        let mut c = Check {
+            id: "v28",
+            shape: SHAPES[0],
+            wrong: Vec::new(),
+            checked: 0,
+        };
+        c.figure("time", cell, TIME, Some(value));
+        c.wrong.is_empty()
+    };
+    let t = 68.9089;
+    assert!(check("68.91 µs", t));
+    assert!(!check("68.92 µs", t));
+    assert!(!check("68.91 µs", t * 1.001));
+    assert!(check("1.059 ms", 1059.4));
+    assert!(!check("1.059 ms", 1059.6));
+    assert_eq!(figure("−1.9 %", PCT), Some((-1.9, 0.05 + 1e-9)));
+}
