@@ -27,8 +27,9 @@ tests/notes_tables.rs checks the tables against the bundled runs.json.
 """
 import json, pathlib, re, subprocess, sys
 
-LADDER = "flash-attention"
-SHAPES = ["1,64,1024,128", "1,16,8192,128", "1,16,8192,128:causal"]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bundled_runs import LADDER, SHAPES, run_at  # noqa: E402
+import bundled_runs  # noqa: E402
 NOTES = pathlib.Path(__file__).resolve().parent / LADDER / "notes"
 HEADING = "## Measured (H200, 2026-12-03"
 HEADER = "| shape (B,H,S,D) |"
@@ -49,9 +50,7 @@ def stallscope(*argv):
 
 
 def report(shape):
-    out = stallscope("report", "--ladder", LADDER, "--format", "json", "--shape", shape)
-    out.check_returncode()
-    return {v["id"]: v for v in json.loads(out.stdout)["ladders"][0]["versions"]}
+    return bundled_runs.report(exe, shape)
 
 
 def against_parent(vid, shape):
@@ -64,17 +63,6 @@ def against_parent(vid, shape):
         sys.exit(f"stallscope compare {vid} --shape {shape}: {out.stderr.strip()}")
     doc = json.loads(out.stdout)
     return doc["a"]["id"], doc["speed"]
-
-
-def run_at(v, shape):
-    """The version's run result at the shape: the latest not of the burst regime, else
-    the latest (as the ladder shows it)."""
-    dims, causal = shape.split(":")[0], shape.endswith(":causal")
-    b, h, s, d = (int(x) for x in dims.split(","))
-    want = {"b": b, "h": h, "s": s, "d": d}
-    at = [r for r in v["runs"] if r["shape"] == want and r["causal"] == causal]
-    sustained = [r for r in at if (r.get("protocol") or {}).get("regime") != "burst"]
-    return (sustained or at)[-1]
 
 
 def minus(text):

@@ -9,10 +9,12 @@ bundled runs.json; this writes them.
 
 The titles come from the README's current table (read on stdin), by version.
 """
-import json, subprocess, sys
+import pathlib, sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bundled_runs import SHAPES as shapes, report as report_at, run_at  # noqa: E402
 
 exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/stallscope"
-shapes = ["1,64,1024,128", "1,16,8192,128", "1,16,8192,128:causal"]
 header = "| version | | 1,64,1024 µs | MHz | vs cuDNN | 1,16,8192 µs | MHz | vs cuDNN | causal 8192 µs | MHz | vs cuDNN | mJ (1k) |"
 
 titles, order = {}, []
@@ -27,9 +29,7 @@ for line in lines[at + 2:]:
 
 
 def report(shape):
-    out = subprocess.run([exe, "report", "--ladder", "flash-attention", "--format", "json",
-                          "--shape", shape], check=True, capture_output=True, text=True).stdout
-    return {v["id"]: v for v in json.loads(out)["ladders"][0]["versions"]}
+    return report_at(exe, shape)
 
 
 def us(x):
@@ -49,13 +49,6 @@ def against_cudnn(v):
     if c is not None and abs(c - 1) > 0.02 and s.get("cycles") is not None:
         cell += f" ({ratio(s['cycles'])}× in cycles)"
     return cell
-
-
-def run_at(v, shape):
-    dims, causal = shape.split(":")[0], shape.endswith(":causal")
-    b, h, s_, d = (int(x) for x in dims.split(","))
-    want = {"b": b, "h": h, "s": s_, "d": d}
-    return next(r for r in v["runs"] if r["shape"] == want and r["causal"] == causal)
 
 
 reports = [report(s) for s in shapes]
