@@ -60,10 +60,10 @@ pub struct Common {
     #[arg(
         long,
         global = true,
-        env = crate::files::MAX_FILE_SIZE_VAR,
+        env = crate::files::limits::MAX_FILE_SIZE_VAR,
         value_name = "SIZE",
-        value_parser = crate::files::parse_size,
-        default_value = crate::files::default_max_file_size_text()
+        value_parser = crate::files::limits::parse_size,
+        default_value = crate::files::limits::default_max_file_size_text()
     )]
     pub max_file_size: u64,
 
@@ -72,10 +72,10 @@ pub struct Common {
     #[arg(
         long,
         global = true,
-        env = crate::files::MAX_DECOMPRESSED_VAR,
+        env = crate::files::limits::MAX_DECOMPRESSED_VAR,
         value_name = "SIZE",
-        value_parser = crate::files::parse_size,
-        default_value = crate::files::default_max_decompressed_text()
+        value_parser = crate::files::limits::parse_size,
+        default_value = crate::files::limits::default_max_decompressed_text()
     )]
     pub max_decompressed: u64,
 }
@@ -470,8 +470,8 @@ mod tests {
         assert_eq!(
             (c.max_file_size, c.max_decompressed),
             (
-                crate::files::DEFAULT_MAX_FILE_SIZE,
-                crate::files::DEFAULT_MAX_DECOMPRESSED
+                crate::files::limits::DEFAULT_MAX_FILE_SIZE,
+                crate::files::limits::DEFAULT_MAX_DECOMPRESSED
             )
         );
     }

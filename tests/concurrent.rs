@@ -45,7 +45,7 @@ fn two_imports_and_two_result_saves_at_once_lose_nothing() {
     let first = import(&profiles, "v0").wait_with_output().unwrap();
     assert!(first.status.success(), "{first:?}");
 
-    stallscope::files::set_fault_delay(200);
+    stallscope::files::fault::set_delay(200);
     let imports = [import(&profiles, "v1"), import(&profiles, "v2")];
     let saves: Vec<_> = ["r1", "r2"]
         .into_iter()

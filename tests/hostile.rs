@@ -122,7 +122,7 @@ fn convert(bytes: Vec<u8>, how: Option<&str>) -> Vec<u8> {
 }
 
 fn size(text: &str) -> usize {
-    stallscope::files::parse_size(text).unwrap() as usize
+    stallscope::files::limits::parse_size(text).unwrap() as usize
 }
 
 fn make(work: &Path, outside: &Path, s: &Setup) {

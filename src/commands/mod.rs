@@ -33,7 +33,7 @@ use anyhow::Result;
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
     let common = &cli.common;
-    crate::files::set_limits(crate::files::Limits {
+    crate::files::limits::set_limits(crate::files::limits::Limits {
         max_file_size: common.max_file_size,
         max_decompressed: common.max_decompressed,
     });

@@ -38,7 +38,7 @@ impl Compiler {
         Ok(Compiler {
             arch: arch.to_string(),
             include: cuda_include_dir(),
-            cache: crate::files::cache_dir().map(|c| c.join("cubin")),
+            cache: crate::files::cache::dir().map(|c| c.join("cubin")),
             version,
         })
     }
@@ -100,8 +100,8 @@ impl Compiler {
             && std::fs::create_dir_all(dir).is_ok()
         {
             // A cache that cannot be written only costs a recompilation next time.
-            let _ = crate::files::write_atomically(&p.with_extension("log"), log.as_bytes());
-            let _ = crate::files::write_atomically(p, &cubin);
+            let _ = crate::files::write::atomically(&p.with_extension("log"), log.as_bytes());
+            let _ = crate::files::write::atomically(p, &cubin);
         }
         Ok(Compiled {
             cubin,

@@ -43,7 +43,7 @@ pub fn check(store: &Store, profiles: &Path) -> Result<Checked> {
         };
         // What an import under way (its lock held) has staged is no leftover; nothing
         // writes into the built-in copy.
-        let leftovers = if *store == Store::Embedded || crate::files::Lock::is_held(&dir) {
+        let leftovers = if *store == Store::Embedded || crate::files::lock::Lock::is_held(&dir) {
             Vec::new()
         } else {
             staging::leftovers(&dir)

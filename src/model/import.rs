@@ -185,11 +185,11 @@ pub fn import(req: &Request) -> Result<Imported> {
     check_figures(req)?;
 
     let ladder_dir = ladder_dir(req.profiles, req.ladder)?;
-    files::dir_inside(req.profiles, &ladder_dir)?;
-    let _lock = files::Lock::acquire(&ladder_dir)?;
+    files::confine::create_dir(req.profiles, &ladder_dir)?;
+    let _lock = files::lock::Lock::acquire(&ladder_dir)?;
     staging::recover(&ladder_dir)?;
     let mut edit = open_manifest(&ladder_dir)?;
-    files::fault_point("the manifest read");
+    files::fault::point("the manifest read");
     let m = &mut edit.manifest;
 
     let version_dir = ladder_dir.join(req.version);
@@ -242,7 +242,7 @@ fn read_exports(given: &[PathBuf]) -> Result<Exports> {
     let mut exports = Vec::new();
     let mut contents = Vec::new();
     for f in given {
-        let bytes = files::read_given(f)?;
+        let bytes = files::read::given(f)?;
         exports.push(ncu::parse_bytes(f, &bytes)?);
         contents.push(bytes);
     }
@@ -528,7 +528,7 @@ fn replacement_changes(old: &VersionEntry, new: &VersionEntry, keep: &[Keep]) ->
 /// The ladder folder an import goes to: the one named, else the only one, else `imported`.
 fn ladder_dir(profiles: &Path, name: Option<&str>) -> Result<PathBuf> {
     if let Some(n) = name {
-        files::check_folder_name("ladder name", n)?;
+        files::names::check_folder_name("ladder name", n)?;
         return Ok(profiles.join(n));
     }
     let ladders = model::ladder_dirs(profiles);

@@ -6,7 +6,7 @@ use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, RunShape, Shape};
 use super::store::Store;
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
-use crate::files::{self, FileError};
+use crate::files::{self, confine::FileError};
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;
@@ -335,7 +335,7 @@ pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result
             manifest::KERNELS_BESIDE
         )
     };
-    let lexical = files::confine_lexically(dir, k, std::slice::from_ref(&beside))
+    let lexical = files::confine::lexically(dir, k, std::slice::from_ref(&beside))
         .map_err(|e| bad(format!("is refused ({e})")))?;
     if *store == Store::Disk
         && let Ok(real) = std::fs::canonicalize(&lexical)
@@ -657,7 +657,7 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
     let mut exports = Vec::new();
     let before = report.failures.len();
     for path in paths {
-        let read = files::read_given(path)
+        let read = files::read::given(path)
             .map_err(|e| file_error(path, e))
             .and_then(|bytes| ncu::parse_bytes_with(path, &bytes, &options));
         match read {

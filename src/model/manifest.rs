@@ -6,7 +6,7 @@
 
 use super::staging;
 use super::store::Store;
-use crate::files::{self, write_atomically};
+use crate::files;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -302,7 +302,7 @@ impl Edit {
     /// Writes the manifest back (a new file gets the umask's permissions, an existing
     /// one keeps its own).
     pub fn save(&self) -> Result<()> {
-        write_atomically(&self.path, self.render().as_bytes())
+        files::write::atomically(&self.path, self.render().as_bytes())
     }
 }
 
@@ -356,11 +356,11 @@ pub fn update<T>(
     change: impl FnOnce(&mut Manifest) -> Result<T>,
 ) -> Result<T> {
     let profiles = ladder_dir.parent().unwrap_or(Path::new("."));
-    files::dir_inside(profiles, ladder_dir)?;
-    let _lock = files::Lock::acquire(ladder_dir)?;
+    files::confine::create_dir(profiles, ladder_dir)?;
+    let _lock = files::lock::Lock::acquire(ladder_dir)?;
     staging::recover(ladder_dir)?;
     let mut edit = Edit::open(ladder_dir, defaults)?;
-    files::fault_point("the manifest read");
+    files::fault::point("the manifest read");
     let out = change(&mut edit.manifest)?;
     edit.save()?;
     Ok(out)
@@ -396,7 +396,7 @@ pub fn record_versions(
         let kernels = Path::new(KERNELS_BESIDE);
         let in_kernels = |p: &Option<String>| {
             p.as_deref()
-                .is_some_and(|p| files::lexically_inside(Path::new(p), kernels))
+                .is_some_and(|p| files::paths::lexically_inside(Path::new(p), kernels))
         };
         if m.kernels.is_none()
             && m.versions

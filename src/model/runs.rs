@@ -555,12 +555,12 @@ impl RunFile {
     ) -> anyhow::Result<std::path::PathBuf> {
         let path = ladder_dir.join(FILE_NAME);
         let profiles = ladder_dir.parent().unwrap_or(std::path::Path::new("."));
-        crate::files::dir_inside(profiles, ladder_dir)?;
+        crate::files::confine::create_dir(profiles, ladder_dir)?;
         // Read, changed and written under the ladder's lock: two runs saving at once
         // both keep their results.
-        let _lock = crate::files::Lock::acquire(ladder_dir)?;
+        let _lock = crate::files::lock::Lock::acquire(ladder_dir)?;
         let mut file = RunFile::read(&super::Store::Disk, &path)?;
-        crate::files::fault_point("the run file read");
+        crate::files::fault::point("the run file read");
         file.upsert(
             results
                 .iter()
@@ -569,7 +569,7 @@ impl RunFile {
             env,
         );
         let text = serde_json::to_string_pretty(&file)? + "\n";
-        crate::files::write_atomically(&path, text.as_bytes())?;
+        crate::files::write::atomically(&path, text.as_bytes())?;
         Ok(path)
     }
 

@@ -8,7 +8,7 @@
 //! before. `import` writes them.
 
 use super::store::Store;
-use crate::files::write_atomically;
+use crate::files;
 use crate::ncu::{OpcodeSamples, Page, SourceListing, SourceSummary, StallReason};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -181,7 +181,7 @@ pub fn write_summary(
     if summaries.is_empty() {
         return Ok(());
     }
-    write_atomically(
+    files::write::atomically(
         &summary_path(export),
         summary_json(bytes, summaries).as_bytes(),
     )
@@ -285,7 +285,7 @@ pub fn refresh_summaries(ladder_dir: &Path) -> Result<Vec<PathBuf>> {
     files.dedup();
     let mut written = Vec::new();
     for f in files {
-        let path = crate::files::normalize(&ladder_dir.join(f));
+        let path = crate::files::paths::normalize(&ladder_dir.join(f));
         let bytes =
             std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let summary = std::fs::read(summary_path(&path)).unwrap_or_default();

@@ -11,7 +11,7 @@
 //! What a killed import leaves is finished or removed by the next writer, under the
 //! ladder's lock ([`recover`]), and listed by `stallscope check` ([`leftovers`]).
 
-use crate::files::{self, fault_point};
+use crate::files::{self, fault};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -64,7 +64,7 @@ pub fn leftovers(ladder_dir: &Path) -> Vec<Leftover> {
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
         let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if name.starts_with(files::TEMP_PREFIX) {
+        if name.starts_with(files::write::TEMP_PREFIX) {
             out.push(Leftover::Temp(path));
         } else if is_dir && name.contains(STAGING) {
             out.push(Leftover::Staging(path));
@@ -95,7 +95,7 @@ pub fn pending_manifest(ladder_dir: &Path) -> Option<String> {
 /// still under way rather than to one that was interrupted: the ladder's lock is held,
 /// or the manifest has been put in place since it was found.
 pub fn pending_is_live(ladder_dir: &Path, pending: &Path) -> bool {
-    files::Lock::is_held(ladder_dir) || std::fs::symlink_metadata(pending).is_err()
+    files::lock::Lock::is_held(ladder_dir) || std::fs::symlink_metadata(pending).is_err()
 }
 
 /// Finishes or removes what interrupted writes left (call it holding the ladder's
@@ -112,7 +112,7 @@ pub fn recover(ladder_dir: &Path) -> Result<()> {
                     manifest.display()
                 )
             })?;
-            files::sync_dir(ladder_dir);
+            files::write::sync_dir(ladder_dir);
         }
     }
     for l in found {
@@ -185,12 +185,12 @@ pub fn swap_in(
             )),
         });
     }
-    files::sync_dir(ladder_dir);
-    fault_point("the version swapped in");
+    files::write::sync_dir(ladder_dir);
+    fault::point("the version swapped in");
     std::fs::rename(target.join(PENDING), &manifest)
         .with_context(|| format!("cannot put the new {} in place", manifest.display()))?;
-    files::sync_dir(ladder_dir);
-    fault_point("the manifest put in place");
+    files::write::sync_dir(ladder_dir);
+    fault::point("the manifest put in place");
     if target_meta.is_some() {
         // The old version, swapped out.
         std::fs::remove_dir_all(&stage)
@@ -221,13 +221,13 @@ fn stage_and_swap(
     }
     for f in new {
         write_new(&stage.join(&f.name), &f.data, None)?;
-        fault_point("an export staged");
+        fault::point("an export staged");
     }
     write_new(&stage.join(&manifest.name), &manifest.data, mode)?;
-    files::sync_dir(stage);
-    fault_point("the version staged");
+    files::write::sync_dir(stage);
+    fault::point("the version staged");
     if exists {
-        files::exchange_dirs(stage, target)
+        files::write::exchange_dirs(stage, target)
     } else {
         std::fs::rename(stage, target)
             .with_context(|| format!("cannot rename {} to {}", stage.display(), target.display()))

@@ -2,7 +2,7 @@
 //! `kernels/` built into the binary (so that `stallscope` shows the bundled ladder on any
 //! machine, from any working directory).
 
-use crate::files::{self, FileError, normalize};
+use crate::files::{self, confine::FileError, paths::normalize};
 use anyhow::{Result, anyhow};
 use include_dir::{Dir, include_dir};
 use std::borrow::Cow;
@@ -35,7 +35,7 @@ impl Store {
     /// Reads a file whole: on disk a regular file only, up to the per-file limit.
     pub fn read(&self, path: &Path) -> Result<Cow<'static, [u8]>> {
         match self {
-            Store::Disk => files::read_regular(path).map(Cow::Owned),
+            Store::Disk => files::read::regular(path).map(Cow::Owned),
             Store::Embedded => {
                 let (dir, rest) = embedded_root(path)?;
                 dir.get_file(&rest)
@@ -52,7 +52,7 @@ impl Store {
     }
 
     /// Reads the file a manifest or recipe names by `rel` (relative to `base`), confined
-    /// to `roots` (see [`files::confine`]): returns its path as written and its bytes.
+    /// to `roots` (see [`files::confine::file`]): returns its path as written and its bytes.
     pub fn read_confined(
         &self,
         base: &Path,
@@ -66,12 +66,12 @@ impl Store {
         };
         match self {
             Store::Disk => {
-                let (shown, real) = files::confine(base, rel, roots)?;
-                let bytes = files::read_regular(&real).map_err(|e| refused(&shown, e))?;
+                let (shown, real) = files::confine::file(base, rel, roots)?;
+                let bytes = files::read::regular(&real).map_err(|e| refused(&shown, e))?;
                 Ok((shown, Cow::Owned(bytes)))
             }
             Store::Embedded => {
-                let shown = files::confine_lexically(base, rel, roots)?;
+                let shown = files::confine::lexically(base, rel, roots)?;
                 if !self.exists(&shown) {
                     return Err(FileError {
                         message: format!("{} does not exist", self.describe(&shown)),

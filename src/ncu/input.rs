@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
-use crate::files::size_text;
-pub use crate::files::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
+use crate::files::limits::size_text;
+pub use crate::files::limits::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
 
 /// What a file of binary data is told.
 const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
@@ -55,7 +55,7 @@ pub fn decompress<'a>(
     let limit = match options.max_decompressed {
         Some(limit) => limit,
         None => {
-            crate::files::limits()
+            crate::files::limits::limits()
                 .map_err(|e| ParseError::file(path, format!("{e:#}")))?
                 .max_decompressed
         }

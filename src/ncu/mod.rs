@@ -216,7 +216,7 @@ pub fn read_file(path: &Path) -> Result<Export, ParseError> {
 
 pub fn read_file_with(path: &Path, options: &ReadOptions) -> Result<Export, ParseError> {
     let bytes =
-        crate::files::read_whole(path).map_err(|e| ParseError::file(path, e.to_string()))?;
+        crate::files::read::whole(path).map_err(|e| ParseError::file(path, e.to_string()))?;
     parse_bytes_with(path, &bytes, options)
 }
 

@@ -118,7 +118,7 @@ impl Rows {
             texts: Vec::new(),
             done: Vec::new(),
         };
-        crate::files::advise_huge_pages(&mut rows.cells);
+        crate::files::huge_pages::advise(&mut rows.cells);
         rows
     }
 

@@ -36,13 +36,13 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// A report's pages: from the cache when this content was exported before, else
 /// exported now through ncu.
 pub fn pages_of(report: &Path) -> Result<Vec<PathBuf>> {
-    let bytes = crate::files::read_given(report)?;
+    let bytes = crate::files::read::given(report)?;
     let hash: String = Sha256::digest(&bytes)
         .iter()
         .take(16)
         .map(|b| format!("{b:02x}"))
         .collect();
-    let cache = crate::files::cache_dir()
+    let cache = crate::files::cache::dir()
         .context(
             "no cache folder (set STALLSCOPE_CACHE or HOME) to export the report's pages into",
         )?

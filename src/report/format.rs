@@ -216,7 +216,7 @@ pub fn printable_lines(s: &str) -> Cow<'_, str> {
 
 fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| {
-        c.is_control() && !(keep_newlines && c == '\n') || crate::files::is_bidi_control(c)
+        c.is_control() && !(keep_newlines && c == '\n') || crate::files::names::is_bidi_control(c)
     };
     if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);

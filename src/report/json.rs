@@ -151,7 +151,7 @@ impl Exporter for JsonExporter {
                                 .map(|(kind, file)| PageJson {
                                     kind: *kind,
                                     file: match &a.ladder.dir {
-                                        Some(dir) => crate::files::relative_path(file, dir),
+                                        Some(dir) => crate::files::paths::relative_path(file, dir),
                                         None => file.clone(),
                                     }
                                     .display()

@@ -217,7 +217,7 @@ fn plan(req: &Request) -> Result<Plan<'_>> {
 /// Where the SDPA script goes: where a launcher's node sees it too (the cache, under a
 /// home shared across a cluster), else a temporary folder.
 fn scripts_dir() -> Result<tempfile::TempDir> {
-    match crate::files::cache_dir() {
+    match crate::files::cache::dir() {
         Some(c) => tempfile::Builder::new()
             .prefix("sdpa-")
             .tempdir_in({

@@ -171,7 +171,7 @@ impl KernelRecipe {
 
     fn validate(&self) -> Result<()> {
         // It names the folder under profiles/ results are saved in.
-        crate::files::check_folder_name("ladder", &self.ladder)?;
+        crate::files::names::check_folder_name("ladder", &self.ladder)?;
         self.reference_shape
             .parse::<Shape>()
             .map_err(|e| anyhow!("reference_shape: {e}"))?;
@@ -223,7 +223,7 @@ impl KernelRecipe {
 
     /// The path of a file named in the manifest.
     pub fn path_of(&self, rel: &str) -> PathBuf {
-        crate::files::normalize(&self.dir.join(rel))
+        crate::files::paths::normalize(&self.dir.join(rel))
     }
 
     /// Reads a file the recipe names: relative, and inside the kernels folder that
@@ -252,7 +252,7 @@ impl KernelRecipe {
     /// `ladder_dir`), other ids as baselines.
     pub fn manifest_entries(&self, ids: &[&str], ladder_dir: &Path) -> Vec<VersionEntry> {
         let rel = |f: &str| {
-            crate::files::relative_path(&self.dir.join(f), ladder_dir)
+            crate::files::paths::relative_path(&self.dir.join(f), ladder_dir)
                 .to_string_lossy()
                 .into_owned()
         };

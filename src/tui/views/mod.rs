@@ -774,7 +774,9 @@ pub fn stall_legend(
 pub fn ladder_path(app: &App, path: &std::path::Path) -> String {
     let ladder = &app.ladder().ladder;
     match &ladder.dir {
-        Some(dir) => crate::files::relative_path(path, dir).display().to_string(),
+        Some(dir) => crate::files::paths::relative_path(path, dir)
+            .display()
+            .to_string(),
         None => path.display().to_string(),
     }
 }
