@@ -9,6 +9,7 @@
 //! target/bench/raw_1000.csv for other tools to read.
 
 use stallscope::analysis;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -27,8 +28,12 @@ fn main() {
     let mut peak_added = 0.0;
     for run in 0..8 {
         let t = Instant::now();
-        let ladder = model::load_files(std::slice::from_ref(&path), &mut LoadReport::default())
-            .expect("the bench file parses");
+        let ladder = model::load_files(
+            std::slice::from_ref(&path),
+            SizeLimits::DEFAULT,
+            &mut LoadReport::default(),
+        )
+        .expect("the bench file parses");
         let a = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
         let elapsed = t.elapsed().as_secs_f64();
         assert_eq!(a.versions.len(), LAUNCHES);

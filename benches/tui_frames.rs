@@ -11,6 +11,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::state::{Action, App, LadderState, View};
 use stallscope::tui::theme::Theme;
@@ -20,8 +21,8 @@ use std::time::{Duration, Instant};
 fn main() {
     let start = Instant::now();
     let ladders = model::load_ladders(
-        &Store::Embedded,
-        &Store::Embedded.default_profiles(),
+        &Store::embedded(SizeLimits::DEFAULT),
+        &Store::embedded(SizeLimits::DEFAULT).default_profiles(),
         &mut LoadReport::default(),
     )
     .expect("the built-in profiles load");
@@ -54,7 +55,7 @@ fn main() {
 
     // 20 versions with source pages, from the bundled flash-attention ladder.
     let fa = model::load_ladder(
-        &Store::Embedded,
+        &Store::embedded(SizeLimits::DEFAULT),
         std::path::Path::new("profiles/flash-attention"),
         &mut LoadReport::default(),
     )

@@ -5,6 +5,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::state::{Action, App, LadderState, View};
 use stallscope::tui::theme::Theme;
@@ -109,7 +110,7 @@ fn svg(buf: &Buffer) -> String {
 
 fn main() {
     let ladders = model::load_ladders(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         std::path::Path::new("profiles"),
         &mut LoadReport::default(),
     )

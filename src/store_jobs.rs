@@ -4,6 +4,7 @@
 //! store through them, and the explorer's run and profile jobs alike, so that a job
 //! started from either place leaves the same files and counts its failures by one rule.
 
+use crate::files::limits::SizeLimits;
 use crate::gpu::host::runner;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::model::runs::RunFile;
@@ -13,16 +14,23 @@ use std::path::{Path, PathBuf};
 
 /// Stores a run's results in `ladder_dir`: the recipe's entries of the versions that ran
 /// recorded in its manifest (the ladder made when missing), then the results added to
-/// its runs.json with the run's environment. The path of runs.json.
-pub fn store_run(ladder_dir: &Path, out: &runner::Outcome) -> Result<PathBuf> {
+/// its runs.json with the run's environment, both files read there within `limits`. The
+/// path of runs.json.
+pub fn store_run(ladder_dir: &Path, out: &runner::Outcome, limits: SizeLimits) -> Result<PathBuf> {
     let ids: Vec<&str> = out.results.iter().map(|r| r.version.as_str()).collect();
     manifest::record_versions(
         ladder_dir,
         &out.recipe.manifest_defaults(),
         &out.recipe.manifest_entries(&ids, ladder_dir),
         &out.recipe.manifest_order(),
+        limits,
     )?;
-    RunFile::store(ladder_dir, &out.results, Some(out.environment.clone()))
+    RunFile::store(
+        ladder_dir,
+        &out.results,
+        Some(out.environment.clone()),
+        limits,
+    )
 }
 
 /// The one rule of what counts as a run's failure: a version of the recipe whose result
@@ -39,17 +47,18 @@ pub fn failed_versions<'r>(recipe: &KernelRecipe, results: &'r [RunResult]) -> V
 
 /// Imports a recipe version's exported profile into `profiles` (replacing the last
 /// one), with the recipe's entry of it: the explorer's profile job and `stallscope
-/// profile` store alike.
+/// profile` store alike. The pages and the ladder's manifest are read within `limits`.
 pub fn store_recipe_profile(
     profiles: &Path,
     recipe: &KernelRecipe,
     v: &KernelVersion,
     files: &[PathBuf],
+    limits: SizeLimits,
 ) -> Result<String> {
     let req = import::Request {
         title: Some(&v.title),
         kernel: Some(&v.entry),
-        ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true)
+        ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true, limits)
     };
     let entries = |dir: &Path| recipe.manifest_entries(&[v.id.as_str()], dir);
     let done = import::import_recipe_profile(
@@ -69,8 +78,9 @@ mod tests {
     /// A run of the bundled flash-attention recipe in which v01 ran, the cuDNN baseline
     /// failed and v02 failed.
     fn run_with_a_failed_baseline() -> runner::Outcome {
-        let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"))
-            .expect("the bundled recipe loads");
+        let recipe =
+            crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
+                .expect("the bundled recipe loads");
         let result = |id: &str, status| {
             let mut r = RunResult::new(id, Shape::REFERENCE, false, status);
             r.run_id = Some("run-7".into());
@@ -115,17 +125,18 @@ mod tests {
         let out = run_with_a_failed_baseline();
         let dir = tempfile::tempdir().unwrap();
         let ladder = dir.path().join("flash-attention");
-        let path = store_run(&ladder, &out).expect("the run is stored");
+        let path = store_run(&ladder, &out, SizeLimits::DEFAULT).expect("the run is stored");
         assert_eq!(path, ladder.join(crate::model::runs::FILE_NAME));
         let stored = crate::model::load_ladder(
-            &crate::model::Store::Disk,
+            &crate::model::Store::disk(SizeLimits::DEFAULT),
             &ladder,
             &mut crate::model::LoadReport::default(),
         )
         .expect("the stored ladder loads");
         let ids: Vec<&str> = stored.versions.iter().map(|v| v.id.as_str()).collect();
         assert!(ids.contains(&"v01") && ids.contains(&"v02"), "{ids:?}");
-        let file = RunFile::read(&crate::model::Store::Disk, &path).expect("runs.json reads");
+        let file = RunFile::read(&crate::model::Store::disk(SizeLimits::DEFAULT), &path)
+            .expect("runs.json reads");
         let runs: Vec<&str> = file.runs.iter().map(|r| r.version.as_str()).collect();
         assert_eq!(runs, ["v01", "cudnn", "v02"]);
         let envs: Vec<&str> = file

@@ -9,13 +9,14 @@ use common::{fixture, profiles};
 use stallscope::analysis::{
     self, NoLabel, StallMatrix, StallSource, StepVerdict, TrailStep, hot_ops, noise,
 };
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, Ladder, LoadReport, Store};
 use stallscope::ncu::{Page, SourceListing, StallReason};
 use std::collections::HashMap;
 
 fn flash() -> Ladder {
     model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )
@@ -54,7 +55,7 @@ fn every_label_is_the_hottest_cell_of_its_own_table() {
     let mut checked = 0;
     for dir in ["flash-attention", "sgemm-toy"] {
         let ladder = model::load_ladder(
-            &Store::Disk,
+            &Store::disk(SizeLimits::DEFAULT),
             &profiles().join(dir),
             &mut LoadReport::default(),
         )
@@ -164,7 +165,8 @@ fn a_changed_cell_within_noise_is_no_move() {
         .iter()
         .flat_map(|v| ["raw.csv.gz", "source.csv.gz"].map(|f| dir.join(v).join(f)))
         .collect();
-    let ladder = model::load_files(&files, &mut LoadReport::default()).unwrap();
+    let ladder =
+        model::load_files(&files, SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap();
     let trail = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT).trail;
     assert_eq!(
         (trail[1].verdict, trail[1].changed),
@@ -248,7 +250,8 @@ fn a_launch_without_pc_samples_says_its_shares_are_per_issue_ratios() {
         w.write_record(r).unwrap();
     }
     w.flush().unwrap();
-    let ladder = model::load_files(&[zeroed], &mut LoadReport::default()).unwrap();
+    let ladder =
+        model::load_files(&[zeroed], SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap();
     let s = version(&ladder, "1").stalls.unwrap();
     assert_eq!(
         (s.source, s.samples),
@@ -270,8 +273,12 @@ fn the_fa2_baseline_reads_the_hottest_cell_not_the_top_reason() {
 fn every_reason_and_opcode_class_of_the_real_profiles_has_a_meaning() {
     use stallscope::analysis::catalogue::{opcode_help, stall_help};
     let mut listings: Vec<SourceListing> = Vec::new();
-    let ladders =
-        model::load_ladders(&Store::Disk, &profiles(), &mut LoadReport::default()).unwrap();
+    let ladders = model::load_ladders(
+        &Store::disk(SizeLimits::DEFAULT),
+        &profiles(),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
     for l in &ladders {
         listings.extend(
             l.versions
@@ -317,7 +324,12 @@ fn a_parent_that_is_not_a_version_of_the_ladder_is_refused() {
         "title = 't'\n[[version]]\nid = 'v1'\ntitle = 'a'\n[[version]]\nid = 'v2'\ntitle = 'b'\nparent = 'v9'\n",
     )
     .unwrap();
-    let e = model::load_ladder(&Store::Disk, dir.path(), &mut LoadReport::default()).unwrap_err();
+    let e = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        dir.path(),
+        &mut LoadReport::default(),
+    )
+    .unwrap_err();
     assert!(
         format!("{e:#}").contains("version v2: parent \"v9\" is not an earlier version"),
         "{e:#}"
@@ -369,7 +381,7 @@ fn a_cycle_of_parents_is_refused() {
         "title = 't'\n[[version]]\nid = 'v1'\ntitle = 'a'\nparent = 'v2'\n[[version]]\nid = 'v2'\ntitle = 'b'\n",
     );
     let e = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &dir.path().join("l"),
         &mut LoadReport::default(),
     )

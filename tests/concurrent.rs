@@ -7,6 +7,7 @@ mod common;
 
 use assert_cmd::cargo::cargo_bin;
 use common::fixture;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::runs::{RunFile, RunResult, RunStatus, Shape};
 use stallscope::model::{Store, manifest::Manifest};
 use std::path::Path;
@@ -51,7 +52,9 @@ fn two_imports_and_two_result_saves_at_once_lose_nothing() {
         .into_iter()
         .map(|v| {
             let ladder = ladder.clone();
-            std::thread::spawn(move || RunFile::store(&ladder, &[result(v)], None).map(|_| ()))
+            std::thread::spawn(move || {
+                RunFile::store(&ladder, &[result(v)], None, SizeLimits::DEFAULT).map(|_| ())
+            })
         })
         .collect();
     for child in imports {
@@ -70,7 +73,7 @@ fn two_imports_and_two_result_saves_at_once_lose_nothing() {
         .map(|v| v.id)
         .collect();
     versions.sort();
-    let runs = RunFile::read(&Store::Disk, &ladder.join("runs.json")).unwrap();
+    let runs = RunFile::read(&Store::disk(SizeLimits::DEFAULT), &ladder.join("runs.json")).unwrap();
     let mut results: Vec<String> = runs.runs.into_iter().map(|r| r.version).collect();
     results.sort();
     assert_eq!(

@@ -5,6 +5,7 @@ mod common;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::state::{App, LadderState};
 use stallscope::tui::theme::Theme;
@@ -34,7 +35,8 @@ fn the_status_line_names_a_broken_ladder_while_the_others_open() {
     .unwrap();
 
     let mut report = LoadReport::default();
-    let ladders = model::load_ladders(&Store::Disk, &profiles, &mut report).unwrap();
+    let ladders =
+        model::load_ladders(&Store::disk(SizeLimits::DEFAULT), &profiles, &mut report).unwrap();
     let mut app = App::new(
         ladders.into_iter().map(LadderState::new).collect(),
         Theme { color: false },

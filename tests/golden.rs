@@ -5,6 +5,7 @@ mod common;
 
 use common::{fixture, profiles};
 use stallscope::analysis::{self, MetricId};
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::ncu::{self, Page, PageKind, StallReason, Value};
 
@@ -14,13 +15,13 @@ fn export(rel: &str) -> ncu::Export {
 
 fn ladder_of(files: &[&str]) -> model::Ladder {
     let paths: Vec<_> = files.iter().map(|f| fixture(f)).collect();
-    model::load_files(&paths, &mut LoadReport::default()).unwrap()
+    model::load_files(&paths, SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap()
 }
 
 #[test]
 fn sgemm_trail_moves_from_global_loads_to_shared_loads() {
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("sgemm-toy"),
         &mut LoadReport::default(),
     )

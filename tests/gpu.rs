@@ -7,6 +7,7 @@ mod common;
 use assert_cmd::Command;
 use common::{repo, skip};
 use serde_json::Value;
+use stallscope::files::limits::SizeLimits;
 
 fn gpu_missing(test: &str) -> bool {
     match stallscope::gpu::driver::unavailable() {
@@ -321,7 +322,12 @@ block = ["32"]
     let ladder_dir = work.path().join("profiles/tui-test");
     std::fs::create_dir_all(&ladder_dir).unwrap();
     std::fs::write(ladder_dir.join("ladder.toml"), "title = 'explorer test'\n").unwrap();
-    let ladder = model::load_ladder(&Store::Disk, &ladder_dir, &mut LoadReport::default()).unwrap();
+    let ladder = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        &ladder_dir,
+        &mut LoadReport::default(),
+    )
+    .unwrap();
     let mut app = App::new(vec![LadderState::new(ladder)], Theme { color: false });
     std::env::set_current_dir(work.path()).unwrap();
     // The worker starts children with the stallscope binary, not with this test.

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{repo, skip};
+use stallscope::files::limits::SizeLimits;
 use stallscope::gpu::{self, recipe::KernelRecipe};
 use stallscope::model::Shape;
 
@@ -11,7 +12,7 @@ fn ladders() -> Vec<KernelRecipe> {
     ["flash-attention", "selftest", "experiments"]
         .iter()
         .map(|n| {
-            gpu::load_recipe(&repo().join("kernels").join(n))
+            gpu::load_recipe(&repo().join("kernels").join(n), SizeLimits::DEFAULT)
                 .unwrap_or_else(|e| panic!("{n}: {e:#}"))
         })
         .collect()
@@ -55,7 +56,7 @@ fn manifests_load_and_recipes_evaluate_at_every_shape() {
 
 #[test]
 fn the_reference_shape_flops_and_grids() {
-    let l = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
+    let l = gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
     let s = l.reference_shape();
     assert_eq!(s, Shape::REFERENCE);
     assert_eq!(l.flops_for(&s, false).unwrap(), 34_359_738_368.0);
@@ -132,10 +133,14 @@ fn a_compile_error_names_the_file_and_carries_the_log() {
 #[test]
 fn the_recipe_and_the_profiles_manifest_name_the_same_parents() {
     use stallscope::model::manifest::Manifest;
-    let recipe = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
-    let profiles = Manifest::read(&repo().join("profiles/flash-attention/ladder.toml"))
-        .unwrap()
-        .unwrap();
+    let recipe =
+        gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
+    let profiles = Manifest::read(
+        &repo().join("profiles/flash-attention/ladder.toml"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap()
+    .unwrap();
     let of_recipe: Vec<(&str, &str)> = recipe
         .versions
         .iter()
@@ -163,16 +168,18 @@ fn the_recipe_and_the_profiles_manifest_name_the_same_parents() {
 #[test]
 fn a_run_records_each_version_parent_in_the_profiles_manifest() {
     use stallscope::model::manifest::{self, Manifest};
-    let recipe = gpu::load_recipe(&repo().join("kernels/flash-attention")).unwrap();
+    let recipe =
+        gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
     let dir = tempfile::tempdir().unwrap();
     manifest::record_versions(
         dir.path(),
         &recipe.manifest_defaults(),
         &recipe.manifest_entries(&["v16", "v17"], dir.path()),
         &recipe.manifest_order(),
+        SizeLimits::DEFAULT,
     )
     .unwrap();
-    let m = Manifest::read(&dir.path().join(manifest::FILE_NAME))
+    let m = Manifest::read(&dir.path().join(manifest::FILE_NAME), SizeLimits::DEFAULT)
         .unwrap()
         .unwrap();
     let parents: Vec<_> = m.versions.iter().map(|v| v.parent.as_deref()).collect();

@@ -7,6 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::{fixture, profiles};
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, Store};
 use std::path::Path;
 
@@ -82,7 +83,11 @@ fn an_import_into_a_folder_without_profiles_says_so_and_the_built_in_ladders_sta
 
     // A pair of versions of a built-in ladder compares from this folder, and one built-in
     // ladder is reported by name.
-    let (ladder, ids) = model::ladder_ids(&Store::Disk, &profiles().join(&names[0])).unwrap();
+    let (ladder, ids) = model::ladder_ids(
+        &Store::disk(SizeLimits::DEFAULT),
+        &profiles().join(&names[0]),
+    )
+    .unwrap();
     let pair = &ids[ids.len() - 2..];
     let out = stallscope(dir.path())
         .args(["compare", &pair[0], &pair[1], "--format", "json"])
@@ -162,14 +167,14 @@ fn the_explorer_marks_a_built_in_ladder_shown_beside_a_local_one() {
     import(dir.path(), &[]);
     let mut report = LoadReport::default();
     let local = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &dir.path().join("profiles/imported"),
         &mut report,
     )
     .unwrap();
     let name = &built_in()[0];
     let builtin = model::load_ladder(
-        &Store::Embedded,
+        &Store::embedded(SizeLimits::DEFAULT),
         &Path::new("profiles").join(name),
         &mut report,
     )

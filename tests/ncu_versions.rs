@@ -5,6 +5,7 @@
 
 mod common;
 
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::short_kernel_name;
 
 // Kernel names as ncu writes them.
@@ -105,7 +106,8 @@ use stallscope::model::{self, LoadReport};
 
 fn ladder_of(files: &[&str]) -> model::Ladder {
     let paths: Vec<_> = files.iter().map(|f| fixture(f)).collect();
-    model::load_files(&paths, &mut LoadReport::default()).unwrap_or_else(|e| panic!("{e:#}"))
+    model::load_files(&paths, SizeLimits::DEFAULT, &mut LoadReport::default())
+        .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// The catalogue's values of a ladder's first version.
@@ -299,7 +301,8 @@ fn value_through(page: &str, id: MetricId) -> Option<f64> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("page.csv");
     std::fs::write(&path, page).unwrap();
-    let ladder = model::load_files(&[path], &mut LoadReport::default()).unwrap();
+    let ladder =
+        model::load_files(&[path], SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap();
     values(&ladder).get(id)
 }
 

@@ -10,6 +10,7 @@ mod common;
 
 use common::{profiles, run_at, written};
 use stallscope::analysis::speed::{self, CLOCK_BAND, Speedup};
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::runs::RunShape;
 use stallscope::model::{self, Ladder, LoadReport, RunResult, Store};
 
@@ -19,7 +20,7 @@ const SHAPES: [&str; 3] = ["1,64,1024,128", "1,16,8192,128", "1,16,8192,128:caus
 
 fn ladder() -> Ladder {
     model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )

@@ -8,6 +8,7 @@ mod common;
 use assert_cmd::Command;
 use common::fixture;
 use predicates::prelude::*;
+use stallscope::files::limits::SizeLimits;
 use std::path::Path;
 
 fn stand_in(dir: &Path, profiled: &str) -> std::path::PathBuf {
@@ -203,7 +204,7 @@ fn the_explorer_profiles_a_stored_command_again() {
         .assert()
         .success();
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles.join("mine"),
         &mut LoadReport::default(),
     )

@@ -44,7 +44,7 @@ fn every_member_of_a_concatenated_gzip_file_is_read() {
 #[test]
 fn a_gzip_bomb_is_refused_naming_the_limit_and_how_to_raise_it() {
     let options = ReadOptions {
-        max_decompressed: Some(1 << 20),
+        max_decompressed: 1 << 20,
         ..ReadOptions::default()
     };
     let err =

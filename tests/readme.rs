@@ -7,6 +7,7 @@ mod common;
 use assert_cmd::Command;
 use common::{profiles, repo};
 use stallscope::analysis;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 
 /// The trail block of `report`'s table for one ladder: from the trail's heading to the
@@ -58,7 +59,7 @@ fn the_readme_trail_of_the_sgemm_toy_is_reports() {
 #[test]
 fn every_note_names_the_labels_of_its_version_and_parent() {
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )
@@ -111,7 +112,7 @@ fn thousands(n: u64) -> String {
 /// samples, which count it) and the heat table's `samples · share` example.
 fn figures_of_the_data() -> Vec<String> {
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )
@@ -187,7 +188,7 @@ fn the_readmes_figures_are_the_datas() {
 #[test]
 fn warpgroup_arrive_samples_equal_the_raw_pages_on_every_bundled_version() {
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )
@@ -235,7 +236,7 @@ fn written(cell: &str) -> Option<(f64, f64)> {
 fn the_readmes_run_table_is_the_bundled_runs() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )

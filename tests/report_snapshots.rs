@@ -3,12 +3,13 @@
 mod common;
 
 use stallscope::analysis;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::report::{self, Analysed, CompareInput, Format};
 
 fn sgemm() -> model::Ladder {
     model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &common::profiles().join("sgemm-toy"),
         &mut LoadReport::default(),
     )
@@ -54,7 +55,7 @@ fn sgemm_comparison_table() {
 
 fn flash_attention() -> model::Ladder {
     model::load_ladder(
-        &Store::Embedded,
+        &Store::embedded(SizeLimits::DEFAULT),
         std::path::Path::new("profiles/flash-attention"),
         &mut LoadReport::default(),
     )
@@ -141,7 +142,7 @@ fn sgemm_timeline_table_at_40_columns() {
 #[test]
 fn flash_attention_tables_fit_40_columns() {
     let ladder = model::load_ladder(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &common::profiles().join("flash-attention"),
         &mut LoadReport::default(),
     )

@@ -6,12 +6,13 @@ mod common;
 
 use common::{fixture, profiles};
 use stallscope::analysis::{self, VersionAnalysis};
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, Ladder, LoadReport, Store, manifest::Manifest, source};
 use std::path::{Path, PathBuf};
 
 fn embedded(name: &str) -> Ladder {
     model::load_ladder(
-        &Store::Embedded,
+        &Store::embedded(SizeLimits::DEFAULT),
         &Path::new("profiles").join(name),
         &mut LoadReport::default(),
     )
@@ -19,7 +20,12 @@ fn embedded(name: &str) -> Ladder {
 }
 
 fn disk(dir: &Path) -> Ladder {
-    model::load_ladder(&Store::Disk, dir, &mut LoadReport::default()).unwrap()
+    model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        dir,
+        &mut LoadReport::default(),
+    )
+    .unwrap()
 }
 
 /// A copy of a bundled ladder folder, without the summaries (and without the notes
@@ -29,7 +35,7 @@ fn copy_without_summaries(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tmp.path().join(name);
     copy_dir(&profiles().join(name), &dir);
     let path = dir.join("ladder.toml");
-    let mut m = Manifest::read(&path).unwrap().unwrap();
+    let mut m = Manifest::read(&path, SizeLimits::DEFAULT).unwrap().unwrap();
     for v in &mut m.versions {
         v.notes = None;
         v.source = None;
@@ -81,14 +87,19 @@ fn every_bundled_source_page_has_a_summary_of_its_bytes() {
     let mut missing = Vec::new();
     for ladder in ["flash-attention", "sgemm-toy"] {
         let dir = profiles().join(ladder);
-        let m = Manifest::read(&dir.join("ladder.toml")).unwrap().unwrap();
+        let m = Manifest::read(&dir.join("ladder.toml"), SizeLimits::DEFAULT)
+            .unwrap()
+            .unwrap();
         for f in m.versions.iter().flat_map(|v| &v.files) {
             let path = dir.join(f);
             let bytes = std::fs::read(&path).unwrap();
             let is_source = stallscope::ncu::parse_bytes(&path, &bytes).unwrap().kind
                 == stallscope::ncu::PageKind::Source;
             let summary = std::fs::read(source::summary_path(&path)).unwrap_or_default();
-            if is_source && source::unread_pages(&Store::Disk, &path, &bytes, &summary).is_none() {
+            if is_source
+                && source::unread_pages(&Store::disk(SizeLimits::DEFAULT), &path, &bytes, &summary)
+                    .is_none()
+            {
                 missing.push(path.display().to_string());
             }
         }
@@ -179,6 +190,7 @@ fn import_writes_the_summary_and_the_next_load_leaves_the_listing_unread() {
         flops: None,
         peak_tflops: None,
         keep: &[],
+        limits: SizeLimits::DEFAULT,
     })
     .unwrap();
     let l = disk(&tmp.path().join("toy"));

@@ -7,6 +7,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::fixture;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::ncu::PageKind;
 use std::os::unix::fs::PermissionsExt;
@@ -41,8 +42,12 @@ struct Seen {
 
 fn seen(profiles: &Path) -> Seen {
     let dir = profiles.join("toy");
-    let ladder = model::load_ladder(&Store::Disk, &dir, &mut LoadReport::default())
-        .unwrap_or_else(|e| panic!("the ladder does not load: {e:#}"));
+    let ladder = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        &dir,
+        &mut LoadReport::default(),
+    )
+    .unwrap_or_else(|e| panic!("the ladder does not load: {e:#}"));
     let p = ladder.versions[0].profile.as_ref().expect("a profile");
     let mut files: Vec<String> = std::fs::read_dir(dir.join("v1"))
         .unwrap()
@@ -227,7 +232,7 @@ fn the_bundled_manifest_edited_reads_back_as_edited_with_its_comments() {
     let original =
         std::fs::read_to_string(common::profiles().join("flash-attention/ladder.toml")).unwrap();
     std::fs::write(dir.path().join("ladder.toml"), &original).unwrap();
-    let mut edit = Edit::open(dir.path(), None).unwrap();
+    let mut edit = Edit::open(dir.path(), None, SizeLimits::DEFAULT).unwrap();
     let m = &mut edit.manifest;
     m.versions.reverse();
     m.versions.remove(3);

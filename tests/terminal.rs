@@ -6,6 +6,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::fixture;
+use stallscope::files::limits::SizeLimits;
 use std::path::{Path, PathBuf};
 
 /// A kernel name with an escape sequence that resets (and so clears) the terminal, a
@@ -178,9 +179,12 @@ fn explorer_screen(view: stallscope::tui::state::View) -> String {
     use stallscope::tui::state::{Action, App, LadderState};
     let dir = tempfile::tempdir().unwrap();
     let file = crafted_export(dir.path());
-    let ladder =
-        stallscope::model::load_files(&[file], &mut stallscope::model::LoadReport::default())
-            .unwrap();
+    let ladder = stallscope::model::load_files(
+        &[file],
+        SizeLimits::DEFAULT,
+        &mut stallscope::model::LoadReport::default(),
+    )
+    .unwrap();
     let mut app = App::new(
         vec![LadderState::new(ladder)],
         stallscope::tui::theme::Theme { color: false },

@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::Rect;
+use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::keymap::{Context, KEYMAP};
 use stallscope::tui::state::{
@@ -19,7 +20,7 @@ use stallscope::tui::{self, views};
 
 fn app() -> App {
     let ladders = model::load_ladders(
-        &Store::Disk,
+        &Store::disk(SizeLimits::DEFAULT),
         &common::profiles(),
         &mut LoadReport::default(),
     )
@@ -657,7 +658,12 @@ fn a_ladder_without_versions_yet_renders_and_can_be_run() {
     // A new ladder before its first run: nothing selected, every view and key survives.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ladder.toml"), "title = 'new'\n").unwrap();
-    let ladder = model::load_ladder(&Store::Disk, dir.path(), &mut LoadReport::default()).unwrap();
+    let ladder = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        dir.path(),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
     let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
     assert_eq!(a.version_index(), None);
     for view in View::ALL {
@@ -733,7 +739,8 @@ fn the_bottleneck_view_names_the_version_a_step_was_compared_with() {
         std::fs::write(&path, body).unwrap();
         paths.push(path);
     }
-    let ladder = model::load_files(&paths, &mut LoadReport::default()).unwrap();
+    let ladder =
+        model::load_files(&paths, SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap();
     let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
     select(&mut a, "4");
     a.update(Action::Show(View::Bottleneck));
@@ -751,6 +758,7 @@ fn cuda_lines_show_with_their_sass() {
             common::fixture("sgemm/raw.csv"),
             common::fixture("sgemm/src_cs.csv"),
         ],
+        SizeLimits::DEFAULT,
         &mut LoadReport::default(),
     )
     .unwrap();
@@ -1114,6 +1122,7 @@ fn loose_files_carry_no_regression_marks() {
             common::fixture("h200/sdpa_cudnn_details.csv"),
             common::fixture("h200/others_basic_raw.csv"),
         ],
+        SizeLimits::DEFAULT,
         &mut LoadReport::default(),
     )
     .unwrap();
@@ -1183,6 +1192,7 @@ fn inspect_shows_one_unit_per_quantity() {
             common::fixture("h200/sdpa_cudnn_raw.csv"),
             common::fixture("h200/sdpa_flash_raw.csv"),
         ],
+        SizeLimits::DEFAULT,
         &mut LoadReport::default(),
     )
     .unwrap();

@@ -60,6 +60,7 @@ impl Shown {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::limits::SizeLimits;
     use crate::model::Store;
     use crate::model::runs::{RunStatus, Shape};
 
@@ -95,7 +96,7 @@ mod tests {
                 ..Version::default()
             }],
             dir: None,
-            store: Store::Disk,
+            store: Store::disk(SizeLimits::DEFAULT),
         }
     }
 

@@ -4,10 +4,15 @@ use crate::cli::{BuildArgs, Common};
 use anyhow::Result;
 
 pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
-    let recipe = crate::gpu::load_recipe(&crate::gpu::find_recipe(
-        &super::options::kernels(common),
-        a.ladder.as_deref(),
-    )?)?;
+    let limits = common.size_limits();
+    let recipe = crate::gpu::load_recipe(
+        &crate::gpu::find_recipe(
+            &super::options::kernels(common),
+            a.ladder.as_deref(),
+            limits,
+        )?,
+        limits,
+    )?;
     let mut ok = true;
     for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
         match b.outcome {

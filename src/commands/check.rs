@@ -35,8 +35,10 @@ pub(super) fn check_command(common: &Common) -> Result<bool> {
 fn check_target(common: &Common) -> (Store, PathBuf) {
     let local = writable_profiles(common);
     if common.profiles.is_some() || local.join(".").is_dir() {
-        (Store::Disk, local)
+        (Store::disk(common.size_limits()), local)
     } else {
-        (Store::Embedded, Store::Embedded.default_profiles())
+        let built_in = Store::embedded(common.size_limits());
+        let dir = built_in.default_profiles();
+        (built_in, dir)
     }
 }

@@ -24,12 +24,15 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
                     );
                 }
             }
+            let limits = common.size_limits();
             let la = model::load_files(
-                &crate::nsight::reports::expand(&[pa.to_path_buf()])?,
+                &crate::nsight::reports::expand(&[pa.to_path_buf()], limits)?,
+                limits,
                 &mut report,
             )?;
             let lb = model::load_files(
-                &crate::nsight::reports::expand(&[pb.to_path_buf()])?,
+                &crate::nsight::reports::expand(&[pb.to_path_buf()], limits)?,
+                limits,
                 &mut report,
             )?;
             let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;

@@ -3,6 +3,7 @@
 use super::ladders::{built_in_folders, writable_profiles};
 use crate::analysis;
 use crate::cli::{Common, ImportArgs};
+use crate::files::limits::SizeLimits;
 use crate::model::{self, Store, import};
 use crate::report::format;
 use anyhow::Result;
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 /// figures past the ladder's ceiling.
 pub(super) fn import_command(common: &Common, a: &ImportArgs) -> Result<bool> {
     let profiles = writable_profiles(common);
-    let files = crate::nsight::reports::expand(&a.files)?;
+    let limits = common.size_limits();
+    let files = crate::nsight::reports::expand(&a.files, limits)?;
     let ladders_before = model::ladder_dirs(&profiles);
     let done = import::import(&import::Request {
         profiles: &profiles,
@@ -28,16 +30,23 @@ pub(super) fn import_command(common: &Common, a: &ImportArgs) -> Result<bool> {
         flops: a.flops,
         peak_tflops: a.peak_tflops,
         keep: &a.keep,
+        limits,
     })?;
     let mut said = done.to_string();
     if common.profiles.is_none() {
-        said.push_str(&what_an_import_changes(&profiles, &ladders_before, &done));
+        said.push_str(&what_an_import_changes(
+            &profiles,
+            &ladders_before,
+            &done,
+            limits,
+        ));
     }
     eprintln!("{}", format::printable_lines(&said));
     // The figures the import gives (its FLOP count, the ladder's ceiling), read
     // back as a report reads them.
     if let Some(dir) = done.dir.parent()
-        && let Ok(ladder) = model::load_ladder(&Store::Disk, dir, &mut model::LoadReport::default())
+        && let Ok(ladder) =
+            model::load_ladder(&Store::disk(limits), dir, &mut model::LoadReport::default())
     {
         let analysed = analysis::analyse_ladder(&ladder, analysis::Shown::DEFAULT);
         for w in analysis::implausible(&ladder, &analysed) {
@@ -54,8 +63,9 @@ fn what_an_import_changes(
     profiles: &Path,
     ladders_before: &[PathBuf],
     done: &import::Imported,
+    limits: SizeLimits,
 ) -> String {
-    let built_in: Vec<String> = built_in_folders()
+    let built_in: Vec<String> = built_in_folders(limits)
         .unwrap_or_default()
         .iter()
         .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))

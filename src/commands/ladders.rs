@@ -4,6 +4,7 @@
 
 use crate::analysis::Shown;
 use crate::cli::Common;
+use crate::files::limits::SizeLimits;
 use crate::model::{self, Ladder, LoadReport, Store, manifest};
 use crate::report::format;
 use anyhow::{Context, Result, anyhow, bail};
@@ -40,14 +41,17 @@ pub(super) fn finish(report: &LoadReport) -> bool {
 /// The folder of ladders read first when no path is given (the built-in ones may follow
 /// it: [`default_sources`]).
 pub fn default_profiles(common: &Common) -> (Store, PathBuf) {
+    let limits = common.size_limits();
     if let Some(dir) = &common.profiles {
-        return (Store::Disk, dir.clone());
+        return (Store::disk(limits), dir.clone());
     }
     let local = PathBuf::from("profiles");
     if local.join(".").is_dir() && has_ladders(&local) {
-        (Store::Disk, local)
+        (Store::disk(limits), local)
     } else {
-        (Store::Embedded, Store::Embedded.default_profiles())
+        let built_in = Store::embedded(limits);
+        let dir = built_in.default_profiles();
+        (built_in, dir)
     }
 }
 
@@ -69,26 +73,27 @@ pub fn default_sources(common: &Common) -> Result<Vec<(Store, PathBuf)>> {
         .into_iter()
         .map(|d| (store.clone(), d))
         .collect();
-    if store == Store::Disk && common.profiles.is_none() {
-        for d in built_in_folders()? {
+    if store.is_disk() && common.profiles.is_none() {
+        for d in built_in_folders(store.limits)? {
             if !out.iter().any(|(_, l)| l.file_name() == d.file_name()) {
-                out.push((Store::Embedded, d));
+                out.push((Store::embedded(store.limits), d));
             }
         }
     }
     Ok(out)
 }
 
-/// The built-in ladder folders.
-pub(super) fn built_in_folders() -> Result<Vec<PathBuf>> {
-    model::ladder_folders(&Store::Embedded, &Store::Embedded.default_profiles())
+/// The built-in ladder folders (listed: `limits` read nothing here).
+pub(super) fn built_in_folders(limits: SizeLimits) -> Result<Vec<PathBuf>> {
+    let built_in = Store::embedded(limits);
+    model::ladder_folders(&built_in, &built_in.default_profiles())
 }
 
 /// Marks a built-in ladder shown beside a local store's ("(built in)" after its title),
 /// so that the two are told apart in every view and format.
 pub(super) fn mark_built_in(ladder: &mut Ladder, sources: &[(Store, PathBuf)]) {
-    let local = sources.iter().any(|(s, _)| *s == Store::Disk);
-    if local && ladder.store == Store::Embedded {
+    let local = sources.iter().any(|(s, _)| s.is_disk());
+    if local && ladder.store.is_embedded() {
         ladder.title = format!("{} (built in)", ladder.title);
     }
 }
@@ -120,15 +125,20 @@ pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<L
 }
 
 /// Turns command-line paths into ladders: export files (one loose ladder, in the order
-/// given), ladder folders, profiles folders, or folders of exports.
-pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<Ladder>> {
+/// given), ladder folders, profiles folders, or folders of exports; every file read
+/// within `limits`.
+pub fn resolve_paths(
+    paths: &[PathBuf],
+    limits: SizeLimits,
+    report: &mut LoadReport,
+) -> Result<Vec<Ladder>> {
     let mut ladders = Vec::new();
     let mut loose: Vec<PathBuf> = Vec::new();
     let flush = |loose: &mut Vec<PathBuf>, ladders: &mut Vec<Ladder>, report: &mut LoadReport| {
         if !loose.is_empty() {
-            let files = expand_reports(loose, report)?;
+            let files = expand_reports(loose, limits, report)?;
             if !files.is_empty() {
-                ladders.push(model::load_files(&files, report)?);
+                ladders.push(model::load_files(&files, limits, report)?);
             }
             loose.clear();
         }
@@ -138,12 +148,12 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
         if p.is_dir() {
             flush(&mut loose, &mut ladders, report)?;
             if p.join(manifest::FILE_NAME).is_file() {
-                ladders.push(model::load_ladder(&Store::Disk, p, report)?);
+                ladders.push(model::load_ladder(&Store::disk(limits), p, report)?);
             } else if has_ladders(p) {
-                ladders.extend(model::load_ladders(&Store::Disk, p, report)?);
+                ladders.extend(model::load_ladders(&Store::disk(limits), p, report)?);
             } else {
-                let files = expand_reports(&export_files(p)?, report)?;
-                ladders.push(model::load_files(&files, report)?);
+                let files = expand_reports(&export_files(p)?, limits, report)?;
+                ladders.push(model::load_files(&files, limits, report)?);
             }
         } else if p.exists() {
             loose.push(p.clone());
@@ -166,14 +176,18 @@ pub fn resolve_paths(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<L
 /// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot
 /// be converted is a failure like an unreadable export (kept going past with
 /// `--keep-going`).
-fn expand_reports(paths: &[PathBuf], report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+fn expand_reports(
+    paths: &[PathBuf],
+    limits: SizeLimits,
+    report: &mut LoadReport,
+) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if !crate::nsight::reports::is_report(p) {
             out.push(p.clone());
             continue;
         }
-        match crate::nsight::reports::pages_of(p) {
+        match crate::nsight::reports::pages_of(p, limits) {
             Ok(pages) => out.extend(pages),
             Err(e) if report.keep_going => report
                 .failures

@@ -33,23 +33,19 @@ use anyhow::Result;
 /// Runs the command line; `Ok(false)` means it finished but some inputs failed.
 pub fn run(cli: Cli) -> Result<bool> {
     let common = &cli.common;
-    crate::files::limits::set_limits(crate::files::limits::Limits {
-        max_file_size: common.max_file_size,
-        max_decompressed: common.max_decompressed,
-    });
     match cli.command {
         None => {
             let mut report = ladders::load_report(common);
             let ladders = if cli.files.is_empty() {
                 default_ladders(common, &mut report)?
             } else {
-                resolve_paths(&cli.files, &mut report)?
+                resolve_paths(&cli.files, common.size_limits(), &mut report)?
             };
             explore::explore(common, ladders, &report)
         }
         Some(Command::Open(a)) => {
             let mut report = ladders::load_report(common);
-            let ladders = resolve_paths(&[a.dir], &mut report)?;
+            let ladders = resolve_paths(&[a.dir], common.size_limits(), &mut report)?;
             explore::explore(common, ladders, &report)
         }
         Some(Command::Report(a)) => report::report_command(common, &a),
@@ -57,7 +53,11 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Import(a)) => import::import_command(common, &a),
         Some(Command::Run(a)) => run::run_command(common, &a),
         Some(Command::Profile(a)) => match options::command_profile(&a) {
-            Some(req) => profile::profile_any_command(&req?, &writable_profiles(common)),
+            Some(req) => profile::profile_any_command(
+                &req?,
+                &writable_profiles(common),
+                common.size_limits(),
+            ),
             None => profile::profile_command(
                 &options::profile_request(&a, common)?,
                 &writable_profiles(common),
@@ -69,7 +69,7 @@ pub fn run(cli: Cli) -> Result<bool> {
         Some(Command::Completions { shell }) => completions::completions_command(shell),
         Some(Command::Man { dir }) => man::man_command(dir.as_deref()),
         Some(Command::Worker(args)) => {
-            crate::gpu::worker::main(&args)?;
+            crate::gpu::worker::main(&args, common.size_limits())?;
             Ok(true)
         }
     }

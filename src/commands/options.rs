@@ -1,14 +1,28 @@
 //! The command line's arguments resolved into what the work takes: the recipe found on
 //! disk, the GPUs of `--gpus all` counted, the timing settings checked, the runner's and
-//! the profiler's requests built. `cli` only declares the arguments; here they meet the
-//! machine.
+//! the profiler's requests built, the size limits gathered. `cli` only declares the
+//! arguments; here they meet the machine.
 
 use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs};
+use crate::files::limits::SizeLimits;
 use crate::gpu::host::{placement, profile, protocol, runner};
 use crate::gpu::{self, driver};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::time::Duration;
+
+impl Common {
+    /// The size limits of this command line (`--max-file-size`, `--max-decompressed`,
+    /// else their environment variables, else the defaults: clap reads them once), which
+    /// the commands hand to every store and request that reads files. No reader looks
+    /// them up for itself.
+    pub fn size_limits(&self) -> SizeLimits {
+        SizeLimits {
+            max_file_size: self.max_file_size,
+            max_decompressed: self.max_decompressed,
+        }
+    }
+}
 
 /// Where the kernel recipes are: `--kernels DIR`, else [`gpu::DEFAULT_KERNELS`] (which
 /// is read from the built-in copy where it is not on disk).
@@ -60,7 +74,7 @@ pub fn run_requests(a: &RunArgs, common: &Common) -> Result<Vec<runner::Request>
 
 /// The request of the first comparison.
 fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
-    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref())?;
+    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref(), common.size_limits())?;
     let mut settings = protocol::Settings::for_regime(a.regime);
     settings.fixed_rounds = a.rounds;
     settings.min_rounds = a.min_rounds;
@@ -89,7 +103,7 @@ fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
         timeout: Duration::from_secs(a.timeout),
         cases: !a.no_cases,
         against: a.against.clone(),
-        ..runner::Request::new(kernels)
+        ..runner::Request::new(kernels, common.size_limits())
     })
 }
 
@@ -144,7 +158,7 @@ pub fn command_profile(a: &ProfileArgs) -> Option<Result<CommandProfile>> {
 
 /// The request to profile a recipe's versions, the recipe found under `--kernels`.
 pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Request> {
-    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref())?;
+    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref(), common.size_limits())?;
     Ok(profile::Request {
         slots: slots(&a.slots)?,
         versions: a.versions.clone(),
@@ -152,7 +166,7 @@ pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Requ
         causal: a.causal,
         set: a.set.clone(),
         timeout: Duration::from_secs(a.timeout),
-        ..profile::Request::new(kernels)
+        ..profile::Request::new(kernels, common.size_limits())
     })
 }
 

@@ -2,6 +2,7 @@
 
 use super::options::CommandProfile;
 use super::output::progress_bar;
+use crate::files::limits::SizeLimits;
 use crate::gpu::host::profile;
 use crate::model::import;
 use crate::process;
@@ -11,7 +12,11 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub(super) fn profile_any_command(req: &CommandProfile, profiles: &Path) -> Result<bool> {
+pub(super) fn profile_any_command(
+    req: &CommandProfile,
+    profiles: &Path,
+    limits: SizeLimits,
+) -> Result<bool> {
     process::handle_interrupts()?;
     let cancel = AtomicBool::new(false);
     let bar = ProgressBar::new_spinner().with_style(
@@ -33,6 +38,7 @@ pub(super) fn profile_any_command(req: &CommandProfile, profiles: &Path) -> Resu
                 &req.version,
                 &exports.files,
                 req.force,
+                limits,
             )
         },
         &req.request.target.stored(),
@@ -69,7 +75,9 @@ pub(super) fn profile_command(req: &profile::Request, profiles: &Path) -> Result
             };
             bar.set_message(format!("{on}profiling {id} with ncu"));
         },
-        &|recipe, v, files| crate::store_jobs::store_recipe_profile(profiles, recipe, v, files),
+        &|recipe, v, files| {
+            crate::store_jobs::store_recipe_profile(profiles, recipe, v, files, req.limits)
+        },
     );
     for b in &lines {
         b.finish_and_clear();

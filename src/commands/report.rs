@@ -24,7 +24,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             vec![l]
         }
         (_, true) => default_ladders(common, &mut report)?,
-        (_, false) => resolve_paths(&a.paths, &mut report)?,
+        (_, false) => resolve_paths(&a.paths, common.size_limits(), &mut report)?,
     };
     if let Some(name) = &a.ladder {
         // What was said of the ladders left out is not this report's.

@@ -108,7 +108,7 @@ pub(super) fn run_command(common: &Common, a: &RunArgs) -> Result<bool> {
         }
         if !a.no_save {
             let dir = writable_profiles(common).join(&recipe.ladder);
-            let path = crate::store_jobs::store_run(&dir, o)?;
+            let path = crate::store_jobs::store_run(&dir, o, common.size_limits())?;
             eprintln!("results stored in {}", path.display());
         }
         if let Some(line) = failed_line(o) {

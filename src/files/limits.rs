@@ -2,9 +2,6 @@
 //! defaults, the environment variables and flags that change them, and sizes as they
 //! are written (`512MiB`, `8GiB`) and shown (`2 GiB`).
 
-use anyhow::{Result, bail};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 /// The most bytes one file may hold, unless `--max-file-size` says otherwise.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1 << 30;
 /// The most a gzip export may inflate to, unless `--max-decompressed` says otherwise: a
@@ -28,50 +25,28 @@ pub fn default_max_decompressed_text() -> &'static str {
     &TEXT
 }
 
-/// How much stallscope reads of one file, and lets one gzip file inflate to.
+/// How much stallscope reads of one file, and lets one gzip file inflate to: resolved
+/// once by the commands (`--max-file-size` and `--max-decompressed`, or their
+/// environment variables, else the defaults) and handed to every reader with the store
+/// it reads (`model::Store`) or the request it serves. No reader looks them up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct SizeLimits {
     pub max_file_size: u64,
     pub max_decompressed: u64,
 }
 
-static MAX_FILE_SIZE: AtomicU64 = AtomicU64::new(0);
-static MAX_DECOMPRESSED: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the limits for the rest of the process (the command line's flags).
-pub fn set_limits(limits: Limits) {
-    MAX_FILE_SIZE.store(limits.max_file_size.max(1), Ordering::Relaxed);
-    MAX_DECOMPRESSED.store(limits.max_decompressed.max(1), Ordering::Relaxed);
-}
-
-/// The limits in force: those set, else the environment's, else the defaults. A
-/// variable that is no size is an error naming it.
-pub fn limits() -> Result<Limits> {
-    let get = |set: &AtomicU64, var: &str, default: u64| -> Result<u64> {
-        match set.load(Ordering::Relaxed) {
-            0 => env_size(var).map(|v| v.unwrap_or(default)),
-            v => Ok(v),
-        }
+impl SizeLimits {
+    /// [`DEFAULT_MAX_FILE_SIZE`] and [`DEFAULT_MAX_DECOMPRESSED`]: what the command line
+    /// gives when neither flag nor variable is set.
+    pub const DEFAULT: SizeLimits = SizeLimits {
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        max_decompressed: DEFAULT_MAX_DECOMPRESSED,
     };
-    Ok(Limits {
-        max_file_size: get(&MAX_FILE_SIZE, MAX_FILE_SIZE_VAR, DEFAULT_MAX_FILE_SIZE)?,
-        max_decompressed: get(
-            &MAX_DECOMPRESSED,
-            MAX_DECOMPRESSED_VAR,
-            DEFAULT_MAX_DECOMPRESSED,
-        )?,
-    })
 }
 
-fn env_size(var: &str) -> Result<Option<u64>> {
-    match std::env::var(var) {
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Ok(text) => parse_size(&text)
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("{var}: {e}")),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            bail!("{var} is not text: give a size such as 8GiB")
-        }
+impl Default for SizeLimits {
+    fn default() -> SizeLimits {
+        SizeLimits::DEFAULT
     }
 }
 

@@ -42,11 +42,10 @@ pub(super) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// Reads a regular file whole, up to the per-file limit; anything else (a FIFO, a
-/// device, a folder) is refused without waiting on it.
-pub fn regular(path: &Path) -> Result<Vec<u8>> {
+/// Reads a regular file whole, up to `limit` bytes (the per-file limit); anything else
+/// (a FIFO, a device, a folder) is refused without waiting on it.
+pub fn regular(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
-    let limit = super::limits::limits()?.max_file_size;
     // Non-blocking: opening a FIFO must not wait for a writer before it is refused.
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -64,10 +63,9 @@ pub fn regular(path: &Path) -> Result<Vec<u8>> {
     read_up_to(file, path, limit, meta.len())
 }
 
-/// Reads a file named on the command line, up to the per-file limit: a regular file or
-/// a pipe (`<(zcat x.csv.gz)`), never a device.
-pub fn given(path: &Path) -> Result<Vec<u8>> {
-    let limit = super::limits::limits()?.max_file_size;
+/// Reads a file named on the command line, up to `limit` bytes (the per-file limit): a
+/// regular file or a pipe (`<(zcat x.csv.gz)`), never a device.
+pub fn given(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
     if meta.is_dir() || is_device(&meta) {
         bail!(

@@ -8,7 +8,7 @@
 
 use super::ladder::{named_file_error, read_manifest, roots};
 use super::runs::{self, RunFile, Shape};
-use super::store::Store;
+use super::store::{Place, Store};
 use super::{manifest, merge_exports, staging};
 use crate::ncu;
 use anyhow::{Result, bail};
@@ -28,7 +28,7 @@ pub struct Checked {
 
 /// Checks every ladder folder of `profiles`: on disk, or the built-in copy.
 pub fn check(store: &Store, profiles: &Path) -> Result<Checked> {
-    if *store == Store::Disk && !profiles.is_dir() {
+    if store.is_disk() && !profiles.is_dir() {
         bail!(
             "{} is not a folder: give a profiles folder with --profiles DIR",
             profiles.display()
@@ -37,13 +37,13 @@ pub fn check(store: &Store, profiles: &Path) -> Result<Checked> {
     let mut out = Checked::default();
     for dir in store.subdirs(profiles)? {
         let manifest = dir.join(manifest::FILE_NAME);
-        let has_manifest = match store {
-            Store::Disk => std::fs::symlink_metadata(&manifest).is_ok(),
-            Store::Embedded => store.exists(&manifest),
+        let has_manifest = match store.place {
+            Place::Disk => std::fs::symlink_metadata(&manifest).is_ok(),
+            Place::Embedded => store.exists(&manifest),
         };
         // What an import under way (its lock held) has staged is no leftover; nothing
         // writes into the built-in copy.
-        let leftovers = if *store == Store::Embedded || crate::files::lock::Lock::is_held(&dir) {
+        let leftovers = if store.is_embedded() || crate::files::lock::Lock::is_held(&dir) {
             Vec::new()
         } else {
             staging::leftovers(&dir)
@@ -98,7 +98,9 @@ fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
                 let read = store
                     .read_confined(dir, f, &roots)
                     .map_err(|e| named_file_error(&manifest_path, &entry.id, "files", e))
-                    .and_then(|(path, bytes)| ncu::parse_bytes(&path, &bytes));
+                    .and_then(|(path, bytes)| {
+                        ncu::parse_bytes_with(&path, &bytes, &store.export_options())
+                    });
                 match read {
                     Ok(e) => Some(e),
                     Err(e) => {

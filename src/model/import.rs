@@ -4,7 +4,7 @@
 //! version is all old or all new whenever the import stops. Existing exports are never
 //! replaced without `force`.
 
-use crate::files;
+use crate::files::{self, limits::SizeLimits};
 use crate::model::{
     self,
     manifest::{self, Manifest, VersionEntry},
@@ -35,6 +35,9 @@ pub struct Request<'a> {
     /// What a forced re-import keeps of the version's old entry besides what is given
     /// again (`--keep`).
     pub keep: &'a [Keep],
+    /// How much of each file is read and inflated: the exports given, and the ladder's
+    /// manifest.
+    pub limits: SizeLimits,
 }
 
 /// A key of a version's entry that an import writes (from a flag or by default) and a
@@ -57,13 +60,14 @@ impl<'a> Request<'a> {
     /// The pages `stallscope profile` exported of `version`: no title, kernel or launch
     /// chosen (the exports name one kernel), replacing the version's exports when `force`
     /// and keeping its title, FLOP count and baseline mark (the same program profiled
-    /// again).
+    /// again); the files read within `limits`.
     pub fn profiled(
         profiles: &'a Path,
         ladder: Option<&'a str>,
         version: &'a str,
         files: &'a [PathBuf],
         force: bool,
+        limits: SizeLimits,
     ) -> Request<'a> {
         Request {
             profiles,
@@ -78,6 +82,7 @@ impl<'a> Request<'a> {
             flops: None,
             peak_tflops: None,
             keep: Keep::ALL,
+            limits,
         }
     }
 }
@@ -92,7 +97,7 @@ pub fn import_recipe_profile(
 ) -> Result<Imported> {
     let done = import(req)?;
     let dir = imported_ladder(&done);
-    manifest::record_versions(dir, defaults, &entries(dir), order)?;
+    manifest::record_versions(dir, defaults, &entries(dir), order, req.limits)?;
     Ok(done)
 }
 
@@ -103,7 +108,7 @@ pub fn import_command_profile(
     command: &manifest::ProfileCommand,
 ) -> Result<Imported> {
     let done = import(req)?;
-    manifest::record_profile_command(imported_ladder(&done), req.version, command)?;
+    manifest::record_profile_command(imported_ladder(&done), req.version, command, req.limits)?;
     Ok(done)
 }
 
@@ -178,7 +183,7 @@ fn check_version_id(id: &str) -> Result<()> {
 pub fn import(req: &Request) -> Result<Imported> {
     check_version_id(req.version)?;
     // Read everything first: nothing is written unless every file is an ncu export.
-    let exports = read_exports(req.files)?;
+    let exports = read_exports(req.files, req.limits)?;
     let profile = model::pick_launch(&exports.profiles, req.kernel, req.launch, "--launch ID")?;
     let kernel = short_kernel_name(&profile.kernel);
     let launch = launch_named(&exports.profiles, profile);
@@ -188,7 +193,7 @@ pub fn import(req: &Request) -> Result<Imported> {
     files::confine::create_dir(req.profiles, &ladder_dir)?;
     let _lock = files::lock::Lock::acquire(&ladder_dir)?;
     staging::recover(&ladder_dir)?;
-    let mut edit = open_manifest(&ladder_dir)?;
+    let mut edit = open_manifest(&ladder_dir, req.limits)?;
     files::fault::point("the manifest read");
     let m = &mut edit.manifest;
 
@@ -236,14 +241,18 @@ struct Exports {
     profiles: Vec<model::Profile>,
 }
 
-/// Reads and parses every file given; an error at the first that is no ncu export, or
-/// where the files hold no kernel launch.
-fn read_exports(given: &[PathBuf]) -> Result<Exports> {
+/// Reads and parses every file given within `limits`; an error at the first that is no
+/// ncu export, or where the files hold no kernel launch.
+fn read_exports(given: &[PathBuf], limits: SizeLimits) -> Result<Exports> {
     let mut exports = Vec::new();
     let mut contents = Vec::new();
     for f in given {
-        let bytes = files::read::given(f)?;
-        exports.push(ncu::parse_bytes(f, &bytes)?);
+        let bytes = files::read::given(f, limits.max_file_size)?;
+        exports.push(ncu::parse_bytes_with(
+            f,
+            &bytes,
+            &ncu::ReadOptions::within(limits),
+        )?);
         contents.push(bytes);
     }
     let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
@@ -282,8 +291,9 @@ fn check_figures(req: &Request) -> Result<()> {
     Ok(())
 }
 
-/// The ladder's manifest to edit; a new one (titled by the folder) where there is none.
-fn open_manifest(ladder_dir: &Path) -> Result<manifest::Edit> {
+/// The ladder's manifest to edit, read within `limits`; a new one (titled by the folder)
+/// where there is none.
+fn open_manifest(ladder_dir: &Path, limits: SizeLimits) -> Result<manifest::Edit> {
     let defaults = Manifest {
         title: ladder_dir
             .file_name()
@@ -291,7 +301,7 @@ fn open_manifest(ladder_dir: &Path) -> Result<manifest::Edit> {
             .unwrap_or_default(),
         ..Manifest::default()
     };
-    manifest::Edit::open(ladder_dir, Some(&defaults))
+    manifest::Edit::open(ladder_dir, Some(&defaults), limits)
 }
 
 /// The names the exports are stored under in the version folder (each compressed,

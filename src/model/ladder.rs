@@ -4,9 +4,9 @@
 use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, RunShape, Shape};
-use super::store::Store;
+use super::store::{Place, Store};
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
-use crate::files::{self, confine::FileError};
+use crate::files::{self, confine::FileError, limits::SizeLimits};
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;
@@ -309,9 +309,9 @@ fn folder_name(dir: &Path) -> String {
 /// its swap left in the version folder ([`staging`]); its path as written, and its
 /// content checked (syntax with line and column, version ids used once).
 pub(crate) fn read_manifest(store: &Store, dir: &Path) -> Result<(PathBuf, Manifest)> {
-    let pending = match store {
-        Store::Disk => staging::pending_manifest(dir),
-        Store::Embedded => None,
+    let pending = match store.place {
+        Place::Disk => staging::pending_manifest(dir),
+        Place::Embedded => None,
     };
     let rel = pending.as_deref().unwrap_or(manifest::FILE_NAME);
     let (path, text) = store.read_confined_text(dir, rel, &[dir.to_path_buf()])?;
@@ -337,7 +337,7 @@ pub(crate) fn roots(store: &Store, dir: &Path, declared: Option<&str>) -> Result
     };
     let lexical = files::confine::lexically(dir, k, std::slice::from_ref(&beside))
         .map_err(|e| bad(format!("is refused ({e})")))?;
-    if *store == Store::Disk
+    if store.is_disk()
         && let Ok(real) = std::fs::canonicalize(&lexical)
     {
         let inside = std::fs::canonicalize(&beside).is_ok_and(|b| real.starts_with(b));
@@ -477,7 +477,7 @@ impl Folder<'_> {
                 pages.extend(unread.into_iter().map(|(k, p)| source_page(k, &path, p)));
                 continue;
             }
-            match ncu::parse_bytes(&path, &bytes) {
+            match ncu::parse_bytes_with(&path, &bytes, &store.export_options()) {
                 Ok(e) => pages.extend(pages_of(e)),
                 Err(e) => report.record(e)?,
             }
@@ -648,16 +648,20 @@ pub fn pick_launch<'p>(
 }
 
 /// A ladder from loose export files: one version per kernel launch, in the order given
-/// (pages of one report merged).
-pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> {
+/// (pages of one report merged), each file read and inflated within `limits`.
+pub fn load_files(
+    paths: &[PathBuf],
+    limits: SizeLimits,
+    report: &mut LoadReport,
+) -> Result<Ladder> {
     let options = ncu::ReadOptions {
         partial: !report.strict,
-        ..ncu::ReadOptions::default()
+        ..ncu::ReadOptions::within(limits)
     };
     let mut exports = Vec::new();
     let before = report.failures.len();
     for path in paths {
-        let read = files::read::given(path)
+        let read = files::read::given(path, limits.max_file_size)
             .map_err(|e| file_error(path, e))
             .and_then(|bytes| ncu::parse_bytes_with(path, &bytes, &options));
         match read {
@@ -703,6 +707,6 @@ pub fn load_files(paths: &[PathBuf], report: &mut LoadReport) -> Result<Ladder> 
         reference_shape: None,
         versions,
         dir: None,
-        store: Store::Disk,
+        store: Store::disk(limits),
     })
 }

@@ -6,7 +6,7 @@
 
 use super::staging;
 use super::store::Store;
-use crate::files;
+use crate::files::{self, limits::SizeLimits};
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -104,12 +104,12 @@ impl Manifest {
         Ok(m)
     }
 
-    /// Reads a manifest on disk (a regular file inside its folder); `None` when there
-    /// is none.
-    pub fn read(path: &Path) -> Result<Option<Manifest>> {
+    /// Reads a manifest on disk (a regular file inside its folder, within `limits`);
+    /// `None` when there is none.
+    pub fn read(path: &Path, limits: SizeLimits) -> Result<Option<Manifest>> {
         let dir = path.parent().unwrap_or(Path::new(""));
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        match Store::Disk.read_confined_text(dir, &name, &[dir.to_path_buf()]) {
+        match Store::disk(limits).read_confined_text(dir, &name, &[dir.to_path_buf()]) {
             Ok((_, text)) => Manifest::from_text(&path.display().to_string(), &text).map(Some),
             Err(e) if e.missing => Ok(None),
             Err(e) => Err(e.into()),
@@ -218,12 +218,16 @@ pub struct Edit {
 }
 
 impl Edit {
-    /// Reads the manifest of `ladder_dir`, or starts from `defaults` where there is none
-    /// (`None`: a missing manifest is an error).
-    pub fn open(ladder_dir: &Path, defaults: Option<&Manifest>) -> Result<Edit> {
+    /// Reads the manifest of `ladder_dir` (within `limits`), or starts from `defaults`
+    /// where there is none (`None`: a missing manifest is an error).
+    pub fn open(
+        ladder_dir: &Path,
+        defaults: Option<&Manifest>,
+        limits: SizeLimits,
+    ) -> Result<Edit> {
         let path = ladder_dir.join(FILE_NAME);
         let roots = [ladder_dir.to_path_buf()];
-        match Store::Disk.read_confined_text(ladder_dir, FILE_NAME, &roots) {
+        match Store::disk(limits).read_confined_text(ladder_dir, FILE_NAME, &roots) {
             Ok((_, text)) => {
                 let manifest = Manifest::from_text(&path.display().to_string(), &text)?;
                 let doc = text
@@ -350,16 +354,18 @@ fn same_value(a: &Item, b: &Item) -> bool {
 
 /// Reads, changes and writes the manifest of `ladder_dir` under the ladder's lock, after
 /// finishing what an interrupted import left; starts from `defaults` where there is none.
+/// The manifest there is read within `limits`.
 pub fn update<T>(
     ladder_dir: &Path,
     defaults: Option<&Manifest>,
+    limits: SizeLimits,
     change: impl FnOnce(&mut Manifest) -> Result<T>,
 ) -> Result<T> {
     let profiles = ladder_dir.parent().unwrap_or(Path::new("."));
     files::confine::create_dir(profiles, ladder_dir)?;
     let _lock = files::lock::Lock::acquire(ladder_dir)?;
     staging::recover(ladder_dir)?;
-    let mut edit = Edit::open(ladder_dir, defaults)?;
+    let mut edit = Edit::open(ladder_dir, defaults, limits)?;
     files::fault::point("the manifest read");
     let out = change(&mut edit.manifest)?;
     edit.save()?;
@@ -376,8 +382,9 @@ pub fn record_versions(
     defaults: &Manifest,
     entries: &[VersionEntry],
     order: &[&str],
+    limits: SizeLimits,
 ) -> Result<()> {
-    update(ladder_dir, Some(defaults), |m| {
+    update(ladder_dir, Some(defaults), limits, |m| {
         for e in entries {
             match m.version_mut(&e.id) {
                 Some(old) => {
@@ -413,8 +420,13 @@ pub fn record_versions(
 pub const KERNELS_BESIDE: &str = "../../kernels";
 
 /// Stores the command a version was profiled with in the manifest of `ladder_dir`.
-pub fn record_profile_command(ladder_dir: &Path, id: &str, cmd: &ProfileCommand) -> Result<()> {
-    update(ladder_dir, None, |m| {
+pub fn record_profile_command(
+    ladder_dir: &Path,
+    id: &str,
+    cmd: &ProfileCommand,
+    limits: SizeLimits,
+) -> Result<()> {
+    update(ladder_dir, None, limits, |m| {
         let v = m.version_mut(id).ok_or_else(|| {
             anyhow!(
                 "{} has no version {id}",

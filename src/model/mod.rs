@@ -18,7 +18,7 @@ pub use ladder::{
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};
 pub use source::SourcePage;
-pub use store::Store;
+pub use store::{Place, Store};
 
 use crate::ncu::{DetailMetric, LaunchInfo, PageKind, RawMetrics, RuleFinding};
 use std::path::PathBuf;

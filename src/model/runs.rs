@@ -547,11 +547,13 @@ impl RunFile {
     }
 
     /// Adds results (skipped ones are not kept) and their run's environment to
-    /// `runs.json` in `ladder_dir`, under the ladder's lock.
+    /// `runs.json` in `ladder_dir`, under the ladder's lock; the file there is read
+    /// within `limits`.
     pub fn store(
         ladder_dir: &std::path::Path,
         results: &[RunResult],
         env: Option<Environment>,
+        limits: crate::files::limits::SizeLimits,
     ) -> anyhow::Result<std::path::PathBuf> {
         let path = ladder_dir.join(FILE_NAME);
         let profiles = ladder_dir.parent().unwrap_or(std::path::Path::new("."));
@@ -559,7 +561,7 @@ impl RunFile {
         // Read, changed and written under the ladder's lock: two runs saving at once
         // both keep their results.
         let _lock = crate::files::lock::Lock::acquire(ladder_dir)?;
-        let mut file = RunFile::read(&super::Store::Disk, &path)?;
+        let mut file = RunFile::read(&super::Store::disk(limits), &path)?;
         crate::files::fault::point("the run file read");
         file.upsert(
             results

@@ -8,7 +8,7 @@
 //! before. `import` writes them.
 
 use super::store::Store;
-use crate::files;
+use crate::files::{self, limits::SizeLimits};
 use crate::ncu::{OpcodeSamples, Page, SourceListing, SourceSummary, StallReason};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -81,7 +81,8 @@ impl Origin {
     fn read(&self, summary: &SourceSummary) -> Result<SourceListing, String> {
         let describe = self.store.describe(&self.path);
         let bytes = self.store.read(&self.path).map_err(|e| format!("{e:#}"))?;
-        let export = crate::ncu::parse_bytes(&self.path, &bytes).map_err(|e| e.to_string())?;
+        let export = crate::ncu::parse_bytes_with(&self.path, &bytes, &self.store.export_options())
+            .map_err(|e| e.to_string())?;
         match export.records.into_iter().nth(self.index).map(|r| r.page) {
             Some(Page::Source(listing)) if listing.summary() == *summary => Ok(listing),
             _ => Err(format!(
@@ -274,11 +275,12 @@ pub fn unread_pages(
 
 /// Writes the summary file of every source export a ladder folder's manifest lists
 /// where it is missing or of other bytes (a folder made before summaries were stored,
-/// or an export replaced by hand); the files written.
-pub fn refresh_summaries(ladder_dir: &Path) -> Result<Vec<PathBuf>> {
+/// or an export replaced by hand), the manifest read and the exports inflated within
+/// `limits`; the files written.
+pub fn refresh_summaries(ladder_dir: &Path, limits: SizeLimits) -> Result<Vec<PathBuf>> {
     use anyhow::Context;
     let manifest_path = ladder_dir.join(super::manifest::FILE_NAME);
-    let manifest = super::manifest::Manifest::read(&manifest_path)?
+    let manifest = super::manifest::Manifest::read(&manifest_path, limits)?
         .with_context(|| format!("{} is missing", manifest_path.display()))?;
     let mut files: Vec<&String> = manifest.versions.iter().flat_map(|v| &v.files).collect();
     files.sort();
@@ -289,10 +291,11 @@ pub fn refresh_summaries(ladder_dir: &Path) -> Result<Vec<PathBuf>> {
         let bytes =
             std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let summary = std::fs::read(summary_path(&path)).unwrap_or_default();
-        if unread_pages(&Store::Disk, &path, &bytes, &summary).is_some() {
+        if unread_pages(&Store::disk(limits), &path, &bytes, &summary).is_some() {
             continue;
         }
-        let summaries = summaries(&crate::ncu::parse_bytes(&path, &bytes)?);
+        let options = crate::ncu::ReadOptions::within(limits);
+        let summaries = summaries(&crate::ncu::parse_bytes_with(&path, &bytes, &options)?);
         if !summaries.is_empty() {
             write_summary(&path, &bytes, &summaries)?;
             written.push(summary_path(&path));

@@ -2,7 +2,8 @@
 //! `kernels/` built into the binary (so that `stallscope` shows the bundled ladder on any
 //! machine, from any working directory).
 
-use crate::files::{self, confine::FileError, paths::normalize};
+use crate::files::{self, confine::FileError, limits::SizeLimits, paths::normalize};
+use crate::ncu;
 use anyhow::{Result, anyhow};
 use include_dir::{Dir, include_dir};
 use std::borrow::Cow;
@@ -11,32 +12,73 @@ use std::path::{Component, Path, PathBuf};
 static EMBEDDED_PROFILES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/profiles");
 static EMBEDDED_KERNELS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/kernels");
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Store {
+/// Where a store's files are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
     /// Real files; paths are file-system paths.
     Disk,
     /// The bundled copy; paths start with `profiles/` or `kernels/`.
     Embedded,
 }
 
+/// Where ladders (and recipes) are read from, and how much is read there: a file on
+/// disk up to `limits.max_file_size`, a gzip export (on disk or built in) inflated up to
+/// `limits.max_decompressed`. The commands make every store with the limits of the
+/// command line; what is read of a ladder later (a source page's rows, on demand) is
+/// read within the limits of the store it came from.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub place: Place,
+    pub limits: SizeLimits,
+}
+
 impl Store {
+    /// Real files, read within `limits`.
+    pub fn disk(limits: SizeLimits) -> Store {
+        Store {
+            place: Place::Disk,
+            limits,
+        }
+    }
+
+    /// The bundled copy, its exports inflated within `limits`.
+    pub fn embedded(limits: SizeLimits) -> Store {
+        Store {
+            place: Place::Embedded,
+            limits,
+        }
+    }
+
+    pub fn is_disk(&self) -> bool {
+        self.place == Place::Disk
+    }
+
+    pub fn is_embedded(&self) -> bool {
+        self.place == Place::Embedded
+    }
+
+    /// How the exports of this store are parsed: whole, inflated within its limits.
+    pub fn export_options(&self) -> ncu::ReadOptions {
+        ncu::ReadOptions::within(self.limits)
+    }
+
     /// The folder that holds the ladders of this store.
     pub fn default_profiles(&self) -> PathBuf {
         PathBuf::from("profiles")
     }
 
     pub fn describe(&self, path: &Path) -> String {
-        match self {
-            Store::Disk => path.display().to_string(),
-            Store::Embedded => format!("{} (built in)", path.display()),
+        match self.place {
+            Place::Disk => path.display().to_string(),
+            Place::Embedded => format!("{} (built in)", path.display()),
         }
     }
 
-    /// Reads a file whole: on disk a regular file only, up to the per-file limit.
+    /// Reads a file whole: on disk a regular file only, up to the store's per-file limit.
     pub fn read(&self, path: &Path) -> Result<Cow<'static, [u8]>> {
-        match self {
-            Store::Disk => files::read::regular(path).map(Cow::Owned),
-            Store::Embedded => {
+        match self.place {
+            Place::Disk => files::read::regular(path, self.limits.max_file_size).map(Cow::Owned),
+            Place::Embedded => {
                 let (dir, rest) = embedded_root(path)?;
                 dir.get_file(&rest)
                     .map(|f| Cow::Borrowed(f.contents()))
@@ -64,13 +106,14 @@ impl Store {
             missing: false,
             message: format!("{e:#}"),
         };
-        match self {
-            Store::Disk => {
+        match self.place {
+            Place::Disk => {
                 let (shown, real) = files::confine::file(base, rel, roots)?;
-                let bytes = files::read::regular(&real).map_err(|e| refused(&shown, e))?;
+                let bytes = files::read::regular(&real, self.limits.max_file_size)
+                    .map_err(|e| refused(&shown, e))?;
                 Ok((shown, Cow::Owned(bytes)))
             }
-            Store::Embedded => {
+            Place::Embedded => {
                 let shown = files::confine::lexically(base, rel, roots)?;
                 if !self.exists(&shown) {
                     return Err(FileError {
@@ -104,9 +147,9 @@ impl Store {
     }
 
     pub fn exists(&self, path: &Path) -> bool {
-        match self {
-            Store::Disk => path.exists(),
-            Store::Embedded => embedded_root(path)
+        match self.place {
+            Place::Disk => path.exists(),
+            Place::Embedded => embedded_root(path)
                 .map(|(d, rest)| rest.as_os_str().is_empty() || d.get_entry(&rest).is_some())
                 .unwrap_or(false),
         }
@@ -114,14 +157,14 @@ impl Store {
 
     /// The sub-folders of a folder, sorted by name.
     pub fn subdirs(&self, path: &Path) -> Result<Vec<PathBuf>> {
-        let mut out = match self {
-            Store::Disk => std::fs::read_dir(path)
+        let mut out = match self.place {
+            Place::Disk => std::fs::read_dir(path)
                 .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
                 .filter_map(|e| e.ok())
                 .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
                 .map(|e| e.path())
                 .collect::<Vec<_>>(),
-            Store::Embedded => {
+            Place::Embedded => {
                 let (dir, rest) = embedded_root(path)?;
                 let dir = if rest.as_os_str().is_empty() {
                     dir

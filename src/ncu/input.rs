@@ -7,8 +7,7 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
-use crate::files::limits::size_text;
-pub use crate::files::limits::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR};
+use crate::files::limits::{MAX_DECOMPRESSED_VAR, size_text};
 
 /// What a file of binary data is told.
 const BINARY: &str = "this is a binary file, not an ncu CSV export (an .ncu-rep report? export it with `ncu --import REPORT --csv --page raw`)";
@@ -43,7 +42,8 @@ impl CsvText<'_> {
 }
 
 /// Decompresses gzip input (detected by its magic bytes, not by the file name), every
-/// member of it (`cat a.gz b.gz` is one gzip file), up to the decompressed-size limit.
+/// member of it (`cat a.gz b.gz` is one gzip file), up to the decompressed-size limit
+/// ([`ReadOptions::max_decompressed`]).
 pub fn decompress<'a>(
     path: &Path,
     bytes: &'a [u8],
@@ -52,14 +52,7 @@ pub fn decompress<'a>(
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Ok(Cow::Borrowed(bytes));
     }
-    let limit = match options.max_decompressed {
-        Some(limit) => limit,
-        None => {
-            crate::files::limits::limits()
-                .map_err(|e| ParseError::file(path, format!("{e:#}")))?
-                .max_decompressed
-        }
-    };
+    let limit = options.max_decompressed;
     let damaged = |e: std::io::Error| ParseError::file(path, format!("gzip data is damaged: {e}"));
     // The start first: a gzip bomb of zeros is refused at its first bytes (they are not
     // text). Then up to IN_ONE_PASS: an export that ends before is inflated once; a

@@ -10,12 +10,13 @@ mod source;
 pub mod stall;
 pub mod value;
 
-pub use input::{DEFAULT_MAX_DECOMPRESSED, MAX_DECOMPRESSED_VAR, sniff};
+pub use input::sniff;
 pub use raw::{RawColumn, RawMetrics, RawSchema};
 pub use source::{CudaLine, OpcodeSamples, SassLine, SourceListing, SourceSummary, opcode_class};
 pub use stall::StallReason;
 pub use value::{Unit, Value};
 
+use crate::files::limits::SizeLimits;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -199,14 +200,30 @@ impl ParseError {
 }
 
 /// How exports are read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Keep the complete launches of a file that ends in the middle of one (cut short),
     /// with a warning, instead of refusing the file.
     pub partial: bool,
-    /// The most a gzip export may inflate to; `None`: the value of
-    /// `STALLSCOPE_MAX_DECOMPRESSED`, else [`DEFAULT_MAX_DECOMPRESSED`].
-    pub max_decompressed: Option<u64>,
+    /// The most a gzip export may inflate to (`--max-decompressed`); by default
+    /// [`crate::files::limits::DEFAULT_MAX_DECOMPRESSED`].
+    pub max_decompressed: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions::within(SizeLimits::DEFAULT)
+    }
+}
+
+impl ReadOptions {
+    /// Whole exports only, inflated within `limits`.
+    pub fn within(limits: SizeLimits) -> ReadOptions {
+        ReadOptions {
+            partial: false,
+            max_decompressed: limits.max_decompressed,
+        }
+    }
 }
 
 /// Reads and parses one export from disk.

@@ -3,6 +3,7 @@
 //! report's content hash, and read from there on. Without ncu a report cannot be read,
 //! and the message says how to get its pages.
 
+use crate::files::limits::SizeLimits;
 use crate::process::Limits;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
@@ -20,12 +21,13 @@ pub fn is_report(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("ncu-rep"))
 }
 
-/// The paths with every report replaced by its exported pages, in order.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// The paths with every report replaced by its exported pages, in order; a report is
+/// read within `limits`.
+pub fn expand(paths: &[PathBuf], limits: SizeLimits) -> Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
         if is_report(p) {
-            out.extend(pages_of(p)?);
+            out.extend(pages_of(p, limits)?);
         } else {
             out.push(p.clone());
         }
@@ -33,10 +35,10 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// A report's pages: from the cache when this content was exported before, else
-/// exported now through ncu.
-pub fn pages_of(report: &Path) -> Result<Vec<PathBuf>> {
-    let bytes = crate::files::read::given(report)?;
+/// A report's pages: from the cache when this content was exported before (the report
+/// read within `limits` to hash it), else exported now through ncu.
+pub fn pages_of(report: &Path, limits: SizeLimits) -> Result<Vec<PathBuf>> {
+    let bytes = crate::files::read::given(report, limits.max_file_size)?;
     let hash: String = Sha256::digest(&bytes)
         .iter()
         .take(16)

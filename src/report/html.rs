@@ -1237,6 +1237,7 @@ fn tag_class(t: Tag) -> &'static str {
 mod tests {
     use super::*;
     use crate::analysis::Shown;
+    use crate::files::limits::SizeLimits;
     use crate::model::{LoadReport, Store, Version, load_ladder};
 
     const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
@@ -1255,7 +1256,7 @@ mod tests {
             reference_shape: Some(Shape::REFERENCE),
             versions,
             dir: None,
-            store: Store::Disk,
+            store: Store::disk(SizeLimits::DEFAULT),
         }
     }
 
@@ -1301,7 +1302,12 @@ mod tests {
     #[test]
     fn the_bundled_sgemm_page_loads_nothing() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/sgemm-toy");
-        let ladder = load_ladder(&Store::Disk, &dir, &mut LoadReport::default()).unwrap();
+        let ladder = load_ladder(
+            &Store::disk(SizeLimits::DEFAULT),
+            &dir,
+            &mut LoadReport::default(),
+        )
+        .unwrap();
         let page = page_of(&ladder);
         let loads = [
             "src=", "<link", "url(", "@import", "<script", "<iframe", "<object",

@@ -3,8 +3,9 @@
 //! message. The event loop and the GPU tests drive it the same way.
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
+use crate::files::limits::SizeLimits;
 use crate::gpu::{self, host::profile, host::runner};
-use crate::model::{self, LoadReport, Store, import};
+use crate::model::{self, LoadReport, import};
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,8 +25,9 @@ pub fn start(app: &App, req: JobRequest, tx: Sender<JobEvent>) -> Job {
         .iter()
         .find(|l| l.ladder.name == req.ladder)
         .map(|l| &l.ladder);
+    // The job reads and writes the ladder's files within the limits it was read with.
     let target = ls.and_then(|l| match (&l.store, &l.dir) {
-        (Store::Disk, Some(dir)) => Some(dir.clone()),
+        (store, Some(dir)) if store.is_disk() => Some((store.clone(), dir.clone())),
         _ => None,
     });
     let kernels = app.kernels.clone();
@@ -35,13 +37,14 @@ pub fn start(app: &App, req: JobRequest, tx: Sender<JobEvent>) -> Job {
             None => Err(anyhow!(
                 "the built-in profiles are read-only: start stallscope in the repository (or with --profiles DIR) to run kernels"
             )),
-            Some(dir) => run_job(&req, &kernels, &dir, &flag, &tx),
+            Some((store, dir)) => run_job(&req, &kernels, &dir, store.limits, &flag, &tx)
+                .map(|(said, dir)| (said, dir, store)),
         };
-        let reloaded = outcome.as_ref().ok().and_then(|(_, dir)| {
-            model::load_ladder(&Store::Disk, dir, &mut LoadReport::keep_going()).ok()
+        let reloaded = outcome.as_ref().ok().and_then(|(_, dir, store)| {
+            model::load_ladder(store, dir, &mut LoadReport::keep_going()).ok()
         });
         let _ = tx.send(JobEvent::Done {
-            outcome: outcome.map(|(m, _)| m).map_err(|e| format!("{e:#}")),
+            outcome: outcome.map(|(m, _, _)| m).map_err(|e| format!("{e:#}")),
             reloaded: reloaded.map(Box::new),
         });
     });
@@ -52,6 +55,7 @@ fn run_job(
     req: &JobRequest,
     kernels: &Path,
     ladder_dir: &Path,
+    limits: SizeLimits,
     cancel: &AtomicBool,
     tx: &Sender<JobEvent>,
 ) -> Result<(String, PathBuf)> {
@@ -73,19 +77,30 @@ fn run_job(
             });
         })?;
         let done = import::import_command_profile(
-            &import::Request::profiled(&profiles, Some(&req.ladder), version, &exports.files, true),
+            &import::Request::profiled(
+                &profiles,
+                Some(&req.ladder),
+                version,
+                &exports.files,
+                true,
+                limits,
+            ),
             cmd,
         )?;
         return Ok((done.to_string(), ladder_dir.to_path_buf()));
     }
-    let recipe_dir =
-        gpu::find_recipe_advised(kernels, Some(&req.ladder), gpu::EXPLORER_RECIPE_ADVICE)?;
+    let recipe_dir = gpu::find_recipe_advised(
+        kernels,
+        Some(&req.ladder),
+        gpu::EXPLORER_RECIPE_ADVICE,
+        limits,
+    )?;
     match req.kind {
         JobKind::Run => {
             let r = runner::Request {
                 versions: req.versions.clone(),
                 baselines: req.versions.iter().any(|v| v == "all"),
-                ..runner::Request::new(recipe_dir)
+                ..runner::Request::new(recipe_dir, limits)
             };
             let out = runner::run(&r, cancel, &mut |p| {
                 let _ = match p {
@@ -105,13 +120,13 @@ fn run_job(
                     }),
                 };
             })?;
-            crate::store_jobs::store_run(ladder_dir, &out)?;
+            crate::store_jobs::store_run(ladder_dir, &out, limits)?;
             Ok((ran_message(&out), ladder_dir.to_path_buf()))
         }
         JobKind::Profile => {
             let p = profile::Request {
                 versions: req.versions.clone(),
-                ..profile::Request::new(recipe_dir)
+                ..profile::Request::new(recipe_dir, limits)
             };
             let done = profile::run(
                 &p,
@@ -124,7 +139,7 @@ fn run_job(
                     });
                 },
                 &|recipe, v, files| {
-                    crate::store_jobs::store_recipe_profile(&profiles, recipe, v, files)
+                    crate::store_jobs::store_recipe_profile(&profiles, recipe, v, files, limits)
                 },
             )?;
             let failed: Vec<String> = done

@@ -4,6 +4,7 @@
 //! caller's (the model side imports them into the profiles ladder).
 
 use super::placement::{Placement, Slots};
+use crate::files::limits::SizeLimits;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{Mode, WorkerArgs};
 use crate::model::Shape;
@@ -24,6 +25,8 @@ pub const DEFAULT_SET: &str = "full";
 pub struct Request {
     /// The recipe folder.
     pub kernels: PathBuf,
+    /// How much of the recipe's files is read.
+    pub limits: SizeLimits,
     pub versions: Vec<String>,
     pub shape: Option<Shape>,
     pub causal: bool,
@@ -34,9 +37,10 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn new(kernels: PathBuf) -> Request {
+    pub fn new(kernels: PathBuf, limits: SizeLimits) -> Request {
         Request {
             kernels,
+            limits,
             versions: Vec::new(),
             shape: None,
             causal: false,
@@ -68,7 +72,7 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()

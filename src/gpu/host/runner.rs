@@ -13,6 +13,7 @@ use super::sdpa;
 use super::stats::{self, Measurement};
 use super::stopping;
 use super::window;
+use crate::files::limits::SizeLimits;
 use crate::gpu::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
@@ -34,6 +35,8 @@ const PARALLEL_SETUP: usize = 8;
 pub struct Request {
     /// The recipe folder.
     pub kernels: PathBuf,
+    /// How much of the recipe's files is read.
+    pub limits: SizeLimits,
     pub versions: Vec<String>,
     pub shape: Option<Shape>,
     pub causal: bool,
@@ -53,9 +56,10 @@ pub struct Request {
 impl Request {
     /// A request with every default: all versions, the recipe's reference shape, the
     /// sustained regime.
-    pub fn new(kernels: PathBuf) -> Request {
+    pub fn new(kernels: PathBuf, limits: SizeLimits) -> Request {
         Request {
             kernels,
+            limits,
             versions: Vec::new(),
             shape: None,
             causal: false,
@@ -192,7 +196,7 @@ pub fn run(
 /// The request checked and its recipe read; the shape, seed and run id chosen.
 fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
-    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels)?;
+    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()

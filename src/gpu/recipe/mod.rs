@@ -230,7 +230,10 @@ impl KernelRecipe {
     /// holds the recipe's folder (its sources may be shared with a sibling recipe).
     pub fn read(&self, rel: &str) -> Result<String> {
         let kernels = self.dir.parent().unwrap_or(Path::new("")).to_path_buf();
-        let store = self.store.as_ref().unwrap_or(&Store::Disk);
+        // A recipe parsed from its text alone (not loaded from a folder: the fuzz target,
+        // tests) has no store: its files are on disk, read within the default limits.
+        let parsed_alone = Store::disk(crate::files::limits::SizeLimits::DEFAULT);
+        let store = self.store.as_ref().unwrap_or(&parsed_alone);
         let (_, text) = store
             .read_confined_text(&self.dir, rel, &[kernels])
             .with_context(|| format!("in {}", store.describe(&self.dir.join(FILE_NAME))))?;
@@ -492,7 +495,11 @@ mod tests {
 
     fn flash_attention() -> KernelRecipe {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/flash-attention");
-        KernelRecipe::load(&Store::Disk, &dir).expect("the bundled recipe loads")
+        KernelRecipe::load(
+            &Store::disk(crate::files::limits::SizeLimits::DEFAULT),
+            &dir,
+        )
+        .expect("the bundled recipe loads")
     }
 
     /// Every launch expression of kernels/flash-attention/ladder.toml with its value at

@@ -13,6 +13,7 @@ use self::attention::{Prepared, Problem};
 use self::cases::{Case, case_seed, cases};
 use self::device::{Device, Graph};
 use self::unfused::Unfused;
+use crate::files::limits::SizeLimits;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
 use crate::model::RunStatus;
@@ -58,9 +59,10 @@ impl Candidate for UnfusedCandidate<'_, '_> {
     }
 }
 
-/// Runs the worker; its conversation is on stdin and stdout.
-pub fn main(args: &WorkerArgs) -> Result<()> {
-    let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe)?;
+/// Runs the worker; its conversation is on stdin and stdout. The recipe is read within
+/// `limits` (the worker's own command line resolves them, as every command's).
+pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
+    let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe, limits)?;
     if args.mode == Mode::Profile {
         return profile(&recipe, args);
     }

@@ -235,11 +235,7 @@ fn tab_ranges(shown: View, brand: bool, compact: bool) -> Vec<(View, u16, u16)> 
 fn ladder_texts(app: &App) -> (Vec<String>, bool) {
     let (l, shown) = (&app.ladder().ladder, app.ladder().shown);
     // A built-in ladder beside a local store's is marked so.
-    let built_in = l.store == crate::model::Store::Embedded
-        && app
-            .ladders
-            .iter()
-            .any(|s| s.ladder.store == crate::model::Store::Disk);
+    let built_in = l.store.is_embedded() && app.ladders.iter().any(|s| s.ladder.store.is_disk());
     let name = if built_in {
         format!("{} (built in)", l.name)
     } else {
