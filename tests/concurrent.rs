@@ -43,8 +43,15 @@ fn two_imports_and_two_result_saves_at_once_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let profiles = dir.path().join("profiles");
     let ladder = profiles.join("toy");
+    let started = std::time::Instant::now();
     let first = import(&profiles, "v0").wait_with_output().unwrap();
     assert!(first.status.success(), "{first:?}");
+    // The windows are held open only where the fault points wait: an import passes
+    // several, each 200 ms long in a binary built with fault injection.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(200),
+        "the import did not wait at its fault points: no window was held open"
+    );
 
     stallscope::files::fault::set_delay(200);
     let imports = [import(&profiles, "v1"), import(&profiles, "v2")];

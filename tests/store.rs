@@ -1,7 +1,7 @@
 //! Writing the profiles store: an import killed at any step leaves the version all old
 //! or all new, its leftovers listed by `check` and removed by the next import; new files
 //! take the umask's permissions and existing ones keep theirs; the manifest keeps its
-//! comments.
+//! comments. The binary these tests spawn is built with fault injection (checked first).
 
 mod common;
 
@@ -91,6 +91,29 @@ fn replace_aborted_at(profiles: &Path, step: u32) -> bool {
         .arg(profiles)
         .env("STALLSCOPE_ABORT_AT_STEP", step.to_string());
     c.output().unwrap().status.success()
+}
+
+/// The fault points act in the binary these tests spawn: `cargo test` builds it with
+/// the `fault-injection` feature (Cargo.toml's dev-dependency on the package itself).
+/// Without it the tests that kill an import at each step would see no step at all.
+#[test]
+fn the_binary_the_tests_run_aborts_at_the_fault_point_asked_for() {
+    use std::os::unix::process::ExitStatusExt;
+    let (_dir, profiles) = with_old_version();
+    let mut c = stallscope();
+    c.arg("import")
+        .args(NEW.iter().map(|f| fixture(f)))
+        .args(["--version", "v2", "--ladder", "toy", "--kernel", "mm_tiled"])
+        .arg("--profiles")
+        .arg(&profiles)
+        .env("STALLSCOPE_ABORT_AT_STEP", "1");
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.signal() == Some(libc::SIGABRT)
+            && stderr.contains("STALLSCOPE_ABORT_AT_STEP=1: aborting at step 1"),
+        "the import was not aborted at its first fault point: {out:?}"
+    );
 }
 
 #[test]
