@@ -1,7 +1,8 @@
 //! The data flow the README's architecture section describes, checked in the sources:
 //! the GPU side only produces run results and profiles, so nothing under src/gpu/ names
 //! the report, the explorer, the commands or the model's import (storing a profile is
-//! the caller's).
+//! the caller's); the model starts no process; the file helpers under src/files/ name
+//! nothing above them and keep no global.
 
 mod common;
 
@@ -501,4 +502,52 @@ fn the_field_reading_sees_the_ladders_fields() {
         fields_and_functions(planted),
         ["Ladder.name", "Ladder.shown", "fn shown_run"]
     );
+}
+
+/// src/files/ is the bottom of the crate: its rooms name no other module of it (only one
+/// another), and keep no process-wide state. No static holds an atomic, a lock or
+/// anything mutable (the size limits are values the commands hand down), save the fault
+/// points' counters, which exist only in a build with the `fault-injection` feature.
+#[test]
+fn the_file_helpers_name_nothing_above_them_and_keep_no_global() {
+    let dir = common::repo().join("src/files");
+    let mut found = Vec::new();
+    for f in rust_files(&dir) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (path, _) in paths_named(&text) {
+            if path[0] == "crate" && path.get(1).is_some_and(|m| m != "files") {
+                found.push(format!(
+                    "{} names crate::{}",
+                    f.display(),
+                    path[1..].join("::")
+                ));
+            }
+        }
+        // The fault points' module, compiled only with the feature.
+        let gated = text
+            .find("#[cfg(feature = \"fault-injection\")]\nmod points {")
+            .map(|at| (at, at + text[at..].find("\n}\n").unwrap_or(text.len() - at)));
+        let mut at = 0;
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let state = ["Atomic", "Mutex", "RwLock", "Cell", "static mut"]
+                .iter()
+                .any(|w| code.contains(w));
+            let in_gated = gated.is_some_and(|(from, to)| at > from && at < to);
+            if code.contains("static ") && state && !in_gated {
+                found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+            at += line.len() + 1;
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
+}
+
+#[test]
+fn the_file_helpers_check_sees_a_global_where_there_is_one() {
+    // The check above, on the one place statics are allowed: were it blind, it would
+    // pass on anything.
+    let text = std::fs::read_to_string(common::repo().join("src/files/fault.rs")).unwrap();
+    assert!(text.contains("#[cfg(feature = \"fault-injection\")]\nmod points {"));
+    assert!(text.contains("static FAULT_STEP: AtomicU64"));
 }
