@@ -2,6 +2,11 @@
 # One round on the GPU machine, run from the repository root with the release binary
 # (and optionally the GPU test binaries) carried along:
 #   kernels/h200-round.sh STEP...
+# Build the GPU test binaries (cargo test --release --no-run --test gpu --test kernels)
+# before the binary (cargo build --release): the test build leaves a
+# target/release/stallscope with the tests' fault points (the fault-injection feature),
+# and the plain build after it puts the release binary back. The GPU tests use no fault
+# point, so either binary runs them alike.
 # Steps: doctor, selftest, tests, converge (three separate default runs of the best
 # version and the baselines at both reference shapes, and how far their ratios agree), quick (the best versions and the baselines at the two
 # reference shapes, sustained and burst), ladder (every version and the baselines at

@@ -94,7 +94,8 @@ impl Store {
     }
 
     /// Reads the file a manifest or recipe names by `rel` (relative to `base`), confined
-    /// to `roots` (see [`files::confine::file`]): returns its path as written and its bytes.
+    /// to `roots` (see [`files::confine::file`]): returns its path as written and its
+    /// bytes.
     pub fn read_confined(
         &self,
         base: &Path,
