@@ -105,19 +105,11 @@ fn has_ladders(dir: &Path) -> bool {
 pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<Ladder>> {
     let sources = default_sources(common)?;
     let before = report.broken.len();
-    let mut ladders = model::load_folders(&sources, report);
-    if ladders.is_empty() {
+    let loaded = model::load_folders(&sources, report);
+    let mut ladders = model::at_least_one(loaded, report, before, || {
         let (store, dir) = default_profiles(common);
-        let broken: Vec<String> = report.broken[before..]
-            .iter()
-            .map(|b| b.to_string())
-            .collect();
-        bail!(
-            "no ladder of {} could be read: {}",
-            store.describe(&dir),
-            broken.join("; ")
-        );
-    }
+        store.describe(&dir)
+    })?;
     for l in &mut ladders {
         mark_built_in(l, &sources);
     }

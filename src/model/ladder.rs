@@ -244,18 +244,29 @@ pub fn load_ladders(
         .map(|d| (store.clone(), d))
         .collect();
     let out = load_folders(&folders, report);
-    if out.is_empty() {
+    at_least_one(out, report, before, || store.describe(profiles))
+}
+
+/// The ladders loaded, or an error naming the place (`where_`) and why each of its
+/// folders broke (`report.broken` from `before` on) when none loaded.
+pub fn at_least_one(
+    ladders: Vec<Ladder>,
+    report: &LoadReport,
+    before: usize,
+    where_: impl FnOnce() -> String,
+) -> Result<Vec<Ladder>> {
+    if ladders.is_empty() {
         let broken: Vec<String> = report.broken[before..]
             .iter()
             .map(|b| b.to_string())
             .collect();
         bail!(
             "no ladder of {} could be read: {}",
-            store.describe(profiles),
+            where_(),
             broken.join("; ")
         );
     }
-    Ok(out)
+    Ok(ladders)
 }
 
 /// Loads ladder folders, each from its store, in the order given; one that cannot be

@@ -12,8 +12,9 @@ pub mod staging;
 pub mod store;
 
 pub use ladder::{
-    BrokenLadder, Ladder, LoadReport, Version, ladder_dirs, ladder_folders, ladder_ids, launch_key,
-    launch_table, load_files, load_folders, load_ladder, load_ladders, pick_launch,
+    BrokenLadder, Ladder, LoadReport, Version, at_least_one, ladder_dirs, ladder_folders,
+    ladder_ids, launch_key, launch_table, load_files, load_folders, load_ladder, load_ladders,
+    pick_launch,
 };
 pub use merge::merge_exports;
 pub use runs::{RunResult, RunStatus, Shape};

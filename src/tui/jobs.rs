@@ -63,31 +63,8 @@ fn run_job(
     if let (JobKind::Profile, Some(cmd), [version]) =
         (req.kind, &req.command, req.versions.as_slice())
     {
-        // A version of the user's own program: profile its stored command again.
-        let c = profile::CommandRequest {
-            target: crate::nsight::Target::from_stored(cmd),
-            timeout: std::time::Duration::from_secs(profile::DEFAULT_TIMEOUT_S),
-            placement: Default::default(),
-        };
-        let exports = profile::profile_command(&c, cancel, &mut |s| {
-            let _ = tx.send(JobEvent::Progress {
-                current: s.to_string(),
-                done: 0,
-                total: 1,
-            });
-        })?;
-        let done = import::import_command_profile(
-            &import::Request::profiled(
-                &profiles,
-                Some(&req.ladder),
-                version,
-                &exports.files,
-                true,
-                limits,
-            ),
-            cmd,
-        )?;
-        return Ok((done.to_string(), ladder_dir.to_path_buf()));
+        let done = profile_own_command(req, cmd, version, &profiles, limits, cancel, tx)?;
+        return Ok((done, ladder_dir.to_path_buf()));
     }
     let recipe_dir = gpu::find_recipe_advised(
         kernels,
@@ -95,66 +72,121 @@ fn run_job(
         gpu::EXPLORER_RECIPE_ADVICE,
         limits,
     )?;
-    match req.kind {
-        JobKind::Run => {
-            let r = runner::Request {
-                versions: req.versions.clone(),
-                baselines: req.versions.iter().any(|v| v == "all"),
-                ..runner::Request::new(recipe_dir, limits)
-            };
-            let out = runner::run(&r, cancel, &mut |p| {
-                let _ = match p {
-                    runner::Progress::Step {
-                        id,
-                        what,
-                        index,
-                        total,
-                    } => tx.send(JobEvent::Progress {
-                        current: format!("{id}: {what}"),
-                        done: index,
-                        total,
-                    }),
-                    runner::Progress::Finished(result) => tx.send(JobEvent::Result {
-                        ladder: req.ladder.clone(),
-                        result,
-                    }),
-                };
-            })?;
-            crate::store_jobs::store_run(ladder_dir, &out, limits)?;
-            Ok((ran_message(&out), ladder_dir.to_path_buf()))
-        }
-        JobKind::Profile => {
-            let p = profile::Request {
-                versions: req.versions.clone(),
-                ..profile::Request::new(recipe_dir, limits)
-            };
-            let done = profile::run(
-                &p,
-                cancel,
-                &|_, id, i, n| {
-                    let _ = tx.send(JobEvent::Progress {
-                        current: id.to_string(),
-                        done: i,
-                        total: n,
-                    });
-                },
-                &|recipe, v, files| {
-                    crate::store_jobs::store_recipe_profile(&profiles, recipe, v, files, limits)
-                },
-            )?;
-            let failed: Vec<String> = done
-                .iter()
-                .filter_map(|d| d.outcome.as_ref().err().map(|e| format!("{}: {e:#}", d.id)))
-                .collect();
-            if failed.is_empty() {
-                Ok((
-                    format!("profiled {} version(s)", done.len()),
-                    ladder_dir.to_path_buf(),
-                ))
-            } else {
-                Err(anyhow!(failed.join("; ")))
-            }
-        }
+    let done = match req.kind {
+        JobKind::Run => run_versions(req, recipe_dir, ladder_dir, limits, cancel, tx)?,
+        JobKind::Profile => profile_versions(req, recipe_dir, &profiles, limits, cancel, tx)?,
+    };
+    Ok((done, ladder_dir.to_path_buf()))
+}
+
+/// A version of the user's own program: its stored command profiled again.
+fn profile_own_command(
+    req: &JobRequest,
+    cmd: &crate::model::manifest::ProfileCommand,
+    version: &str,
+    profiles: &Path,
+    limits: SizeLimits,
+    cancel: &AtomicBool,
+    tx: &Sender<JobEvent>,
+) -> Result<String> {
+    let c = profile::CommandRequest {
+        target: crate::nsight::Target::from_stored(cmd),
+        timeout: std::time::Duration::from_secs(profile::DEFAULT_TIMEOUT_S),
+        placement: Default::default(),
+    };
+    let exports = profile::profile_command(&c, cancel, &mut |s| {
+        let _ = tx.send(JobEvent::Progress {
+            current: s.to_string(),
+            done: 0,
+            total: 1,
+        });
+    })?;
+    let done = import::import_command_profile(
+        &import::Request::profiled(
+            profiles,
+            Some(&req.ladder),
+            version,
+            &exports.files,
+            true,
+            limits,
+        ),
+        cmd,
+    )?;
+    Ok(done.to_string())
+}
+
+/// The recipe's versions run, each result sent as it comes, and stored.
+fn run_versions(
+    req: &JobRequest,
+    recipe_dir: PathBuf,
+    ladder_dir: &Path,
+    limits: SizeLimits,
+    cancel: &AtomicBool,
+    tx: &Sender<JobEvent>,
+) -> Result<String> {
+    let r = runner::Request {
+        versions: req.versions.clone(),
+        baselines: req.versions.iter().any(|v| v == "all"),
+        ..runner::Request::new(recipe_dir, limits)
+    };
+    let out = runner::run(&r, cancel, &mut |p| {
+        let _ = match p {
+            runner::Progress::Step {
+                id,
+                what,
+                index,
+                total,
+            } => tx.send(JobEvent::Progress {
+                current: format!("{id}: {what}"),
+                done: index,
+                total,
+            }),
+            runner::Progress::Finished(result) => tx.send(JobEvent::Result {
+                ladder: req.ladder.clone(),
+                result,
+            }),
+        };
+    })?;
+    crate::store_jobs::store_run(ladder_dir, &out, limits)?;
+    Ok(ran_message(&out))
+}
+
+/// The recipe's versions profiled with ncu and imported; an error naming each version
+/// that failed.
+fn profile_versions(
+    req: &JobRequest,
+    recipe_dir: PathBuf,
+    profiles: &Path,
+    limits: SizeLimits,
+    cancel: &AtomicBool,
+    tx: &Sender<JobEvent>,
+) -> Result<String> {
+    let p = profile::Request {
+        versions: req.versions.clone(),
+        ..profile::Request::new(recipe_dir, limits)
+    };
+    let done = profile::run(
+        &p,
+        cancel,
+        &|_, id, i, n| {
+            let _ = tx.send(JobEvent::Progress {
+                current: id.to_string(),
+                done: i,
+                total: n,
+            });
+        },
+        &|recipe, v, files| {
+            crate::store_jobs::store_recipe_profile(profiles, recipe, v, files, limits)
+        },
+    )?;
+    let failed: Vec<String> = done
+        .iter()
+        .filter_map(|d| d.outcome.as_ref().err().map(|e| format!("{}: {e:#}", d.id)))
+        .collect();
+    if failed.is_empty() {
+        Ok(format!("profiled {} version(s)", done.len()))
+    } else {
+        Err(anyhow!(failed.join("; ")))
     }
 }
 
