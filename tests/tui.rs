@@ -788,6 +788,32 @@ fn cuda_lines_show_with_their_sass() {
     );
 }
 
+/// A version's run result at the reference shape (the one the explorer shows first),
+/// from the bundled runs, and a figure of it as the explorer writes it.
+fn bundled(version: &str) -> stallscope::model::RunResult {
+    let ladders = model::load_ladders(
+        &Store::disk(SizeLimits::DEFAULT),
+        &common::profiles(),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let fa = ladders
+        .iter()
+        .find(|l| l.name == "flash-attention")
+        .unwrap();
+    let v = fa.versions.iter().find(|v| v.id == version).unwrap();
+    let at = stallscope::model::runs::RunShape {
+        shape: model::Shape::REFERENCE,
+        causal: false,
+    };
+    common::run_at(v, &at).unwrap().clone()
+}
+
+/// A run's time as the explorer shows it (µs, about four digits).
+fn shown_us(version: &str) -> String {
+    stallscope::report::format::micros(bundled(version).median_us.unwrap())
+}
+
 /// The row of `render` output that starts with `name`.
 fn row_of(screen: &str, name: &str) -> String {
     screen
@@ -806,11 +832,14 @@ fn the_timeline_marks_a_time_worse_than_the_parents() {
     let screen = render(&a, 120, 40);
     let time = row_of(&screen, "Time (run)");
     assert!(
-        time.contains("▼99.06") && !time.contains("▼91.87"),
+        time.contains(&format!("▼{}", shown_us("v13")))
+            && time.contains(&shown_us("v12"))
+            && !time.contains(&format!("▼{}", shown_us("v12"))),
         "{time}"
     );
+    let tflops = format!("▼{:.1}", bundled("v13").tflops.unwrap());
     assert!(
-        row_of(&screen, "TFLOPS (run)").contains("▼346.9"),
+        row_of(&screen, "TFLOPS (run)").contains(&tflops),
         "{screen}"
     );
 }
@@ -833,7 +862,7 @@ fn times_are_coloured_by_ratio() {
     let line: Vec<String> = (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect();
     let x = line
         .windows(4)
-        .position(|w| w.concat() == "1748")
+        .position(|w| w.concat() == shown_us("v02"))
         .expect("v02's time") as u16;
     let fg = buf[(x, y)].fg;
     assert!(
@@ -950,7 +979,7 @@ fn compare_at_80_columns_keeps_its_columns_apart() {
     use predicates::Predicate;
     let joined = predicates::str::is_match(r"(µs|TFLOPS|MHz|%|\d)[+-]\d").unwrap();
     assert!(
-        row_of(&screen, "Time (run)").contains("73.68 µs  ")
+        row_of(&screen, "Time (run)").contains(&format!("{} µs  ", shown_us("v21")))
             && !screen.lines().any(|l| joined.eval(l)),
         "{screen}"
     );
@@ -1095,7 +1124,15 @@ fn compare_at_40_columns_cuts_no_number() {
             .any(|(i, c)| c == '…' && l[..i].ends_with(|d: char| d.is_ascii_digit()))
     });
     assert_eq!(cut_number, None, "{shown}");
-    assert!(shown.contains("  v13 819 W   v14 833 W"), "{shown}");
+    let watts = |v: &str| format!("{:.0}", bundled(v).power_w.unwrap());
+    assert!(
+        shown.contains(&format!(
+            "  v13 {} W   v14 {} W",
+            watts("v13"),
+            watts("v14")
+        )),
+        "{shown}"
+    );
 }
 
 /// In a narrow popup the short name is cut with an ellipsis inside the border (it ran
