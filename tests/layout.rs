@@ -235,8 +235,11 @@ fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
-    let tests_at = code.find("mod tests {").unwrap_or(code.len());
     let chars: Vec<char> = code.chars().collect();
+    // Where the file's `mod tests` starts, counted in characters as the reading goes.
+    let tests_at = code
+        .find("mod tests {")
+        .map_or(chars.len(), |at| code[..at].chars().count());
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     // Reads `a::b::{c, d::e}` from `at`; returns the paths and where it ended.
     fn tree(chars: &[char], mut at: usize, prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
@@ -458,7 +461,12 @@ fn the_import_reading_follows_a_reexport_to_the_file_that_defines_the_item() {
             "shapes/mod.rs",
             "mod ladder;\nmod runs;\n\npub use ladder::Ladder;\npub use runs::{Shape, Status};\n",
         ),
-        ("shapes/runs.rs", "pub struct Shape;\npub enum Status {}\n"),
+        (
+            "shapes/runs.rs",
+            // Its tests' `use super::*` names the file itself, however many characters
+            // of several bytes stand before them.
+            "pub struct Shape;\npub enum Status {}\npub const UNIT: &str = \"µs ← ← ← ← ← ← ← ← ← ←\";\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+        ),
         (
             "shapes/ladder.rs",
             "use super::Shape;\n\npub struct Ladder(Shape);\n\nfn w() -> usize {\n    crate::report::width()\n}\n",
@@ -484,6 +492,7 @@ fn the_import_reading_follows_a_reexport_to_the_file_that_defines_the_item() {
         targets("shapes/mod.rs"),
         ["shapes/ladder.rs", "shapes/runs.rs"]
     );
+    assert_eq!(targets("shapes/runs.rs"), Vec::<String>::new());
     // So the parent and its children make no circle, and the real one is still seen.
     assert_eq!(
         import_circles(&src, &src),
