@@ -226,15 +226,27 @@ fn target_of(
     file
 }
 
-/// The paths a file names from `crate::`, `self::` or `super::` (anywhere in its code)
-/// and in its `use` lines, each group `a::{b, c::d}` spread into whole paths, as
-/// (path, whether it sits in the file's `mod tests`).
+/// The paths a file names from `crate::`, `self::` or `super::` or from a module it
+/// declares (`mod long;` then `long::parse`) anywhere in its code, and in its `use`
+/// lines, each group `a::{b, c::d}` spread into whole paths, as (path, whether it sits in
+/// the file's `mod tests`).
 fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
     let code: String = text
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
+    // The modules the file declares in files of their own.
+    let children: Vec<String> = code
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = ["pub mod ", "pub(crate) mod ", "mod "]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))?;
+            l.strip_suffix(';').map(str::to_string)
+        })
+        .collect();
     let chars: Vec<char> = code.chars().collect();
     // Where the file's `mod tests` starts, counted in characters as the reading goes.
     let tests_at = code
@@ -299,15 +311,24 @@ fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
             let after = chars[at + 4..].iter().take_while(|c| ident(**c)).count();
             after > 0
         };
-        if boundary && (rooted || used) {
+        let word: String = chars[at..].iter().take_while(|c| ident(**c)).collect();
+        let child = chars.get(at + word.len()) == Some(&':')
+            && chars.get(at + word.len() + 1) == Some(&':')
+            && children.contains(&word);
+        if boundary && (rooted || used || child) {
             let start = if used { at + 4 } else { at };
             let (paths, end) = tree(&chars, start, Vec::new());
-            // A `use` of a bare name is relative to the module itself.
+            let in_tests = at >= tests_at;
             for mut p in paths {
+                // A `use` of a bare name is relative to the module itself; a child's name
+                // too, in the tests the parent's module (which their `use super::*`
+                // brings in).
                 if used && !["crate", "self", "super"].contains(&p[0].as_str()) {
                     p.insert(0, "self".to_string());
+                } else if child && !used {
+                    p.insert(0, if in_tests { "super" } else { "self" }.to_string());
                 }
-                found.push((p, at >= tests_at));
+                found.push((p, in_tests));
             }
             at = end.max(at + 1);
         } else {
@@ -456,7 +477,11 @@ fn the_import_reading_follows_a_reexport_to_the_file_that_defines_the_item() {
     let src = dir.path().join("src");
     std::fs::create_dir_all(src.join("shapes")).unwrap();
     for (file, text) in [
-        ("lib.rs", "pub mod report;\npub mod shapes;\n"),
+        (
+            "lib.rs",
+            // A module it declares, named bare in its code.
+            "pub mod report;\npub mod shapes;\n\npub fn width() -> usize {\n    report::width()\n}\n",
+        ),
         (
             "shapes/mod.rs",
             "mod ladder;\nmod runs;\n\npub use ladder::Ladder;\npub use runs::{Shape, Status};\n",
@@ -493,6 +518,7 @@ fn the_import_reading_follows_a_reexport_to_the_file_that_defines_the_item() {
         ["shapes/ladder.rs", "shapes/runs.rs"]
     );
     assert_eq!(targets("shapes/runs.rs"), Vec::<String>::new());
+    assert_eq!(targets("lib.rs"), ["report.rs"]);
     // So the parent and its children make no circle, and the real one is still seen.
     assert_eq!(
         import_circles(&src, &src),
