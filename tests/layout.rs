@@ -420,6 +420,15 @@ fn the_files_under_src_gpu_import_one_another_without_a_circle() {
     );
 }
 
+/// No file under src/ imports, through others, a file that imports it: between the
+/// rooms the arrows point one way (ncu → model → analysis → report and the explorer,
+/// files/ under them all), and inside a room what a parent module and its children share
+/// lives in a child of its own, the parent only gathering it.
+#[test]
+fn the_files_under_src_import_one_another_without_a_circle() {
+    assert_eq!(import_circles(&src(), &src()), Vec::<String>::new());
+}
+
 #[test]
 fn host_and_worker_use_the_recipe_and_the_wire_never_each_other() {
     let mut wrong = Vec::new();
