@@ -17,6 +17,7 @@ pub mod nsight;
 pub mod process;
 pub mod report;
 pub mod store_jobs;
+pub mod text_width;
 pub mod tui;
 
 /// How a unit test that cannot run here says so and is counted: the integration tests'

@@ -70,55 +70,41 @@ pub fn store_recipe_profile(
     Ok(done.to_string())
 }
 
+/// A run of the bundled flash-attention recipe in which v01 ran, the cuDNN baseline
+/// failed and v02 failed: what the tests of a run's storing and of its failures read.
+#[cfg(test)]
+pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
+    use crate::model::Shape;
+    let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
+        .expect("the bundled recipe loads");
+    let result = |id: &str, status| {
+        let mut r = RunResult::new(id, Shape::REFERENCE, false, status);
+        r.run_id = Some("run-7".into());
+        if status == RunStatus::Ok {
+            r.median_us = Some(100.0);
+        }
+        r
+    };
+    runner::Outcome {
+        results: vec![
+            result("v01", RunStatus::Ok),
+            result("cudnn", RunStatus::Failed),
+            result("v02", RunStatus::Failed),
+        ],
+        seed: 7,
+        shape: Shape::REFERENCE,
+        causal: false,
+        recipe,
+        environment: crate::model::runs::Environment {
+            run_id: "run-7".into(),
+            ..Default::default()
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Shape;
-
-    /// A run of the bundled flash-attention recipe in which v01 ran, the cuDNN baseline
-    /// failed and v02 failed.
-    fn run_with_a_failed_baseline() -> runner::Outcome {
-        let recipe =
-            crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
-                .expect("the bundled recipe loads");
-        let result = |id: &str, status| {
-            let mut r = RunResult::new(id, Shape::REFERENCE, false, status);
-            r.run_id = Some("run-7".into());
-            if status == RunStatus::Ok {
-                r.median_us = Some(100.0);
-            }
-            r
-        };
-        runner::Outcome {
-            results: vec![
-                result("v01", RunStatus::Ok),
-                result("cudnn", RunStatus::Failed),
-                result("v02", RunStatus::Failed),
-            ],
-            seed: 7,
-            shape: Shape::REFERENCE,
-            causal: false,
-            recipe,
-            environment: crate::model::runs::Environment {
-                run_id: "run-7".into(),
-                ..Default::default()
-            },
-        }
-    }
-
-    #[test]
-    fn a_failed_baseline_counts_alike_in_run_and_in_the_explorer() {
-        let out = run_with_a_failed_baseline();
-        assert_eq!(failed_versions(&out.recipe, &out.results), ["v02"]);
-        assert_eq!(
-            crate::commands::failed_line(&out),
-            Some(format!("failed at {}: v02", Shape::REFERENCE))
-        );
-        assert_eq!(
-            crate::tui::jobs::ran_message(&out),
-            "ran 3 version(s), 1 failed; seed 7"
-        );
-    }
 
     #[test]
     fn a_stored_run_records_its_versions_and_its_results() {

@@ -114,9 +114,14 @@ fn gpu_room(file: &std::path::Path) -> String {
     }
 }
 
-/// The module path of a file under src/ (`src/gpu/host/runner.rs` → gpu, host, runner).
-fn module_of(file: &std::path::Path) -> Vec<String> {
-    let rel = file.strip_prefix(common::repo().join("src")).unwrap();
+/// The crate's sources.
+fn src() -> std::path::PathBuf {
+    common::repo().join("src")
+}
+
+/// The module path of a file under `src` (`src/gpu/host/runner.rs` → gpu, host, runner).
+fn module_of(src: &std::path::Path, file: &std::path::Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
     let mut segs: Vec<String> = rel
         .with_extension("")
         .components()
@@ -129,36 +134,124 @@ fn module_of(file: &std::path::Path) -> Vec<String> {
 }
 
 /// The file that holds module `segs`, or the nearest module above it that has one (an
-/// item's path ends in the file of the module that declares it).
-fn file_of(segs: &[String], inline_tests: (&[String], &std::path::Path)) -> std::path::PathBuf {
-    let src = common::repo().join("src");
+/// item's path ends in the file of the module that declares it), with how many of
+/// `segs` name that module.
+fn file_of(
+    src: &std::path::Path,
+    segs: &[String],
+    inline_tests: (&[String], &std::path::Path),
+) -> (std::path::PathBuf, usize) {
     for n in (0..=segs.len()).rev() {
         let s = &segs[..n];
         // A `mod tests` inside a file is that file.
         if s.last().is_some_and(|x| x == "#tests") && &s[..n - 1] == inline_tests.0 {
-            return inline_tests.1.to_path_buf();
+            return (inline_tests.1.to_path_buf(), n);
         }
         let dir = src.join(s.join("/"));
         for candidate in [dir.with_extension("rs"), dir.join("mod.rs")] {
             if !s.is_empty() && candidate.is_file() {
-                return candidate;
+                return (candidate, n);
             }
         }
     }
-    src.join("lib.rs")
+    (src.join("lib.rs"), 0)
 }
 
-/// The paths a file names from `crate::`, `self::` or `super::` (anywhere in its code)
-/// and in its `use` lines, each group `a::{b, c::d}` spread into whole paths, as
-/// (path, whether it sits in the file's `mod tests`).
+/// A path as named in module `here` (`crate::a::b`, `super::b`, `self::b`, a `use` of a
+/// bare name) made a path from the crate's root.
+fn from_root(path: Vec<String>, here: &[String]) -> Vec<String> {
+    let mut segs = path.into_iter().peekable();
+    let mut base = match segs.peek().map(String::as_str) {
+        Some("crate") => Vec::new(),
+        _ => here.to_vec(),
+    };
+    if segs.peek().is_some_and(|s| s == "crate" || s == "self") {
+        segs.next();
+    }
+    while segs.peek().is_some_and(|s| s == "super") {
+        segs.next();
+        base.pop();
+    }
+    base.extend(segs.filter(|s| s != "self"));
+    base
+}
+
+/// The items `file` re-exports (`pub use runs::Shape;`, `pub(crate) use …`), each as the
+/// name it is known by and the path, from the crate's root, of what it stands for.
+fn reexports(src: &std::path::Path, file: &std::path::Path) -> Vec<(String, Vec<String>)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let here = module_of(src, file);
+    let mut found = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at + line.len() - line.trim_start().len();
+        at += line.len();
+        let Some(rest) = ["pub use ", "pub(crate) use "]
+            .iter()
+            .find_map(|p| text[start..].strip_prefix(p))
+        else {
+            continue;
+        };
+        // The statement, to its `;` (a group may run over several lines).
+        let statement = &rest[..rest.find(';').unwrap_or(rest.len())];
+        for (path, _) in paths_named(&format!("use {statement};")) {
+            if let Some(name) = path.last().filter(|n| *n != "self" && *n != "*") {
+                found.push((name.clone(), from_root(path.clone(), &here)));
+            }
+        }
+    }
+    found
+}
+
+/// The file a path from the crate's root depends on: the file of the module that holds
+/// the item it names, or, where that module only re-exports the item (`model/mod.rs`'s
+/// `pub use runs::Shape`), the file that defines it (`model/runs.rs`): a module that
+/// gathers its children's items for its users is not what they depend on.
+fn target_of(
+    src: &std::path::Path,
+    segs: &[String],
+    inline_tests: (&[String], &std::path::Path),
+) -> std::path::PathBuf {
+    let (file, n) = file_of(src, segs, inline_tests);
+    if let Some(item) = segs.get(n)
+        && let Some((_, from)) = reexports(src, &file)
+            .into_iter()
+            .find(|(name, _)| name == item)
+        && from.as_slice() != segs
+    {
+        let mut from = from;
+        from.extend(segs[n + 1..].iter().cloned());
+        return target_of(src, &from, inline_tests);
+    }
+    file
+}
+
+/// The paths a file names from `crate::`, `self::` or `super::` or from a module it
+/// declares (`mod long;` then `long::parse`) anywhere in its code, and in its `use`
+/// lines, each group `a::{b, c::d}` spread into whole paths, as (path, whether it sits in
+/// the file's `mod tests`).
 fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
     let code: String = text
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
-    let tests_at = code.find("mod tests {").unwrap_or(code.len());
+    // The modules the file declares in files of their own.
+    let children: Vec<String> = code
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = ["pub mod ", "pub(crate) mod ", "mod "]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))?;
+            l.strip_suffix(';').map(str::to_string)
+        })
+        .collect();
     let chars: Vec<char> = code.chars().collect();
+    // Where the file's `mod tests` starts, counted in characters as the reading goes.
+    let tests_at = code
+        .find("mod tests {")
+        .map_or(chars.len(), |at| code[..at].chars().count());
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     // Reads `a::b::{c, d::e}` from `at`; returns the paths and where it ended.
     fn tree(chars: &[char], mut at: usize, prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
@@ -218,15 +311,24 @@ fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
             let after = chars[at + 4..].iter().take_while(|c| ident(**c)).count();
             after > 0
         };
-        if boundary && (rooted || used) {
+        let word: String = chars[at..].iter().take_while(|c| ident(**c)).collect();
+        let child = chars.get(at + word.len()) == Some(&':')
+            && chars.get(at + word.len() + 1) == Some(&':')
+            && children.contains(&word);
+        if boundary && (rooted || used || child) {
             let start = if used { at + 4 } else { at };
             let (paths, end) = tree(&chars, start, Vec::new());
-            // A `use` of a bare name is relative to the module itself.
+            let in_tests = at >= tests_at;
             for mut p in paths {
+                // A `use` of a bare name is relative to the module itself; a child's name
+                // too, in the tests the parent's module (which their `use super::*`
+                // brings in).
                 if used && !["crate", "self", "super"].contains(&p[0].as_str()) {
                     p.insert(0, "self".to_string());
+                } else if child && !used {
+                    p.insert(0, if in_tests { "super" } else { "self" }.to_string());
                 }
-                found.push((p, at >= tests_at));
+                found.push((p, in_tests));
             }
             at = end.max(at + 1);
         } else {
@@ -236,34 +338,24 @@ fn paths_named(text: &str) -> Vec<(Vec<String>, bool)> {
     found
 }
 
-/// Each file under src/gpu/ with the other files under src/gpu/ that it names.
-fn gpu_imports() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
-    let gpu = common::repo().join("src/gpu");
-    rust_files(&gpu)
+/// Each file under `dir` (a folder of the crate whose sources are `src`) with the other
+/// files under `dir` that it names.
+fn imports_under(
+    src: &std::path::Path,
+    dir: &std::path::Path,
+) -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+    rust_files(dir)
         .into_iter()
         .map(|f| {
-            let module = module_of(&f);
+            let module = module_of(src, &f);
             let mut targets = Vec::new();
             for (path, in_tests) in paths_named(&std::fs::read_to_string(&f).unwrap()) {
                 let mut here = module.clone();
                 if in_tests {
                     here.push("#tests".into());
                 }
-                let mut segs = path.into_iter().peekable();
-                let mut base = match segs.peek().map(String::as_str) {
-                    Some("crate") => Vec::new(),
-                    _ => here.clone(),
-                };
-                if segs.peek().is_some_and(|s| s == "crate" || s == "self") {
-                    segs.next();
-                }
-                while segs.peek().is_some_and(|s| s == "super") {
-                    segs.next();
-                    base.pop();
-                }
-                base.extend(segs.filter(|s| s != "self"));
-                let target = file_of(&base, (&module, &f));
-                if target != f && target.starts_with(&gpu) && !targets.contains(&target) {
+                let target = target_of(src, &from_root(path, &here), (&module, &f));
+                if target != f && target.starts_with(dir) && !targets.contains(&target) {
                     targets.push(target);
                 }
             }
@@ -273,18 +365,12 @@ fn gpu_imports() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
         .collect()
 }
 
-/// The import circles among the files under src/gpu/, each as `a → b → … → a`.
-fn gpu_import_circles() -> Vec<String> {
-    let graph = gpu_imports();
+/// The import circles among the files under `dir`, each as `a → b → … → a`, the files
+/// named from `src`.
+fn import_circles(src: &std::path::Path, dir: &std::path::Path) -> Vec<String> {
+    let graph = imports_under(src, dir);
     let index = |p: &std::path::Path| graph.iter().position(|(f, _)| f == p);
-    let name = |i: usize| {
-        graph[i]
-            .0
-            .strip_prefix(common::repo().join("src"))
-            .unwrap()
-            .display()
-            .to_string()
-    };
+    let name = |i: usize| graph[i].0.strip_prefix(src).unwrap().display().to_string();
     // Depth-first; a file met again on the current path closes a circle.
     fn visit(
         i: usize,
@@ -328,13 +414,25 @@ fn gpu_import_circles() -> Vec<String> {
 
 #[test]
 fn the_files_under_src_gpu_import_one_another_without_a_circle() {
-    assert_eq!(gpu_import_circles(), Vec::<String>::new());
+    assert_eq!(
+        import_circles(&src(), &src().join("gpu")),
+        Vec::<String>::new()
+    );
+}
+
+/// No file under src/ imports, through others, a file that imports it: between the
+/// rooms the arrows point one way (ncu → model → analysis → report and the explorer,
+/// files/ under them all), and inside a room what a parent module and its children share
+/// lives in a child of its own, the parent only gathering it.
+#[test]
+fn the_files_under_src_import_one_another_without_a_circle() {
+    assert_eq!(import_circles(&src(), &src()), Vec::<String>::new());
 }
 
 #[test]
 fn host_and_worker_use_the_recipe_and_the_wire_never_each_other() {
     let mut wrong = Vec::new();
-    for (file, targets) in gpu_imports() {
+    for (file, targets) in imports_under(&src(), &src().join("gpu")) {
         let room = gpu_room(&file);
         let allowed = GPU_ROOMS
             .iter()
@@ -359,7 +457,7 @@ fn host_and_worker_use_the_recipe_and_the_wire_never_each_other() {
 fn the_import_reading_sees_the_arrows_it_should() {
     // The reading itself, on arrows known to be there: were it blind, the tests above
     // would pass on anything.
-    let graph = gpu_imports();
+    let graph = imports_under(&src(), &src().join("gpu"));
     let uses = |from: &str, to: &str| {
         let gpu = common::repo().join("src/gpu");
         graph
@@ -377,6 +475,64 @@ fn the_import_reading_sees_the_arrows_it_should() {
     assert!(uses("recipe/folders.rs", "recipe/mod.rs"));
     assert!(uses("host/window.rs", "host/protocol.rs"));
     assert!(!uses("recipe/mod.rs", "worker/mod.rs"));
+}
+
+#[test]
+fn the_import_reading_follows_a_reexport_to_the_file_that_defines_the_item() {
+    // A planted crate: `shapes/mod.rs` only declares its children and re-exports their
+    // items; `ladder.rs` names `Shape` through its parent, `report.rs` names `Ladder`
+    // through the crate's path, and `ladder.rs` names `report.rs` back: one real circle.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("shapes")).unwrap();
+    for (file, text) in [
+        (
+            "lib.rs",
+            // A module it declares, named bare in its code.
+            "pub mod report;\npub mod shapes;\n\npub fn width() -> usize {\n    report::width()\n}\n",
+        ),
+        (
+            "shapes/mod.rs",
+            "mod ladder;\nmod runs;\n\npub use ladder::Ladder;\npub use runs::{Shape, Status};\n",
+        ),
+        (
+            "shapes/runs.rs",
+            // Its tests' `use super::*` names the file itself, however many characters
+            // of several bytes stand before them.
+            "pub struct Shape;\npub enum Status {}\npub const UNIT: &str = \"µs ← ← ← ← ← ← ← ← ← ←\";\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+        ),
+        (
+            "shapes/ladder.rs",
+            "use super::Shape;\n\npub struct Ladder(Shape);\n\nfn w() -> usize {\n    crate::report::width()\n}\n",
+        ),
+        (
+            "report.rs",
+            "use crate::shapes::{Ladder, Status};\n\npub fn width() -> usize {\n    0\n}\n",
+        ),
+    ] {
+        std::fs::write(src.join(file), text).unwrap();
+    }
+    let graph = imports_under(&src, &src);
+    let targets = |from: &str| -> Vec<String> {
+        let (_, t) = graph.iter().find(|(f, _)| *f == src.join(from)).unwrap();
+        t.iter()
+            .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+            .collect()
+    };
+    // The children's items are their files', not the parent's that re-exports them.
+    assert_eq!(targets("shapes/ladder.rs"), ["report.rs", "shapes/runs.rs"]);
+    assert_eq!(targets("report.rs"), ["shapes/ladder.rs", "shapes/runs.rs"]);
+    assert_eq!(
+        targets("shapes/mod.rs"),
+        ["shapes/ladder.rs", "shapes/runs.rs"]
+    );
+    assert_eq!(targets("shapes/runs.rs"), Vec::<String>::new());
+    assert_eq!(targets("lib.rs"), ["report.rs"]);
+    // So the parent and its children make no circle, and the real one is still seen.
+    assert_eq!(
+        import_circles(&src, &src),
+        ["report.rs → shapes/ladder.rs → report.rs"]
+    );
 }
 
 /// The model holds data and reads files; it starts no process: no file under src/model

@@ -448,8 +448,8 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
     );
     // The third version column of the timeline.
     let body = views::areas(area).body;
-    let [_, _, table, _] = views::timeline::layout(&a, body);
-    let cols = views::timeline::columns(&a, table.width);
+    let [_, _, table, _] = views::timeline::layout(&a.scene(), body);
+    let cols = views::timeline::columns(&a.scene(), table.width);
     let x = table.x + cols.name_w + 1 + 2 * (cols.col_w + 1) + 1;
     let acts = tui::actions(&a, &click(x, table.y + 3), area);
     assert_eq!(acts, vec![Action::SelectVersion(2)]);
@@ -1241,7 +1241,7 @@ fn inspect_shows_one_unit_per_quantity() {
     for id in &ids {
         select(&mut a, id);
         let mut units: std::collections::BTreeMap<String, (String, String)> = Default::default();
-        for e in views::inspect::entries(&a, 160) {
+        for e in views::inspect::entries(&a.scene(), 160) {
             let spans: Vec<String> = e.line.spans.iter().map(|s| s.content.to_string()).collect();
             let [name, value] = spans.as_slice() else {
                 continue;

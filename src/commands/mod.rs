@@ -23,8 +23,6 @@ pub use ladders::{
     default_ladders, default_profiles, default_sources, resolve_paths, writable_profiles,
 };
 pub use output::output_failed;
-#[cfg(test)]
-pub(crate) use run::failed_line;
 pub use run::{RUN_SCHEMA, ResultJson};
 
 use crate::cli::{Cli, Command};

@@ -282,3 +282,23 @@ fn slower_than(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Shape;
+    use crate::store_jobs::{failed_versions, run_with_a_failed_baseline};
+
+    #[test]
+    fn a_failed_baseline_counts_alike_in_run_and_in_the_explorer() {
+        let out = run_with_a_failed_baseline();
+        assert_eq!(failed_versions(&out.recipe, &out.results), ["v02"]);
+        assert_eq!(
+            super::failed_line(&out),
+            Some(format!("failed at {}: v02", Shape::REFERENCE))
+        );
+        assert_eq!(
+            crate::tui::jobs::ran_message(&out),
+            "ran 3 version(s), 1 failed; seed 7"
+        );
+    }
+}

@@ -587,7 +587,7 @@ const LISTED_NAME_W: usize = 48;
 /// as wide as its widest cell (names cut at [`LISTED_NAME_W`]), ids and durations
 /// aligned right.
 pub fn launch_table(profiles: &[Profile], idx: &[usize]) -> String {
-    use crate::report::format::{cut, width};
+    use crate::text_width::{cut, width};
     let head = ["launch", "kernel", "grid", "block", "duration"].map(String::from);
     let rows: Vec<[String; 5]> = std::iter::once(head)
         .chain(idx.iter().map(|&i| {

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
-pub const FILE_NAME: &str = "ladder.toml";
+/// The manifest's name in a ladder folder.
+pub const FILE_NAME: &str = staging::MANIFEST;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -260,7 +260,7 @@ fn absorb(into: &mut Profile, from: Profile) {
 /// (`ns::k<(int)128>` against `k<128>`), so names are compared without namespace
 /// qualifiers, literal casts and spaces.
 fn canonical(name: &str) -> String {
-    let name = super::without_anonymous_namespaces(name.trim());
+    let name = super::kernel_name::without_anonymous_namespaces(name.trim());
     let mut out = String::with_capacity(name.len());
     let mut rest = name.as_str();
     while let Some(c) = rest.chars().next() {

@@ -15,6 +15,10 @@ use crate::files::{self, fault};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
+/// The ladder's manifest in its folder, which a swap puts in place (`manifest.rs`
+/// reads and edits it by this name).
+pub const MANIFEST: &str = "ladder.toml";
+
 /// The new manifest inside a swapped-in version folder, until it is put in place.
 pub const PENDING: &str = ".ladder.toml.pending";
 
@@ -104,7 +108,7 @@ pub fn recover(ladder_dir: &Path) -> Result<()> {
     let found = leftovers(ladder_dir);
     for l in found.iter().filter(|l| matches!(l, Leftover::Pending(_))) {
         if let Leftover::Pending(p) = l {
-            let manifest = ladder_dir.join(super::manifest::FILE_NAME);
+            let manifest = ladder_dir.join(MANIFEST);
             std::fs::rename(p, &manifest).with_context(|| {
                 format!(
                     "cannot put {} in place as {}",
@@ -160,7 +164,7 @@ pub fn swap_in(
         );
     }
     std::fs::create_dir(&stage).with_context(|| format!("cannot create {}", stage.display()))?;
-    let manifest = ladder_dir.join(super::manifest::FILE_NAME);
+    let manifest = ladder_dir.join(MANIFEST);
     let mode = std::fs::metadata(&manifest).ok().map(|m| m.permissions());
     let pending = NewFile {
         name: PENDING.to_string(),

@@ -1,7 +1,9 @@
 //! Turning a file's bytes into CSV text: gzip, binary detection, and removing what a live
 //! `ncu --csv` run prints around the CSV (`==PROF==` lines, the program's own output).
 
-use super::{ParseError, ReadOptions};
+use super::error::ParseError;
+use super::non_export::{self, is_prof_line};
+use super::options::ReadOptions;
 use flate2::read::MultiGzDecoder;
 use std::borrow::Cow;
 use std::io::Read;
@@ -132,7 +134,7 @@ pub fn csv_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<CsvText<'a>, ParseEr
         pos += line.len();
     }
     let Some((skipped, start_byte)) = start else {
-        return Err(super::non_export::explain(path, text));
+        return Err(non_export::explain(path, text));
     };
     let body = &text[start_byte..];
     // ncu's own messages may also follow or interleave with the CSV.
@@ -200,7 +202,7 @@ pub fn sniff(path: &Path) -> Result<(), ParseError> {
     if text.lines().any(|l| is_csv_start(l) || is_prof_line(l)) {
         Ok(())
     } else {
-        Err(super::non_export::explain(path, text))
+        Err(non_export::explain(path, text))
     }
 }
 
@@ -259,15 +261,4 @@ fn is_csv_start(line: &str) -> bool {
     ]
     .iter()
     .any(|p| line.starts_with(p))
-}
-
-/// `==PROF==`, `==WARNING==`, `==ERROR==` … lines of a live ncu run.
-pub fn is_prof_line(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix("==") else {
-        return false;
-    };
-    match rest.find("==") {
-        Some(end) => end > 0 && rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
-        None => false,
-    }
 }

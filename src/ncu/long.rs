@@ -2,13 +2,15 @@
 //! rows, whose section is an identifier and whose metric columns are empty), by
 //! `--metrics` output, and by the summary page (Minimum / Maximum / Average).
 
+use super::error::ParseError;
 use super::input::CsvText;
-use super::value::{Unit, Value, check_metric, parse_cell};
-use super::{
-    Columns, DetailMetric, Ending, KernelRecord, LaunchColumns, Page, ParseError, RuleFinding,
-    check_id, check_unique_names, csv_error, is_blank, length_error, more_rows, non_empty,
-    parse_id, reader,
+use super::launch::LaunchColumns;
+use super::record::{DetailMetric, KernelRecord, Page, RuleFinding};
+use super::rows::{
+    Columns, Ending, check_id, check_unique_names, csv_error, is_blank, length_error, more_rows,
+    non_empty, parse_id, reader,
 };
+use super::value::{Unit, Value, check_metric, parse_cell};
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! the CSV of other profilers (Nsight Systems' `nsys stats`, nvprof, the Visual
 //! Profiler).
 
-use super::ParseError;
+use super::error::ParseError;
 use std::path::Path;
 
 /// How to get what stallscope reads, for the messages below.
@@ -23,7 +23,7 @@ pub fn explain(path: &Path, text: &str) -> ParseError {
         .or_else(|| other_profiler(path, text))
         .or_else(|| ncu_listing(path, text))
         .unwrap_or_else(|| {
-            let message = if lines(text).any(|(_, l)| super::input::is_prof_line(l)) {
+            let message = if lines(text).any(|(_, l)| is_prof_line(l)) {
                 "ncu ran but wrote no CSV, only its ==PROF== lines: profile again with --csv, or export a report with `ncu --import report.ncu-rep --csv --page raw`"
             } else {
                 "no ncu CSV found: expected a header line starting with \"ID\", \"Process ID\", \"Kernel Name\" or \"File Path\""
@@ -66,9 +66,7 @@ fn other_delimiter(path: &Path, text: &str) -> Option<ParseError> {
 /// A live ncu run that printed its messages and no CSV: the message that says why
 /// (an error, else a warning other than a note), at its line, and what to do about it.
 fn ncu_messages(path: &Path, text: &str) -> Option<ParseError> {
-    let messages: Vec<(u64, &str)> = lines(text)
-        .filter(|(_, l)| super::input::is_prof_line(l))
-        .collect();
+    let messages: Vec<(u64, &str)> = lines(text).filter(|(_, l)| is_prof_line(l)).collect();
     let find = |level: &str, skip_notes: bool| {
         messages.iter().copied().find(|(_, l)| {
             l.starts_with(level)
@@ -202,5 +200,16 @@ fn quote(line: &str) -> String {
     match line.char_indices().nth(QUOTE_MAX) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line.to_string(),
+    }
+}
+
+/// `==PROF==`, `==WARNING==`, `==ERROR==` … lines of a live ncu run.
+pub fn is_prof_line(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("==") else {
+        return false;
+    };
+    match rest.find("==") {
+        Some(end) => end > 0 && rest[..end].bytes().all(|b| b.is_ascii_uppercase()),
+        None => false,
     }
 }

@@ -2,13 +2,14 @@
 //! The column list is shared by all launches of a file, so a file of many launches
 //! stores its ~2,200 names once.
 
+use super::error::ParseError;
 use super::input::CsvText;
-use super::value::{Unit, Value, check_metric, number_prefix, parse_cell, parse_count};
-use super::{
-    Ending, KernelRecord, LaunchColumns, LaunchInfo, Page, ParseError, check_id,
-    check_unique_names, count_bytes, csv_error, is_blank, length_error, more_rows, parse_id,
-    reader,
+use super::launch::{Identity, LaunchColumns};
+use super::rows::{
+    Ending, check_id, check_unique_names, count_bytes, csv_error, is_blank, length_error,
+    more_rows, parse_id, reader,
 };
+use super::value::{Unit, Value, check_metric, number_prefix, parse_cell, parse_count};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -160,22 +161,19 @@ impl Rows {
         self.done.len()
     }
 
-    fn finish(self, schema: &Arc<RawSchema>) -> Vec<KernelRecord> {
+    /// Each launch read, with its row.
+    fn finish(self, schema: &Arc<RawSchema>) -> Vec<(Identity, RawMetrics)> {
         let block = Arc::new(self.cells);
         self.done
             .into_iter()
-            .map(|(start, texts, id)| KernelRecord {
-                kernel: id.kernel,
-                launch_id: id.launch_id,
-                process_id: id.process_id,
-                launch: id.launch,
-                page: Page::Raw(RawMetrics {
+            .map(|(start, texts, id)| {
+                let row = RawMetrics {
                     schema: schema.clone(),
                     block: block.clone(),
                     start,
                     texts,
-                }),
-                line: id.line,
+                };
+                (id, row)
             })
             .collect()
     }
@@ -341,15 +339,6 @@ impl Layout {
     }
 }
 
-/// What a row says of its launch besides the metrics: a [`KernelRecord`] but its page.
-struct Identity {
-    kernel: String,
-    launch_id: Option<u64>,
-    process_id: Option<u64>,
-    launch: LaunchInfo,
-    line: u64,
-}
-
 /// The column lists of the last raw pages read, by the text of their two header rows:
 /// the pages of a ladder share theirs (~2,200 columns), so a folder of them builds it
 /// once.
@@ -391,11 +380,12 @@ fn capacity(csv: &CsvText, from: usize, layout: &Layout) -> usize {
     lines.saturating_mul(layout.metrics.len())
 }
 
+/// The launches of a raw page, each with its row.
 pub fn parse(
     path: &Path,
     csv: &CsvText,
     ending: &mut Ending,
-) -> Result<Vec<KernelRecord>, ParseError> {
+) -> Result<Vec<(Identity, RawMetrics)>, ParseError> {
     // A page whose header was read before: its launch rows, read fast, are all there is
     // to read (unless they are not as ncu writes them: then the whole page is read).
     let end = header_end(&csv.text);

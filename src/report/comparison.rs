@@ -5,7 +5,7 @@
 //! so that every format shows the same sections.
 
 use super::format::{self, UNKNOWN};
-use super::{label_text, stall_heading};
+use super::texts::{label_text, stall_heading};
 use crate::analysis::compare::{CellDelta, MetricDelta, Side, StallDelta};
 use crate::analysis::sass::{Change, MixRow, MixSide, SassDiff};
 use crate::analysis::{Comparison, NoLabel, OpcodeStat, Verdict};

@@ -1,49 +1,22 @@
 //! How values read as text: one place for units and precision.
 
 use crate::analysis::Kind;
+pub use crate::text_width::{cut, width};
 use std::borrow::Cow;
 use std::fmt::Write;
-
-/// Columns a text takes on a terminal (wide characters count two, combining ones none).
-pub fn width(s: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(s)
-}
-
-/// A text cut on the right to `width` columns (as the terminal counts them), an
-/// ellipsis last where it was cut: never on the left, which can change what it says
-/// (`2,090` for 82,090).
-pub fn cut(text: &str, width: usize) -> String {
-    if self::width(text) <= width {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w + 1 > width {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    if width > 0 {
-        out.push('…');
-    }
-    out
-}
 
 /// A text in a column `w` wide, aligned left: cut with an ellipsis where it would touch
 /// the next column (one space stays between them).
 pub fn left(text: &str, w: usize) -> String {
     let t = cut(text, w.saturating_sub(1));
-    let pad = w.saturating_sub(self::width(&t));
+    let pad = w.saturating_sub(width(&t));
     format!("{t}{}", " ".repeat(pad))
 }
 
 /// A value in a column `w` wide, aligned right after at least one space: a value wider
 /// than the column is never cut, the row is longer instead.
 pub fn right(text: &str, w: usize) -> String {
-    let pad = w.saturating_sub(self::width(text)).max(1);
+    let pad = w.saturating_sub(width(text)).max(1);
     format!("{}{text}", " ".repeat(pad))
 }
 

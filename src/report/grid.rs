@@ -2,10 +2,12 @@
 //! Markdown table.
 
 use super::comparison::{Document, Sass};
+use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::format::{self, UNKNOWN, width};
-use super::{
-    Analysed, CompareInput, Exporter, display_order, label_cell, stall_heading, stall_rows,
-    stall_samples_cell, stall_source_cell, step_name, verdict_text, z_text,
+use super::order::{display_order, stall_rows};
+use super::texts::{
+    label_cell, stall_heading, stall_samples_cell, stall_source_cell, step_name, verdict_text,
+    z_text,
 };
 use crate::analysis::catalogue::{cell_help, stall_help};
 use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
@@ -344,7 +346,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
 /// A comparison's grid: each section of its document under its heading, the rows that
 /// text shows.
 pub fn comparison(input: &CompareInput) -> Grid {
-    comparison_grid(&input.document(), super::column_names(input))
+    comparison_grid(&input.document(), column_names(input))
 }
 
 fn comparison_grid(doc: &Document, (a, b): (String, String)) -> Grid {
@@ -394,7 +396,7 @@ impl Exporter for TextExporter {
 
     fn compare(&self, input: &CompareInput) -> String {
         let doc = input.document();
-        let grid = comparison_grid(&doc, super::column_names(input));
+        let grid = comparison_grid(&doc, column_names(input));
         if self.markdown {
             let mut out = render_markdown(&grid, "##");
             match &doc.sass {

@@ -7,10 +7,11 @@
 
 use super::colour::{self, Heat};
 use super::comparison::{self, Document, Figure, Part, Row, Sass, Tag};
+use super::exporter::{Analysed, CompareInput, Exporter, column_names};
+use super::order::{display_order, stall_rows};
 use super::svg::{self, Chart};
-use super::{
-    Analysed, CompareInput, Exporter, display_order, escape, format, markdown, stall_rows,
-};
+use super::texts::{self, escape};
+use super::{format, markdown};
 use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus, Shape};
 use crate::ncu::StallReason;
@@ -230,7 +231,7 @@ fn trail_section(a: &Analysed) -> Option<Section> {
 fn trail_step(a: &Analysed, s: &crate::analysis::TrailStep) -> String {
     let an = &a.analysis.versions[s.index];
     let b = an.bottleneck.as_ref();
-    let label = super::label_text(b, an.no_label);
+    let label = texts::label_text(b, an.no_label);
     let mut detail = Vec::new();
     if let (Some(p), true) = (&s.parent, s.branch) {
         detail.push(format!("built on {p}"));
@@ -241,7 +242,7 @@ fn trail_step(a: &Analysed, s: &crate::analysis::TrailStep) -> String {
             detail.push(format!("runner-up {r} {} %", format::share(Some(r.share))));
         }
     }
-    let verdict = super::verdict_text(s, b);
+    let verdict = texts::verdict_text(s, b);
     if !verdict.is_empty() {
         detail.push(verdict);
     }
@@ -521,7 +522,7 @@ fn stall_table(a: &Analysed, order: &[usize]) -> String {
         return String::new();
     }
     let mut html = String::from("<div class=\"wide\"><h3>");
-    html.push_str(&escape(&super::stall_heading(
+    html.push_str(&escape(&texts::stall_heading(
         order
             .iter()
             .map(|&i| a.analysis.versions[i].stalls.as_ref().map(|s| s.source)),
@@ -1061,7 +1062,7 @@ fn compare_page(input: &CompareInput) -> String {
             escape(s)
         );
     }
-    let columns = super::column_names(input);
+    let columns = column_names(input);
     html.push_str(&compare_metrics(&doc, &columns));
     if let Some(s) = doc.section(Part::Bottleneck) {
         html.push_str(&compare_table("Bottleneck", s, &columns));

@@ -1,7 +1,8 @@
 //! JSON: the timeline and comparisons as structured data for scripts.
 
 use super::comparison::{Document, Figure, Part, Sass};
-use super::{Analysed, CompareInput, Exporter, display_order};
+use super::exporter::{Analysed, CompareInput, CompareSide, Exporter};
+use super::order::display_order;
 use crate::analysis::compare::{CellDelta, Side, Verdict};
 use crate::analysis::occupancy::OccupancyLimit;
 use crate::analysis::sass::{MixRow, SassDiff};
@@ -244,8 +245,8 @@ impl<T> Pair<T> {
 #[derive(Serialize)]
 struct CompareJson<'a> {
     schema: &'static str,
-    a: &'a super::CompareSide,
-    b: &'a super::CompareSide,
+    a: &'a CompareSide,
+    b: &'a CompareSide,
     /// The shape whose run results are compared: the reference, unless `--shape`
     /// chose another (null for export files).
     run_shape: Option<&'a str>,

@@ -4,7 +4,10 @@
 //! mark of a version (a bar, a stacked bar, a point of a line) carries `class="mark"`,
 //! `data-version` and, where a chart has several series, `data-series`.
 
-use super::{Analysed, CompareInput, Exporter, colour, display_order, escape, format, stall_rows};
+use super::exporter::{Analysed, CompareInput, Exporter, column_names};
+use super::order::{display_order, stall_rows};
+use super::texts::escape;
+use super::{colour, format};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::analysis::{Kind, MetricId, VersionAnalysis};
 use crate::ncu::StallReason;
@@ -117,7 +120,7 @@ pub fn compare_stalls(input: &CompareInput) -> String {
             .filter_map(|s| Some((s.reason, if a { s.a? } else { s.b? })))
             .collect()
     };
-    let (label_a, label_b) = super::column_names(input);
+    let (label_a, label_b) = column_names(input);
     let columns = vec![
         StackColumn {
             label: label_a,

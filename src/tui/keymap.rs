@@ -1,7 +1,7 @@
 //! Every key of the explorer, in one table. Input handling, the footer and the help
 //! popup all read it, so the help can never drift from the keys.
 
-use super::state::{Action, View};
+use super::action::{Action, View};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Where a binding applies: everywhere, or in one view.

@@ -1,10 +1,19 @@
 //! The SASS listing of a version as the source view orders it: its lines by stall
 //! samples or by address, or, where the source page carries CUDA lines, the hottest
-//! CUDA lines each with its SASS under it; and where the hot spots are. Shared by the
-//! state (cursor moves) and the source view (drawing), so neither imports the other.
+//! CUDA lines each with its SASS under it; and where the hot spots are. The source
+//! view's cursor moves and its drawing read it alike.
 
-use super::state::SourceSort;
 use crate::ncu::{SassLine, SourceListing, StallReason};
+
+/// The orders the source view lists a listing in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SourceSort {
+    #[default]
+    Samples,
+    Address,
+    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
+    CudaLine,
+}
 
 /// Stall samples of a line: everything but `selected` (the warp issued).
 pub fn stall_samples(l: &SassLine) -> u64 {

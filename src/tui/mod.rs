@@ -3,8 +3,10 @@
 //! view's `act`), views draw as pure functions of the state, and GPU runs happen on a
 //! worker thread that reports by message.
 
+pub mod action;
 pub mod jobs;
 pub mod keymap;
+pub mod ladder_state;
 pub mod listing;
 pub mod state;
 pub mod theme;
@@ -284,8 +286,9 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
                         .unwrap_or_default()
                 }
                 MouseEventKind::Down(MouseButton::Left) if app.view == View::Timeline => {
-                    let [_, _, table, _] = views::timeline::layout(app, a.body);
-                    let cols = views::timeline::columns(app, table.width);
+                    let scene = app.scene();
+                    let [_, _, table, _] = views::timeline::layout(&scene, a.body);
+                    let cols = views::timeline::columns(&scene, table.width);
                     let x = m.column.saturating_sub(table.x);
                     if m.row >= table.y && m.row < table.y + table.height && x > cols.name_w {
                         let i = ((x - cols.name_w - 1) / (cols.col_w + 1)) as usize;

@@ -4,116 +4,22 @@
 //! (each view's state and its actions live in its module under `views/`).
 
 use super::theme::Theme;
-use super::views::Said;
-use crate::analysis::{self, LadderAnalysis, Shown};
+use super::views::Scene;
+use crate::analysis::{self, Shown};
 use crate::model::{Ladder, RunResult};
-use crate::report::display_order;
 
-// Each view's state lives with the view (its module draws it and handles its actions);
-// the types are named here too, beside the rest of the explorer's state.
+// The actions and the views, the ladders as the explorer holds them, and each view's
+// state (which lives with the view: its module draws it and handles its actions) are
+// named here too, beside the rest of the explorer's state.
+pub use super::action::{Action, Said, View};
+pub use super::ladder_state::LadderState;
+pub use super::listing::SourceSort;
 pub use super::views::bottleneck::BottleneckState;
 pub use super::views::compare::{CompareCache, CompareState};
 pub use super::views::inspect::InspectState;
 pub use super::views::notes::NotesState;
-pub use super::views::source::{SourceSort, SourceState};
+pub use super::views::source::SourceState;
 pub use super::views::timeline::TimelineState;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
-    Timeline,
-    Compare,
-    Inspect,
-    Source,
-    Bottleneck,
-    Notes,
-}
-
-impl View {
-    pub const ALL: [View; 6] = [
-        View::Timeline,
-        View::Compare,
-        View::Inspect,
-        View::Source,
-        View::Bottleneck,
-        View::Notes,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            View::Timeline => "timeline",
-            View::Compare => "compare",
-            View::Inspect => "inspect",
-            View::Source => "source",
-            View::Bottleneck => "bottleneck",
-            View::Notes => "notes",
-        }
-    }
-}
-
-/// What a key (or a mouse gesture, or a background job) asks for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Action {
-    /// q or Esc: closes what is open first.
-    Quit,
-    /// Ctrl-C: quits whatever is open.
-    QuitNow,
-    ToggleHelp,
-    NextView,
-    PrevView,
-    Show(View),
-    PrevVersion,
-    NextVersion,
-    /// Select a version by its position in display order (mouse).
-    SelectVersion(usize),
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
-    NextLadder,
-    /// Show the run results of the next shape the ladder was measured at.
-    NextShape,
-    Mark,
-    FilterStart,
-    /// Typing into the inspect filter or the source view's search, whichever is typed.
-    FilterInput(char),
-    FilterBackspace,
-    /// Enter: keep the filter (search), stop typing.
-    FilterEnd,
-    /// Esc while typing: clear the filter (search).
-    FilterCancel,
-    ToggleSort,
-    NextHot,
-    PrevHot,
-    /// `/` in the source view: type a search of the listing (the typing actions above
-    /// then edit it).
-    SearchStart,
-    /// The next (previous) instruction that matches the kept search.
-    NextMatch,
-    PrevMatch,
-    /// Show (or close) the full kernel names of the version shown.
-    ToggleKernel,
-    /// Show (or close) the whole status message and every loading warning.
-    ToggleMessage,
-    /// Scroll the message popup.
-    MessageScroll(i16),
-    Run {
-        all: bool,
-    },
-    Profile {
-        all: bool,
-    },
-    StopJob,
-    /// Scroll the help popup.
-    HelpScroll(i16),
-    /// The terminal's size changed (rows of the main area, for paging).
-    Resize {
-        rows: u16,
-    },
-    /// Ctrl-Z: give the terminal back and stop until resumed (`fg`).
-    Suspend,
-}
 
 /// What a background job tells the explorer.
 #[derive(Debug, Clone)]
@@ -224,29 +130,6 @@ pub enum StatusScope {
         ladder: usize,
         version: Option<usize>,
     },
-}
-
-/// A ladder and what the analysis makes of it at the run results shown.
-pub struct LadderState {
-    pub ladder: Ladder,
-    pub analysis: LadderAnalysis,
-    /// The run results the views show (`S` picks the next shape): the explorer's choice,
-    /// the default until then.
-    pub shown: Shown,
-    /// Versions in display order (the ladder's own, then its baselines).
-    pub order: Vec<usize>,
-}
-
-impl LadderState {
-    /// A ladder as the explorer opens it: at the default shape.
-    pub fn new(ladder: Ladder) -> LadderState {
-        LadderState {
-            analysis: analysis::analyse_ladder(&ladder, Shown::DEFAULT),
-            shown: Shown::DEFAULT,
-            order: display_order(&ladder),
-            ladder,
-        }
-    }
 }
 
 pub struct App {
@@ -369,21 +252,9 @@ impl App {
 
     /// The two versions the compare view shows: the marked one (or else the version the
     /// selected one was built on, its parent; for a baseline the one before it in display
-    /// order) against the selected one. `None` when there is none to compare it with
-    /// (the first version, nothing marked).
+    /// order) against the selected one ([`Scene::compare_pair`]).
     pub fn compare_pair(&self) -> Option<(usize, usize)> {
-        let b = self.version_index()?;
-        let ls = self.ladder();
-        let before = || {
-            let pos = ls.order.iter().position(|&i| i == b)?;
-            pos.checked_sub(1).map(|p| ls.order[p])
-        };
-        let a = self
-            .marked
-            .filter(|&m| m != b)
-            .or_else(|| ls.ladder.parent_of(b))
-            .or_else(before)?;
-        Some((a, b))
+        self.scene().compare_pair()
     }
 
     /// The row under the bottleneck view's cursor: a stall reason of the selected
@@ -429,10 +300,21 @@ impl App {
         contexts(focus, self.view, !self.source.search.is_empty())
     }
 
-    /// The selected version's SASS listing, when its profile has a source page (read
-    /// from its file the first time a view asks; an error says why it cannot be).
+    /// The selected version's SASS listing ([`Scene::listing`]).
     pub fn listing(&self) -> Option<Result<&crate::ncu::SourceListing, &str>> {
-        self.ladder().ladder.versions[self.version_index()?].listing()
+        self.scene().listing()
+    }
+
+    /// What the views draw from besides their own state.
+    pub fn scene(&self) -> Scene<'_> {
+        Scene::new(
+            self.ladder(),
+            self.current,
+            self.selected,
+            self.version_index(),
+            self.marked,
+            self.theme,
+        )
     }
 
     /// Handles a user action or a job's event: the only place the state changes.

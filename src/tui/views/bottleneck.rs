@@ -3,10 +3,12 @@
 //! what they mean, the table itself heat-coloured with a row cursor, and what the row
 //! under the cursor means.
 
-use super::{Action, App, clamp_scroll};
+use super::scene::Scene;
+use super::scroll::{clamp_scroll, moved};
 use crate::analysis::catalogue::{cell_help, combination_help, opcode_help, stall_help};
 use crate::analysis::{StallMatrix, VersionAnalysis};
 use crate::report::{self, format};
+use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -22,7 +24,7 @@ pub struct BottleneckState {
 impl BottleneckState {
     /// The bottleneck view's own actions: the moves take its cursor from row to row.
     pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.row, action, page) {
+        if let Some(at) = moved(self.row, action, page) {
             self.row = at;
         }
     }
@@ -46,19 +48,19 @@ const NAME_W: usize = 20;
 const COL_W: usize = 10;
 const SHARE_W: usize = 5;
 
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let Some(i) = app.version_index() else {
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &BottleneckState, body: Rect) {
+    let Some(i) = scene.version_index() else {
         return;
     };
-    let a = &app.ladder().analysis.versions[i];
+    let a = &scene.ladder().analysis.versions[i];
     let width = body.width as usize;
-    let top = summary(app, i);
+    let top = summary(scene, i);
     let Some(m) = &a.matrix else {
         frame.render_widget(Paragraph::new(top).wrap(Wrap { trim: false }), body);
         return;
     };
-    let (lines, cursor_line) = table(app, m, width);
-    let meaning = row_meaning(app, m);
+    let (lines, cursor_line) = table(scene, state, m, width);
+    let meaning = row_meaning(scene, state, m);
     let [summary_area, table_area, meaning_area, _] = Layout::vertical([
         Constraint::Length(wrapped_height(&top, width)),
         Constraint::Max(lines.len() as u16),
@@ -93,9 +95,9 @@ fn wrapped_height(lines: &[Line], width: usize) -> u16 {
 
 /// The label, its runner-up and the step from the parent, with what the cells mean;
 /// where the stall figures come from.
-pub fn summary(app: &App, i: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let ls = app.ladder();
+pub fn summary(scene: &Scene, i: usize) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    let ls = scene.ladder();
     let a = &ls.analysis.versions[i];
     let mut out = Vec::new();
     match &a.bottleneck {
@@ -198,8 +200,13 @@ fn source_line(a: &VersionAnalysis) -> String {
 
 /// The heat table as lines (the header first) and the line of the cursor's row: each
 /// cell its stall samples (dim) and their % of the table's.
-fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize) {
-    let t = &app.theme;
+fn table(
+    scene: &Scene,
+    state: &BottleneckState,
+    m: &StallMatrix,
+    width: usize,
+) -> (Vec<Line<'static>>, usize) {
+    let t = &scene.theme;
     // Wide enough for the largest count (the table's own, in the corner) and "100.0".
     let count_w = format::width(&format::thousands(m.samples as f64));
     let col_w = (count_w + SHARE_W + 2).max(COL_W);
@@ -231,7 +238,7 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
             Span::styled(format!(" {:>SHARE_W$.1}", share(n) * 100.0), style),
         ]
     };
-    let cursor = app.bottleneck_reason().map(|(r, _)| r);
+    let cursor = state.reason(m).map(|(r, _)| r);
     let top = m.cells.first();
     for (r, n) in m.reasons() {
         let mark = if Some(r) == cursor { '▸' } else { ' ' };
@@ -262,13 +269,13 @@ fn table(app: &App, m: &StallMatrix, width: usize) -> (Vec<Line<'static>>, usize
     }
     all.extend(cell(m.samples, ratatui::style::Style::new()));
     lines.push(Line::from(all));
-    (lines, app.bottleneck.row)
+    (lines, state.row)
 }
 
 /// What the row under the cursor means, and its hottest cell.
-fn row_meaning(app: &App, m: &StallMatrix) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let Some((r, n)) = app.bottleneck_reason() else {
+fn row_meaning(scene: &Scene, state: &BottleneckState, m: &StallMatrix) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    let Some((r, n)) = state.reason(m) else {
         return Vec::new();
     };
     let mut out = vec![Line::from(vec![

@@ -2,13 +2,17 @@
 //! stall bars, the (reason × opcode) cells, the instruction mix, the SASS aligned, and
 //! the diff of their kernel sources.
 
-use super::{Action, App, stall_bar, stall_legend, wrap};
+use super::scene::Scene;
+use super::scroll::{draw_document, moved};
+use super::stall_bar::{stall_bar, stall_legend};
+use super::text::{fit, wrap};
 use crate::analysis::sass::MixSide;
 use crate::analysis::{self, StallBreakdown};
 use crate::model::Version;
 use crate::report::comparison::{self, Document, Figure, Names, Part, Sass, Tag};
 use crate::report::{self, format};
-use crate::tui::state::LadderState;
+use crate::tui::action::Action;
+use crate::tui::ladder_state::LadderState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -25,7 +29,7 @@ pub struct CompareState {
 impl CompareState {
     /// The compare view's own actions: the moves scroll it.
     pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.scroll, action, page) {
+        if let Some(at) = moved(self.scroll, action, page) {
             self.scroll = at;
         }
     }
@@ -75,16 +79,16 @@ pub struct CompareCache {
     pub comparison: analysis::Comparison,
 }
 
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines = document(app, body.width as usize);
-    super::draw_document(frame, lines, app.scroll_of(super::View::Compare), body);
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &CompareState, body: Rect) {
+    let lines = document(scene, state, body.width as usize);
+    draw_document(frame, lines, state.scroll, body);
 }
 
-fn tag_style(app: &App, t: Tag) -> Style {
+fn tag_style(scene: &Scene, t: Tag) -> Style {
     match t {
-        Tag::Better => app.theme.better(),
-        Tag::Worse => app.theme.worse(),
-        _ => app.theme.dim(),
+        Tag::Better => scene.theme.better(),
+        Tag::Worse => scene.theme.worse(),
+        _ => scene.theme.dim(),
     }
 }
 
@@ -152,15 +156,15 @@ impl Columns {
 /// Two versions' ids, as the view's rows name the sides.
 type Ids<'a> = [&'a str; 2];
 
-pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
-    let ls = app.ladder();
-    let Some((ia, ib)) = app.compare_pair() else {
-        return no_pair(app, width);
+pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'static>> {
+    let ls = scene.ladder();
+    let Some((ia, ib)) = scene.compare_pair() else {
+        return no_pair(scene, width);
     };
     let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
     let (aa, ab) = (&ls.analysis.versions[ia], &ls.analysis.versions[ib]);
     let computed;
-    let c = match app.cached_comparison((ia, ib)) {
+    let c = match state.cached(scene.current, (ia, ib)) {
         Some(c) => c,
         None => {
             computed = analysis::compare(aa, ab, va.readable_listing().zip(vb.readable_listing()));
@@ -177,27 +181,28 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     };
     let doc = comparison::document(c, &names);
     let ids = [va.id.as_str(), vb.id.as_str()];
-    let mut out = title_lines(app, va, vb);
+    let mut out = title_lines(scene, va, vb);
     let rows = metric_rows(&doc);
     let cols = Columns::of(&rows, width);
-    out.extend(metric_lines(app, &rows, &cols, ids, width));
-    out.extend(occupancy_lines(app, &doc, ids));
-    out.extend(bottleneck_lines(app, &doc, ids));
+    out.extend(metric_lines(scene, &rows, &cols, ids, width));
+    out.extend(occupancy_lines(scene, &doc, ids));
+    out.extend(bottleneck_lines(scene, &doc, ids));
     let stalls = [aa.stalls.as_ref(), ab.stalls.as_ref()];
-    out.extend(stall_lines(app, &doc, stalls, &cols, ids, width));
-    out.extend(cell_lines(app, &doc, &cols, ids, width));
-    out.extend(mix_lines(app, &doc, ids));
-    out.extend(sass_lines(app, &doc));
-    out.extend(source_lines(app, va, vb));
+    out.extend(stall_lines(scene, &doc, stalls, &cols, ids, width));
+    out.extend(cell_lines(scene, &doc, &cols, ids, width));
+    out.extend(mix_lines(scene, &doc, ids));
+    out.extend(sass_lines(scene, &doc));
+    out.extend(source_lines(scene, va, vb));
     out
 }
 
 /// The first version, nothing marked: nothing to compare it with.
-fn no_pair(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    app.version_index()
+fn no_pair(scene: &Scene, width: usize) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    scene
+        .version_index()
         .map(|i| {
-            let mut out: Vec<Line> = wrap(&app.ladder().ladder.no_parent(i), width)
+            let mut out: Vec<Line> = wrap(&scene.ladder().ladder.no_parent(i), width)
                 .into_iter()
                 .map(|l| Line::styled(l, t.title()))
                 .collect();
@@ -215,14 +220,14 @@ fn no_pair(app: &App, width: usize) -> Vec<Line<'static>> {
 }
 
 /// The two versions compared, and the shape of the run results compared.
-fn title_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn title_lines(scene: &Scene, va: &Version, vb: &Version) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let mut out = vec![Line::from(vec![
         Span::styled(format!("{} {}", va.id, va.title), t.title()),
         Span::raw("  →  "),
         Span::styled(format!("{} {}", vb.id, vb.title), t.title()),
         Span::styled(
-            if app.marked.is_some() {
+            if scene.marked.is_some() {
                 ""
             } else {
                 "   (its parent; m marks another version to compare with)"
@@ -231,19 +236,35 @@ fn title_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
         ),
     ])];
     // The run results compared are of one shape: the view names it.
-    out.extend(super::run_shape_line(app));
+    out.extend(run_shape_line(scene));
     out
+}
+
+/// Which run results a view's "(run)" rows show, where the ladder has any: `run results
+/// at 1,64,1024,128 (S: next of 3 shapes)`.
+fn run_shape_line(scene: &Scene) -> Option<Line<'static>> {
+    let ls = scene.ladder();
+    let shapes = ls.ladder.measured_shapes();
+    let s = ls.shown.shape(&ls.ladder).filter(|_| !shapes.is_empty())?;
+    let next = match shapes.len() {
+        1 => String::new(),
+        n => format!(" (S: next of {n} shapes)"),
+    };
+    Some(Line::styled(
+        format!("run results at {s}{next}"),
+        scene.theme.dim(),
+    ))
 }
 
 /// Each metric's row: name, the two values, the delta and the verdict, coloured by it.
 fn metric_lines(
-    app: &App,
+    scene: &Scene,
     rows: &[(Tag, [String; 4], &str)],
     cols: &Columns,
     [a_id, b_id]: Ids,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = &scene.theme;
     let Columns {
         name_w,
         val_w,
@@ -258,7 +279,7 @@ fn metric_lines(
                 Line::raw(name.clone()),
                 [format!("{a_id} {a}"), format!("{b_id} {b}")],
                 format!("{delta} {verdict}"),
-                tag_style(app, *tag),
+                tag_style(scene, *tag),
                 width,
             ));
         }
@@ -280,15 +301,15 @@ fn metric_lines(
             Span::raw(format::right(a, val_w)),
             Span::raw(format::right(b, val_w)),
             Span::raw(format::right(delta, delta_w)),
-            Span::styled(format!("  {verdict}"), tag_style(app, *tag)),
+            Span::styled(format!("  {verdict}"), tag_style(scene, *tag)),
         ]));
     }
     out
 }
 
 /// What limits each side's occupancy, in full, where one side knows.
-fn occupancy_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn occupancy_lines(scene: &Scene, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     if doc.section(Part::Occupancy).is_none() {
         return Vec::new();
     }
@@ -311,8 +332,8 @@ fn occupancy_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
 }
 
 /// Each side's bottleneck with its share, and its runner-up unless the two tie.
-fn bottleneck_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn bottleneck_lines(scene: &Scene, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let heading = doc
         .section(Part::Bottleneck)
         .and_then(|s| s.heading.clone())
@@ -346,14 +367,14 @@ fn bottleneck_lines(app: &App, doc: &Document, ids: Ids) -> Vec<Line<'static>> {
 /// Each side's stall bar with where its shares come from, the legend, and each
 /// reason's row.
 fn stall_lines(
-    app: &App,
+    scene: &Scene,
     doc: &Document,
     stalls: [Option<&StallBreakdown>; 2],
     cols: &Columns,
     ids: Ids,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = &scene.theme;
     let sources = doc.sides.map(|s| s.stall_source);
     let mut out = vec![
         Line::default(),
@@ -363,7 +384,7 @@ fn stall_lines(
     let bar_w = width.saturating_sub(48).clamp(10, 80);
     for ((id, shares), side) in ids.into_iter().zip(stalls).zip(doc.sides) {
         let mut spans = vec![Span::raw(format!("{id:<8}"))];
-        spans.extend(stall_bar(app, shares, bar_w).spans);
+        spans.extend(stall_bar(&scene.theme, shares, bar_w).spans);
         spans.push(Span::styled(
             format!(
                 "  {}{}",
@@ -384,7 +405,7 @@ fn stall_lines(
         })
         .collect();
     let reasons: Vec<_> = rows.iter().map(|(reason, _)| *reason).collect();
-    out.extend(stall_legend(app, "stalls", &reasons, width));
+    out.extend(stall_legend(&scene.theme, "stalls", &reasons, width));
     let (name_w, val_w) = (cols.name_w.max(24), cols.val_w);
     for (reason, r) in rows {
         let swatch = Span::styled(t.reason_fill(reason).to_string(), t.reason(reason));
@@ -396,7 +417,7 @@ fn stall_lines(
                 ]),
                 [format!("{} {}", ids[0], r.a), format!("{} {}", ids[1], r.b)],
                 format!("{} {}", r.delta, r.verdict),
-                tag_style(app, r.tag),
+                tag_style(scene, r.tag),
                 width,
             ));
             continue;
@@ -407,7 +428,7 @@ fn stall_lines(
             Span::raw(format!("{:>val_w$}", r.a)),
             Span::raw(format!("{:>val_w$}", r.b)),
             Span::raw(format!("{:>val_w$}", r.delta)),
-            Span::styled(format!("  {}", r.verdict), tag_style(app, r.tag)),
+            Span::styled(format!("  {}", r.verdict), tag_style(scene, r.tag)),
         ]));
     }
     out
@@ -415,13 +436,13 @@ fn stall_lines(
 
 /// The hottest (reason × instruction) cells of either side, samples beside shares.
 fn cell_lines(
-    app: &App,
+    scene: &Scene,
     doc: &Document,
     cols: &Columns,
     ids: Ids,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = &scene.theme;
     let Some(section) = doc.section(Part::Cells) else {
         return Vec::new();
     };
@@ -459,8 +480,8 @@ fn cell_lines(
 
 /// The instruction classes side by side, a class one side lacks coloured as added or
 /// removed.
-fn mix_lines(app: &App, doc: &Document, [a_id, b_id]: Ids) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn mix_lines(scene: &Scene, doc: &Document, [a_id, b_id]: Ids) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let mut out = vec![
         Line::default(),
         Line::styled(
@@ -502,8 +523,8 @@ fn mix_lines(app: &App, doc: &Document, [a_id, b_id]: Ids) -> Vec<Line<'static>>
 }
 
 /// The SASS aligned, or why there is none.
-fn sass_lines(app: &App, doc: &Document) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn sass_lines(scene: &Scene, doc: &Document) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let mut out = vec![Line::default()];
     match &doc.sass {
         Sass::Aligned { diff: d, lines, .. } => {
@@ -514,7 +535,11 @@ fn sass_lines(app: &App, doc: &Document) -> Vec<Line<'static>> {
                 ),
                 t.title(),
             ));
-            out.extend(lines.iter().map(|(_, l)| styled_diff_line(app, l.clone())));
+            out.extend(
+                lines
+                    .iter()
+                    .map(|(_, l)| styled_diff_line(scene, l.clone())),
+            );
         }
         Sass::Missing(l) => out.push(Line::styled(l.clone(), t.dim())),
     }
@@ -522,20 +547,20 @@ fn sass_lines(app: &App, doc: &Document) -> Vec<Line<'static>> {
 }
 
 /// The diff of the two versions' kernel sources.
-fn source_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
-    let t = &app.theme;
+fn source_lines(scene: &Scene, va: &Version, vb: &Version) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let mut out = vec![Line::default()];
     match (&va.source, &vb.source) {
         (Some((pa, sa)), Some((pb, sb))) => {
             out.push(Line::styled(
                 format!(
                     "source diff: {} → {}",
-                    super::ladder_path(app, pa),
-                    super::ladder_path(app, pb)
+                    scene.ladder_path(pa),
+                    scene.ladder_path(pb)
                 ),
                 t.title(),
             ));
-            out.extend(diff_lines(app, sa, sb));
+            out.extend(diff_lines(scene, sa, sb));
         }
         _ => out.push(Line::styled(
             "source diff: one of the two versions has no kernel source",
@@ -546,21 +571,21 @@ fn source_lines(app: &App, va: &Version, vb: &Version) -> Vec<Line<'static>> {
 }
 
 /// A unified diff, coloured.
-pub fn diff_lines(app: &App, old: &str, new: &str) -> Vec<Line<'static>> {
-    let t = &app.theme;
+pub fn diff_lines(scene: &Scene, old: &str, new: &str) -> Vec<Line<'static>> {
+    let t = &scene.theme;
     let diff = similar::TextDiff::from_lines(old, new);
     let text = diff.unified_diff().context_radius(3).to_string();
     if text.is_empty() {
         return vec![Line::styled("  (identical)", t.dim())];
     }
     text.lines()
-        .map(|l| styled_diff_line(app, l.to_string()))
+        .map(|l| styled_diff_line(scene, l.to_string()))
         .collect()
 }
 
 /// A line of a unified diff, coloured by what it is.
-fn styled_diff_line(app: &App, l: String) -> Line<'static> {
-    let t = &app.theme;
+fn styled_diff_line(scene: &Scene, l: String) -> Line<'static> {
+    let t = &scene.theme;
     let style = if l.starts_with('+') {
         t.added()
     } else if l.starts_with('-') {
@@ -594,7 +619,7 @@ fn stacked_row(
         }
     }
     let last = lines.len() - 1;
-    std::iter::once(super::fit(name, width))
+    std::iter::once(fit(name, width))
         .chain(lines.into_iter().enumerate().map(|(n, l)| {
             Line::styled(
                 format!("  {l}"),

@@ -1,10 +1,13 @@
 //! Every metric and rule finding of the selected version's profile, grouped by ncu
 //! section (raw-page metrics by hardware unit), filtered by `/`.
 
-use super::{Action, App, wrap};
+use super::scene::Scene;
+use super::scroll::{draw_document, moved};
+use super::text::wrap;
 use crate::model::RunResult;
 use crate::ncu::Value;
 use crate::report::format;
+use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -37,7 +40,7 @@ impl InspectState {
             Action::FilterEnd => self.editing = false,
             Action::FilterCancel => *self = InspectState::default(),
             _ => {
-                if let Some(at) = super::moved(self.scroll, action, page) {
+                if let Some(at) = moved(self.scroll, action, page) {
                     self.scroll = at;
                 }
             }
@@ -62,11 +65,11 @@ pub struct Entry {
     pub header: bool,
 }
 
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines = filtered(app, body.width as usize);
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &InspectState, body: Rect) {
+    let lines = filtered(scene, state, body.width as usize);
     // An active filter heads the view, with how to change and clear it: it stays when
     // another version is selected, and a status message never hides it.
-    let body = match filter_line(app) {
+    let body = match filter_line(scene, state) {
         Some(line) => {
             let [top, rest] =
                 Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
@@ -75,37 +78,36 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         }
         None => body,
     };
-    super::draw_document(frame, lines, app.scroll_of(super::View::Inspect), body);
+    draw_document(frame, lines, state.scroll, body);
 }
 
 /// The filter being typed or kept, and the keys for it; `None` without one.
-pub fn filter_line(app: &App) -> Option<Line<'static>> {
-    let t = &app.theme;
-    let f = &app.inspect;
-    if f.editing {
+pub fn filter_line(scene: &Scene, state: &InspectState) -> Option<Line<'static>> {
+    let t = &scene.theme;
+    if state.editing {
         return Some(Line::from(vec![
             Span::styled("filter: ", t.key()),
-            Span::raw(f.filter.clone()),
+            Span::raw(state.filter.clone()),
             Span::styled("▏", t.key()),
             Span::styled("  Enter keeps it · Esc clears it", t.dim()),
         ]));
     }
-    if f.filter.is_empty() {
+    if state.filter.is_empty() {
         return None;
     }
     Some(Line::from(vec![
         Span::styled("filter: ", t.key()),
-        Span::raw(f.filter.clone()),
+        Span::raw(state.filter.clone()),
         Span::styled("  / changes it · Esc clears it", t.dim()),
     ]))
 }
 
-pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
-    let entries = entries(app, width);
-    if app.inspect.filter.is_empty() {
+pub fn filtered(scene: &Scene, state: &InspectState, width: usize) -> Vec<Line<'static>> {
+    let entries = entries(scene, width);
+    if state.filter.is_empty() {
         return entries.into_iter().map(|e| e.line).collect();
     }
-    let needle = app.inspect.filter.to_lowercase();
+    let needle = state.filter.to_lowercase();
     let mut out: Vec<Line> = Vec::new();
     let mut pending_header: Option<Line> = None;
     for e in entries {
@@ -120,8 +122,8 @@ pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
     }
     if out.is_empty() {
         out.push(Line::styled(
-            format!("nothing matches {:?}", app.inspect.filter),
-            app.theme.dim(),
+            format!("nothing matches {:?}", state.filter),
+            scene.theme.dim(),
         ));
     }
     out
@@ -129,11 +131,11 @@ pub fn filtered(app: &App, width: usize) -> Vec<Line<'static>> {
 
 /// What stallscope measured of a version, every shape it ran at: time and spread over
 /// rounds, throughput, clock, power, energy, errors, checks, seed and protocol.
-fn run_entries(app: &App, v: &crate::model::Version, width: usize) -> Vec<Entry> {
-    let t = &app.theme;
+fn run_entries(scene: &Scene, v: &crate::model::Version, width: usize) -> Vec<Entry> {
+    let t = &scene.theme;
     let name_w = (width / 2).clamp(20, 70);
     let mut out = Vec::new();
-    let ladder = &app.ladder().ladder;
+    let ladder = &scene.ladder().ladder;
     for shape in ladder.measured_shapes() {
         for r in v
             .runs
@@ -267,13 +269,13 @@ fn checks_text(r: &RunResult) -> String {
 
 /// Every line inspect lists of the selected version: its runs, then its profile's
 /// kernel and pages, its metrics by section, the rule findings and the raw page.
-pub fn entries(app: &App, width: usize) -> Vec<Entry> {
-    let t = &app.theme;
-    let Some(i) = app.version_index() else {
+pub fn entries(scene: &Scene, width: usize) -> Vec<Entry> {
+    let t = &scene.theme;
+    let Some(i) = scene.version_index() else {
         return Vec::new();
     };
-    let v = &app.ladder().ladder.versions[i];
-    let mut out = run_entries(app, v, width);
+    let v = &scene.ladder().ladder.versions[i];
+    let mut out = run_entries(scene, v, width);
     let Some(p) = &v.profile else {
         out.push(Entry {
             line: Line::styled(
@@ -296,7 +298,7 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
     let files: Vec<String> = p
         .pages
         .iter()
-        .map(|(k, f)| format!("{} ({})", super::ladder_path(app, f), k.name()))
+        .map(|(k, f)| format!("{} ({})", scene.ladder_path(f), k.name()))
         .collect();
     out.push(Entry {
         line: Line::styled(format!("pages  {}", files.join(", ")), t.dim()),
@@ -304,16 +306,16 @@ pub fn entries(app: &App, width: usize) -> Vec<Entry> {
         header: false,
     });
     let name_w = (width / 2).clamp(20, 70);
-    out.extend(section_entries(app, p, name_w));
-    out.extend(rule_entries(app, p, width));
-    out.extend(raw_entries(app, p, name_w));
+    out.extend(section_entries(scene, p, name_w));
+    out.extend(rule_entries(scene, p, width));
+    out.extend(raw_entries(scene, p, name_w));
     out
 }
 
 /// A section's heading (kept while the filter matches one of its lines).
-fn header_entry(app: &App, text: String) -> Entry {
+fn header_entry(scene: &Scene, text: String) -> Entry {
     Entry {
-        line: Line::styled(text.clone(), app.theme.title()),
+        line: Line::styled(text.clone(), scene.theme.title()),
         key: text.to_lowercase(),
         header: true,
     }
@@ -332,7 +334,7 @@ fn metric_entry(section: &str, name: &str, value: String, name_w: usize) -> Entr
 }
 
 /// The profile's metrics by ncu section, in the order the details page has them.
-fn section_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
+fn section_entries(scene: &Scene, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut sections: Vec<(&str, Vec<&crate::ncu::DetailMetric>)> = Vec::new();
     for m in &p.details {
@@ -342,7 +344,7 @@ fn section_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<E
         }
     }
     for (section, metrics) in sections {
-        out.push(header_entry(app, section.to_string()));
+        out.push(header_entry(scene, section.to_string()));
         // A section's values of one unit are scaled alike.
         let most = largest(
             metrics
@@ -358,13 +360,13 @@ fn section_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<E
 }
 
 /// ncu's rule findings, each with its estimated speed-up and its description wrapped.
-fn rule_entries(app: &App, p: &crate::model::Profile, width: usize) -> Vec<Entry> {
-    let t = &app.theme;
+fn rule_entries(scene: &Scene, p: &crate::model::Profile, width: usize) -> Vec<Entry> {
+    let t = &scene.theme;
     let mut out = Vec::new();
     if p.rules.is_empty() {
         return out;
     }
-    out.push(header_entry(app, "rule findings".into()));
+    out.push(header_entry(scene, "rule findings".into()));
     for r in &p.rules {
         let speedup = r
             .speedup_pct
@@ -398,7 +400,7 @@ fn rule_entries(app: &App, p: &crate::model::Profile, width: usize) -> Vec<Entry
 }
 
 /// The raw page's metrics, by hardware unit (the metric name's prefix).
-fn raw_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
+fn raw_entries(scene: &Scene, p: &crate::model::Profile, name_w: usize) -> Vec<Entry> {
     let mut out = Vec::new();
     let Some(raw) = &p.raw else {
         return out;
@@ -426,7 +428,7 @@ fn raw_entries(app: &App, p: &crate::model::Profile, name_w: usize) -> Vec<Entry
     }
     for (unit, metrics) in units {
         out.push(header_entry(
-            app,
+            scene,
             format!("raw page: {unit}__ ({} metrics)", metrics.len()),
         ));
         for (name, value) in metrics {

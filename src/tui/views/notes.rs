@@ -2,8 +2,12 @@
 //! its parent's, and the diff of its kernel source from its parent's (the version it was
 //! built on).
 
-use super::{Action, App, clamp_scroll, compare::diff_lines, printable, split_width, wrap};
+use super::compare::diff_lines;
+use super::scene::Scene;
+use super::scroll::{clamp_scroll, moved};
+use super::text::{printable, split_width, wrap};
 use crate::report::format;
+use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -19,22 +23,18 @@ pub struct NotesState {
 impl NotesState {
     /// The notes view's own actions: the moves scroll it.
     pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.scroll, action, page) {
+        if let Some(at) = moved(self.scroll, action, page) {
             self.scroll = at;
         }
     }
 }
 
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let lines: Vec<Line> = document(app, body.width as usize);
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &NotesState, body: Rect) {
+    let lines: Vec<Line> = document(scene, body.width as usize);
     // Wrapped lines can take more rows than lines: count them for the scroll limit.
     let width = body.width.max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
-    let offset = clamp_scroll(
-        app.scroll_of(super::View::Notes),
-        rows,
-        body.height as usize,
-    );
+    let offset = clamp_scroll(state.scroll, rows, body.height as usize);
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
@@ -46,10 +46,10 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 /// The view's lines for a body `width` columns wide: prose is left for the terminal to
 /// wrap, while tables and diff lines come laid out to the width (a table as columns, a
 /// diff line's continuation under its `+`/`-` marker).
-pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let ls = app.ladder();
-    let Some(i) = app.version_index() else {
+pub fn document(scene: &Scene, width: usize) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    let ls = scene.ladder();
+    let Some(i) = scene.version_index() else {
         return Vec::new();
     };
     let v = &ls.ladder.versions[i];
@@ -71,7 +71,7 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
                         .iter()
                         .map(|c| c.ends_with(':'))
                         .collect::<Vec<_>>();
-                    out.extend(table_lines(app, &cells, &aligns, width));
+                    out.extend(table_lines(scene, &cells, &aligns, width));
                     at += rows;
                     continue;
                 }
@@ -122,17 +122,17 @@ pub fn document(app: &App, width: usize) -> Vec<Line<'static>> {
     match (previous, &v.source) {
         (Some(p), Some((path, text))) => {
             out.push(Line::styled(
-                format!("diff from {} ({})", p.id, super::ladder_path(app, path)),
+                format!("diff from {} ({})", p.id, scene.ladder_path(path)),
                 t.title(),
             ));
             let (_, old) = p.source.as_ref().expect("filtered on a source");
-            for l in diff_lines(app, old, text) {
+            for l in diff_lines(scene, old, text) {
                 out.extend(wrap_diff_line(printable(l), width));
             }
         }
         (None, Some((path, text))) => {
             out.push(Line::styled(
-                format!("source ({})", super::ladder_path(app, path)),
+                format!("source ({})", scene.ladder_path(path)),
                 t.title(),
             ));
             out.extend(text.lines().map(|l| printable(Line::raw(l.to_string()))));
@@ -208,12 +208,12 @@ fn table_cells(row: &str) -> Vec<String> {
 /// column, a word longer than the column broken); the header row over a rule, the
 /// columns right-aligned where the separator line says so (`---:`).
 fn table_lines(
-    app: &App,
+    scene: &Scene,
     rows: &[Vec<String>],
     right: &[bool],
     width: usize,
 ) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = &scene.theme;
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     if n == 0 {
         return Vec::new();

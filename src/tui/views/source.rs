@@ -2,12 +2,15 @@
 //! heat-coloured and sortable, beside the per-opcode aggregate; under it, what the line
 //! under the cursor means.
 
-use super::{Action, App, Said, clamp_scroll, printable};
+use super::scene::Scene;
+use super::scroll::{clamp_scroll, moved};
+use super::text::{fit, printable};
 use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::model::Version;
 use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
-use crate::tui::listing::{self, ListRow, rows, stall_samples, with_offsets};
+use crate::tui::action::{Action, Said};
+use crate::tui::listing::{self, ListRow, SourceSort, rows, stall_samples, with_offsets};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -59,7 +62,7 @@ impl SourceState {
             ToggleSort => self.next_sort(sass()),
             NextHot | PrevHot => return self.next_hot(sass(), action == NextHot),
             _ => {
-                if let Some(at) = super::moved(self.cursor, action, page) {
+                if let Some(at) = moved(self.cursor, action, page) {
                     self.cursor = at;
                 }
             }
@@ -156,23 +159,14 @@ impl SourceState {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SourceSort {
-    #[default]
-    Samples,
-    Address,
-    /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
-    CudaLine,
-}
-
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let Some(vi) = app.version_index() else {
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &SourceState, body: Rect) {
+    let Some(vi) = scene.version_index() else {
         return;
     };
-    let s = match app.listing() {
+    let s = match scene.listing() {
         Some(Ok(s)) => s,
         missing => {
-            let v = &app.ladder().ladder.versions[vi];
+            let v = &scene.ladder().ladder.versions[vi];
             let why = match missing {
                 Some(Err(e)) => format!("{}'s source page cannot be read: {e}", v.id),
                 _ => format!(
@@ -180,7 +174,7 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
                     v.id
                 ),
             };
-            let why = printable(Line::styled(why, app.theme.dim()));
+            let why = printable(Line::styled(why, scene.theme.dim()));
             frame.render_widget(Paragraph::new(why), body);
             return;
         }
@@ -193,14 +187,14 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
         Constraint::Length(if wide { 44 } else { 0 }),
     ])
     .areas(main);
-    let order = rows(s, app.source.sort);
-    let cursor = app.source.cursor.min(order.len().saturating_sub(1));
-    draw_listing(frame, app, s, &order, cursor, left);
+    let order = rows(s, state.sort);
+    let cursor = state.cursor.min(order.len().saturating_sub(1));
+    draw_listing(frame, scene, state, s, &order, cursor, left);
     if let Some(ListRow::Sass(i)) = order.get(cursor) {
-        draw_meaning(frame, app, &s.lines[*i], meaning_area);
+        draw_meaning(frame, scene, &s.lines[*i], meaning_area);
     }
     if wide {
-        draw_opcodes(frame, app, vi, right);
+        draw_opcodes(frame, scene, vi, right);
     }
 }
 
@@ -258,17 +252,18 @@ impl Columns {
 /// where the cursor is, the search and the sort.
 fn draw_listing(
     frame: &mut Frame,
-    app: &App,
+    scene: &Scene,
+    state: &SourceState,
     s: &SourceListing,
     order: &[ListRow],
     cursor: usize,
     area: Rect,
 ) {
-    let t = &app.theme;
+    let t = &scene.theme;
     let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
     let visible = area.height.saturating_sub(2) as usize;
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
-    let cols = Columns::of(app.source.sort, total, area.width);
+    let cols = Columns::of(state.sort, total, area.width);
     let bounds = listing::bounds(s);
     let header = cols
         .row(
@@ -284,7 +279,7 @@ fn draw_listing(
         .skip(offset)
         .take(visible)
         .map(|(pos, &r)| {
-            let row = listing_row(app, s, r, &cols, total, bounds);
+            let row = listing_row(scene, state, s, r, &cols, total, bounds);
             if pos == cursor {
                 row.style(t.selected())
             } else {
@@ -296,7 +291,7 @@ fn draw_listing(
         Table::new(rows, cols.widths()).header(header).block(
             Block::default().borders(Borders::TOP).title(format::cut(
                 // The position first: the title is cut on the right to the table's width.
-                &listing_title(app, s, order, cursor, total),
+                &listing_title(state, s, order, cursor, total),
                 area.width as usize,
             )),
         ),
@@ -308,14 +303,15 @@ fn draw_listing(
 /// stall samples (under a CUDA line, indented; its offsets from the listing's `bounds`),
 /// or a CUDA line with its instructions' samples.
 fn listing_row(
-    app: &App,
+    scene: &Scene,
+    state: &SourceState,
     s: &SourceListing,
     r: ListRow,
     cols: &Columns,
     total: u64,
     (base, end): (u64, u64),
 ) -> Row<'static> {
-    let t = &app.theme;
+    let t = &scene.theme;
     let i = match r {
         ListRow::Sass(i) => i,
         ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => {
@@ -345,7 +341,7 @@ fn listing_row(
     let st = stall_samples(l);
     let share = st as f64 / total as f64;
     let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
-    let indent = if app.source.sort == SourceSort::CudaLine {
+    let indent = if state.sort == SourceSort::CudaLine {
         "  "
     } else {
         ""
@@ -366,25 +362,25 @@ fn listing_row(
 /// The listing's title: the cursor's line, the search (while typed, a cursor after it;
 /// kept, with its matches), the sort, and the listing's size.
 fn listing_title(
-    app: &App,
+    state: &SourceState,
     s: &SourceListing,
     order: &[ListRow],
     cursor: usize,
     total: u64,
 ) -> String {
-    let search = if app.source.searching {
-        format!(" · /{}▏", format::printable(&app.source.search))
-    } else if !app.source.search.is_empty() {
-        let n = listing::matches(s, order, &app.source.search).len();
+    let search = if state.searching {
+        format!(" · /{}▏", format::printable(&state.search))
+    } else if !state.search.is_empty() {
+        let n = listing::matches(s, order, &state.search).len();
         format!(
             " · /{}: {n} match{} (n/N)",
-            format::printable(&app.source.search),
+            format::printable(&state.search),
             if n == 1 { "" } else { "es" }
         )
     } else {
         String::new()
     };
-    let sort = match app.source.sort {
+    let sort = match state.sort {
         SourceSort::Samples => "by stall samples",
         SourceSort::Address => "by address",
         SourceSort::CudaLine => "under the hottest CUDA lines",
@@ -400,7 +396,7 @@ fn listing_title(
 
 /// What the instruction under the cursor means: its top stall reason at its opcode, or
 /// the opcode alone.
-fn draw_meaning(frame: &mut Frame, app: &App, l: &SassLine, area: Rect) {
+fn draw_meaning(frame: &mut Frame, scene: &Scene, l: &SassLine, area: Rect) {
     let meaning = match top_reason(l) {
         Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
         None => format!(
@@ -410,8 +406,8 @@ fn draw_meaning(frame: &mut Frame, app: &App, l: &SassLine, area: Rect) {
         ),
     };
     frame.render_widget(
-        Paragraph::new(super::fit(
-            printable(Line::styled(meaning, app.theme.dim())),
+        Paragraph::new(fit(
+            printable(Line::styled(meaning, scene.theme.dim())),
             area.width as usize,
         )),
         area,
@@ -419,9 +415,9 @@ fn draw_meaning(frame: &mut Frame, app: &App, l: &SassLine, area: Rect) {
 }
 
 /// Beside the listing on a wide terminal: the version's stall samples per opcode.
-fn draw_opcodes(frame: &mut Frame, app: &App, vi: usize, area: Rect) {
-    let t = &app.theme;
-    let ops = &app.ladder().analysis.versions[vi].hot_ops;
+fn draw_opcodes(frame: &mut Frame, scene: &Scene, vi: usize, area: Rect) {
+    let t = &scene.theme;
+    let ops = &scene.ladder().analysis.versions[vi].hot_ops;
     let op_total: u64 = ops.iter().map(|o| o.stall_samples).sum::<u64>().max(1);
     let lines: Vec<Line> = ops
         .iter()

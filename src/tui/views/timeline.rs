@@ -1,6 +1,9 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
-use super::{Action, App, clamp_scroll, printable_span, stall_bar, stall_legend};
+use super::scene::Scene;
+use super::scroll::{clamp_scroll, moved};
+use super::stall_bar::{stall_bar, stall_legend};
+use super::text::{fit, printable_span};
 use crate::analysis::catalogue::{Kind, cell_help};
 use crate::analysis::speed::{SpeedVerdict, single_verdict, speedup};
 use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
@@ -8,7 +11,8 @@ use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
 };
-use crate::tui::state::LadderState;
+use crate::tui::action::Action;
+use crate::tui::ladder_state::LadderState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -24,7 +28,7 @@ pub struct TimelineState {
 impl TimelineState {
     /// The timeline's own actions: the moves scroll its table.
     pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = super::moved(self.scroll, action, page) {
+        if let Some(at) = moved(self.scroll, action, page) {
             self.scroll = at;
         }
     }
@@ -42,8 +46,8 @@ pub struct Columns {
 
 /// The widest row name of the timeline: the metrics some version has, the stall
 /// reasons' rows (with their colour mark) and the fixed rows.
-fn widest_name(app: &App) -> usize {
-    let ls = app.ladder();
+fn widest_name(scene: &Scene) -> usize {
+    let ls = scene.ladder();
     let metrics = METRICS
         .iter()
         .filter(|d| ls.analysis.versions.iter().any(|v| v.get(d.id).is_some()))
@@ -75,9 +79,9 @@ fn stall_row_name(r: crate::ncu::StallReason) -> String {
 /// The columns at `width`: the row names as wide as the widest (up to a quarter of a
 /// terminal of 110 columns or more, 22 columns below), the versions' columns wider on a
 /// wider terminal.
-pub fn columns(app: &App, width: u16) -> Columns {
+pub fn columns(scene: &Scene, width: u16) -> Columns {
     let room = if width >= 110 { width / 4 } else { 22 };
-    let name_w = (widest_name(app) as u16).min(room);
+    let name_w = (widest_name(scene) as u16).min(room);
     let col_w: u16 = if width >= 150 {
         16
     } else if width >= 110 {
@@ -85,9 +89,9 @@ pub fn columns(app: &App, width: u16) -> Columns {
     } else {
         10
     };
-    let total = app.ladder().order.len();
+    let total = scene.ladder().order.len();
     let visible = (((width.saturating_sub(name_w)) / (col_w + 1)) as usize).clamp(1, total.max(1));
-    let first = (app.selected + 1)
+    let first = (scene.selected + 1)
         .saturating_sub(visible)
         .min(total.saturating_sub(visible));
     Columns {
@@ -110,9 +114,10 @@ fn trail_room(body: Rect) -> usize {
 }
 
 /// Splits the body: trail, the meaning of the selected version's label, table, legend.
-pub fn layout(app: &App, body: Rect) -> [Rect; 4] {
-    let trail_h = trail_lines(app, body.width as usize, trail_room(body)).len() as u16;
-    let legend_h = legend_lines(app, body.width as usize, legend_room(body, trail_h)).len() as u16;
+pub fn layout(scene: &Scene, body: Rect) -> [Rect; 4] {
+    let trail_h = trail_lines(scene, body.width as usize, trail_room(body)).len() as u16;
+    let legend_h =
+        legend_lines(scene, body.width as usize, legend_room(body, trail_h)).len() as u16;
     Layout::vertical([
         Constraint::Length(trail_h),
         Constraint::Length(1),
@@ -136,9 +141,9 @@ fn legend_room(body: Rect, trail_h: u16) -> usize {
 
 /// The legend of the stall rows' colours (the eight largest reasons), whole, in at most
 /// `room` lines of `width` columns (the last cut where more would not fit).
-fn legend_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
+fn legend_lines(scene: &Scene, width: usize, room: usize) -> Vec<Line<'static>> {
     let room = room.max(1);
-    let ls = app.ladder();
+    let ls = scene.ladder();
     let legend: Vec<_> = stall_rows(&ls.analysis.versions)
         .into_iter()
         .take(8)
@@ -149,22 +154,22 @@ fn legend_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
             .iter()
             .map(|v| v.stalls.as_ref().map(|s| s.source)),
     );
-    let mut lines = stall_legend(app, &heading, &legend, width);
+    let mut lines = stall_legend(&scene.theme, &heading, &legend, width);
     if lines.len() > room {
         let rest: Vec<Span<'static>> = lines.drain(room - 1..).flat_map(|l| l.spans).collect();
-        lines.push(super::fit(Line::from(rest), width));
+        lines.push(fit(Line::from(rest), width));
     }
     lines
 }
 
 /// What the selected version's label means: `v13 barrier @ WARPGROUP: waiting at …`
 /// (for a near-tie, the top cell's meaning and the runner-up named).
-fn meaning_line(app: &App) -> Line<'static> {
-    let t = &app.theme;
-    let Some(i) = app.version_index() else {
+fn meaning_line(scene: &Scene) -> Line<'static> {
+    let t = &scene.theme;
+    let Some(i) = scene.version_index() else {
         return Line::default();
     };
-    let ls = app.ladder();
+    let ls = scene.ladder();
     let a = &ls.analysis.versions[i];
     let id = ls.ladder.versions[i].id.clone();
     match &a.bottleneck {
@@ -192,8 +197,8 @@ fn meaning_line(app: &App) -> Line<'static> {
 }
 
 /// One step of the trail as drawn: `v17 ← v15 barrier @ WARPGROUP`.
-fn step_spans(app: &App, s: &TrailStep) -> Vec<Span<'static>> {
-    let t = &app.theme;
+fn step_spans(scene: &Scene, s: &TrailStep) -> Vec<Span<'static>> {
+    let t = &scene.theme;
     let label = s
         .label
         .clone()
@@ -214,16 +219,16 @@ fn step_spans(app: &App, s: &TrailStep) -> Vec<Span<'static>> {
 /// selected version's step and its neighbours, with `…` where more steps lie before or
 /// after (selecting another version moves the run); where not even the selected step
 /// fits, that step alone on one line, cut.
-fn trail_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let trail = &app.ladder().analysis.trail;
+fn trail_lines(scene: &Scene, width: usize, room: usize) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    let trail = &scene.ladder().analysis.trail;
     if trail.is_empty() {
         return vec![Line::from(vec![
             Span::styled("trail ", t.dim()),
             Span::styled("(only baselines in this ladder)", t.dim()),
         ])];
     }
-    let steps: Vec<Vec<Span<'static>>> = trail.iter().map(|s| step_spans(app, s)).collect();
+    let steps: Vec<Vec<Span<'static>>> = trail.iter().map(|s| step_spans(scene, s)).collect();
     let more = || vec![Span::styled("…", t.dim())];
     // The steps `lo..hi`, wrapped.
     let wrapped = |lo: usize, hi: usize| {
@@ -241,7 +246,7 @@ fn trail_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
     if fits(0, steps.len()) {
         return wrapped(0, steps.len());
     }
-    let at = app
+    let at = scene
         .version_index()
         .and_then(|i| trail.iter().position(|s| s.index == i))
         .unwrap_or(0);
@@ -255,7 +260,7 @@ fn trail_lines(app: &App, width: usize, room: usize) -> Vec<Line<'static>> {
             line.extend([Span::styled("…", t.dim()), Span::raw(" → ")]);
         }
         line.extend(steps[at].iter().cloned());
-        return vec![super::fit(Line::from(line), width)];
+        return vec![fit(Line::from(line), width)];
     }
     loop {
         let later = hi < steps.len() && fits(lo, hi + 1);
@@ -296,28 +301,28 @@ fn wrap_steps(
     lines.push(line);
     lines
         .into_iter()
-        .map(|spans| super::fit(Line::from(spans), width))
+        .map(|spans| fit(Line::from(spans), width))
         .collect()
 }
 
-pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
-    let [trail_area, meaning_area, table_area, legend_area] = layout(app, body);
+pub fn draw(frame: &mut Frame, scene: &Scene, state: &TimelineState, body: Rect) {
+    let [trail_area, meaning_area, table_area, legend_area] = layout(scene, body);
     frame.render_widget(
         Paragraph::new(trail_lines(
-            app,
+            scene,
             trail_area.width as usize,
             trail_room(body),
         )),
         trail_area,
     );
     frame.render_widget(
-        Paragraph::new(super::fit(meaning_line(app), meaning_area.width as usize)),
+        Paragraph::new(fit(meaning_line(scene), meaning_area.width as usize)),
         meaning_area,
     );
-    draw_table(frame, app, table_area);
+    draw_table(frame, scene, state, table_area);
     frame.render_widget(
         Paragraph::new(legend_lines(
-            app,
+            scene,
             legend_area.width as usize,
             legend_area.height as usize,
         )),
@@ -328,20 +333,20 @@ pub fn draw(frame: &mut Frame, app: &App, body: Rect) {
 /// The table's visible part: its columns, and the versions in them (positions in
 /// display order). Each group of rows is built from it.
 struct Grid<'a> {
-    app: &'a App,
+    scene: &'a Scene<'a>,
     ls: &'a LadderState,
     cols: Columns,
     shown: Vec<usize>,
 }
 
 impl<'a> Grid<'a> {
-    fn new(app: &'a App, width: u16) -> Grid<'a> {
-        let ls = app.ladder();
-        let cols = columns(app, width);
+    fn new(scene: &'a Scene<'a>, width: u16) -> Grid<'a> {
+        let ls = scene.ladder();
+        let cols = columns(scene, width);
         let shown: Vec<usize> =
             (cols.first..(cols.first + cols.count).min(ls.order.len())).collect();
         Grid {
-            app,
+            scene,
             ls,
             cols,
             shown,
@@ -371,15 +376,15 @@ impl<'a> Grid<'a> {
 
 /// The metrics table, scrolled: the versions' header, then the rows from the bottleneck
 /// down to the hot instructions.
-fn draw_table(frame: &mut Frame, app: &App, area: Rect) {
-    let g = Grid::new(app, area.width);
+fn draw_table(frame: &mut Frame, scene: &Scene, state: &TimelineState, area: Rect) {
+    let g = Grid::new(scene, area.width);
     let mut rows = summary_rows(&g);
     rows.extend(metric_rows(&g));
     rows.extend(occupancy_row(&g));
     rows.extend(reason_rows(&g));
     rows.extend(hot_rows(&g));
     let visible = area.height.saturating_sub(1) as usize;
-    let offset = clamp_scroll(app.scroll_of(super::View::Timeline), rows.len(), visible);
+    let offset = clamp_scroll(state.scroll, rows.len(), visible);
     let rows: Vec<Row> = rows.into_iter().skip(offset).collect();
     let widths = std::iter::once(Constraint::Length(g.cols.name_w))
         .chain(g.shown.iter().map(|_| Constraint::Length(g.cols.col_w)));
@@ -395,7 +400,7 @@ fn draw_table(frame: &mut Frame, app: &App, area: Rect) {
 /// branches the parent's after `←`, the marked one's with `*`, the selected one's
 /// highlighted.
 fn header_row(g: &Grid) -> Row<'static> {
-    let (app, ls, t) = (g.app, g.ls, &g.app.theme);
+    let (scene, ls, t) = (g.scene, g.ls, &g.scene.theme);
     Row::new(
         std::iter::once(Cell::from("")).chain(g.shown.iter().map(|&pos| {
             let v = &ls.ladder.versions[ls.order[pos]];
@@ -409,10 +414,10 @@ fn header_row(g: &Grid) -> Row<'static> {
             } else {
                 v.id.clone()
             };
-            if app.marked == Some(ls.order[pos]) {
+            if scene.marked == Some(ls.order[pos]) {
                 label.push('*');
             }
-            let style = if pos == app.selected {
+            let style = if pos == scene.selected {
                 t.selected()
             } else {
                 t.title()
@@ -426,7 +431,7 @@ fn header_row(g: &Grid) -> Row<'static> {
 /// The first rows: the bottleneck (coloured where it moved along the trail), the stall
 /// mix, and where the stall figures come from.
 fn summary_rows(g: &Grid) -> Vec<Row<'static>> {
-    let (ls, t, cw) = (g.ls, &g.app.theme, g.cw());
+    let (ls, t, cw) = (g.ls, &g.scene.theme, g.cw());
     let mut rows = vec![g.row(Cell::from("bottleneck"), |i| {
         let a = &ls.analysis.versions[i];
         let changed = ls.analysis.trail.iter().any(|s| s.index == i && s.changed);
@@ -437,7 +442,7 @@ fn summary_rows(g: &Grid) -> Vec<Row<'static>> {
     })];
     rows.push(g.row(Cell::from("stall mix"), |i| {
         Cell::from(stall_bar(
-            g.app,
+            &g.scene.theme,
             ls.analysis.versions[i].stalls.as_ref(),
             cw,
         ))
@@ -459,7 +464,7 @@ fn summary_rows(g: &Grid) -> Vec<Row<'static>> {
 /// A row for each metric some version has, heat-coloured by the metric's direction;
 /// TFLOPS with bars, a time or TFLOPS slower than the parent's marked.
 fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
-    let (ls, t, cw, shown, cols) = (g.ls, &g.app.theme, g.cw(), &g.shown, &g.cols);
+    let (ls, t, cw, shown, cols) = (g.ls, &g.scene.theme, g.cw(), &g.shown, &g.cols);
     let mut rows = Vec::new();
     for d in METRICS {
         let values: Vec<Option<f64>> = ls
@@ -539,14 +544,14 @@ fn occupancy_row(g: &Grid) -> Option<Row<'static>> {
                 .as_ref()
                 .map(|o| o.compact())
                 .unwrap_or_else(|| format::UNKNOWN.to_string()),
-            g.app.theme.dim(),
+            g.scene.theme.dim(),
         )
     }))
 }
 
 /// A row for each stall reason, with its colour mark: its share of each version's.
 fn reason_rows(g: &Grid) -> Vec<Row<'static>> {
-    let (ls, t) = (g.ls, &g.app.theme);
+    let (ls, t) = (g.ls, &g.scene.theme);
     stall_rows(&ls.analysis.versions)
         .into_iter()
         .map(|r| {

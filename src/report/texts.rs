@@ -1,0 +1,130 @@
+//! The texts every format writes alike: a trail step's name and verdict, a version's
+//! label, the stall section's heading and cells, a comparison's verdict word, the unit of
+//! stall shares, and text escaped for HTML and SVG.
+
+use super::format;
+use crate::analysis::{
+    self, Bottleneck, NoLabel, StallSource, StepVerdict, TrailStep, VersionAnalysis,
+};
+
+/// Text made safe inside HTML and SVG, in element content and in quoted attributes.
+/// Control characters from imported data are shown escaped as in the terminal
+/// ([`format::printable_lines`]): a page holds none of them raw.
+pub fn escape(s: &str) -> String {
+    let s = format::printable_lines(s);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A step's name in the trail: its id, and where it branches the version it was built
+/// on (`v17 ← v15`).
+pub fn step_name(s: &TrailStep) -> String {
+    match (&s.parent, s.branch) {
+        (Some(p), true) => format!("{} ← {p}", s.id),
+        _ => s.id.clone(),
+    }
+}
+
+/// A lead in standard deviations: `0.2`, `11.3`, `352`.
+pub fn z_text(z: f64) -> String {
+    if z.abs() >= 10.0 {
+        format!("{z:.0}")
+    } else {
+        format!("{z:.1}")
+    }
+}
+
+/// What the noise rule says about a step: `moved (z 11.3)`, `near-tie (z 0.2)`,
+/// `changed within noise of v17 (z 1.2)`; empty for a step that stayed.
+pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
+    let mut parts = Vec::new();
+    let z = |z: Option<f64>| z.map(|z| format!(" (z {})", z_text(z))).unwrap_or_default();
+    match s.verdict {
+        StepVerdict::Moved => parts.push(format!("moved{}", z(s.z))),
+        StepVerdict::WithinNoise => parts.push(format!(
+            "changed within noise of {}{}",
+            s.judged_against().unwrap_or("its parent"),
+            z(s.z)
+        )),
+        StepVerdict::Start | StepVerdict::Same | StepVerdict::NoLabel => {}
+    }
+    if let Some(b) = b.filter(|b| b.near_tie) {
+        parts.push(format!("near-tie{}", z(b.z)));
+    }
+    parts.join(", ")
+}
+
+/// A version's label in full: the top cell, both cells of a near-tie
+/// (`A ≈ B`), or why there is none.
+pub fn label_text(b: Option<&Bottleneck>, why: Option<NoLabel>) -> String {
+    match (b, why) {
+        (Some(b), _) => b.label(),
+        (None, Some(n)) => n.short(),
+        (None, None) => format::UNKNOWN.to_string(),
+    }
+}
+
+/// A version's label for a table cell: the top cell, or why there is none.
+pub fn label_cell(v: &VersionAnalysis) -> String {
+    match (&v.bottleneck, v.no_label) {
+        (Some(b), _) => b.to_string(),
+        (None, Some(n)) => n.short(),
+        (None, None) => format::UNKNOWN.to_string(),
+    }
+}
+
+/// The heading of a stall section: what the shares are of, by the versions' sources.
+pub fn stall_heading(sources: impl IntoIterator<Item = Option<StallSource>>) -> String {
+    let mut units: Vec<&str> = sources.into_iter().flatten().map(|s| s.unit()).collect();
+    units.sort();
+    units.dedup();
+    match units.as_slice() {
+        [one] => format!("stalls (% of {one})"),
+        [] => "stalls".to_string(),
+        _ => "stalls (% of PC samples, or of per-issue stall ratios: see the stall source row)"
+            .to_string(),
+    }
+}
+
+/// Where a version's stall shares come from, for a table cell (ten columns at most):
+/// PC samples of the raw page, of the source page (`src page`), or per-issue ratios.
+pub fn stall_source_cell(v: &VersionAnalysis) -> String {
+    match &v.stalls {
+        Some(s) => match s.source {
+            StallSource::Sampling => "PC samples",
+            StallSource::SourcePage => "src page",
+            StallSource::PerIssueRatios => "ratios",
+        }
+        .to_string(),
+        None => format::UNKNOWN.to_string(),
+    }
+}
+
+/// The PC samples behind a version's stall shares, for a table cell.
+pub fn stall_samples_cell(v: &VersionAnalysis) -> String {
+    match v.stalls.as_ref().and_then(|s| s.samples) {
+        Some(n) => format::thousands(n as f64),
+        None => format::UNKNOWN.to_string(),
+    }
+}
+
+/// A verdict as machine-readable output writes it: the word compare's JSON gives it.
+pub fn verdict_word(v: analysis::Verdict) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(w)) => w,
+        _ => format!("{v:?}").to_lowercase(),
+    }
+}
+
+/// The unit of stall shares in machine-readable output.
+pub const STALL_UNIT: &str = "fraction";
