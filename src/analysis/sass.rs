@@ -3,7 +3,7 @@
 //! and register numbers ignored, so that a moved or renamed register is no change.
 
 use super::OpcodeStat;
-use crate::ncu::{SassLine, SourceListing, StallReason};
+use crate::ncu::{SassLine, SourceListing};
 use serde::Serialize;
 
 /// One opcode class in the two versions.
@@ -122,7 +122,7 @@ pub fn diff(a: &SourceListing, b: &SourceListing) -> SassDiff {
         added: 0,
         hunks: Vec::new(),
     };
-    let samples = |l: &SassLine| l.samples - l.stall(StallReason::Selected) as u64;
+    let samples = SassLine::stall_samples;
     for group in similar::group_diff_ops(ops, CONTEXT) {
         let Some(first) = group.first() else {
             continue;

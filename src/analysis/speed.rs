@@ -1,6 +1,7 @@
 //! How much faster one candidate is than another, and whether that can be believed.
 //! The rule is stated here once; `run`'s table and JSON, the reports and the timeline's
-//! ▼ mark all take their verdicts from [`speedup`].
+//! ▼ mark all take their verdicts from [`speedup`] (ncu's single launches from
+//! [`single_verdict`], the same interval with the fixed band).
 //!
 //! The speed-up of `a` over `b` is b's time over a's. Rounds are paired by position (each
 //! round ran every candidate once, in the same order, so drift falls on both alike): the
@@ -359,12 +360,31 @@ fn settled_sustained(r: &RunResult) -> bool {
     }
 }
 
-/// The verdict between two single measurements (ncu's one launch each): b's time over
-/// a's with the fixed band, as [`speedup`] judges a result of one round.
-pub fn single_verdict(ratio: f64) -> SpeedVerdict {
-    Interval::single(ratio)
-        .side()
-        .unwrap_or(SpeedVerdict::Unclear)
+/// The verdict between two single measurements (ncu's one launch each) of a metric
+/// whose direction is `better`: `x` against `parent`'s with the fixed band, as
+/// [`speedup`] judges a result of one round. `None` where either is unknown or not
+/// positive, or the metric has no better direction.
+pub fn single_verdict(
+    better: crate::analysis::catalogue::Better,
+    parent: Option<f64>,
+    x: Option<f64>,
+) -> Option<SpeedVerdict> {
+    use crate::analysis::catalogue::Better;
+    let (p, x) = (parent?, x?);
+    if p <= 0.0 || x <= 0.0 {
+        return None;
+    }
+    // The speed-up of `x` over its parent.
+    let ratio = match better {
+        Better::Lower => p / x,
+        Better::Higher => x / p,
+        Better::Neutral => return None,
+    };
+    Some(
+        Interval::single(ratio)
+            .side()
+            .unwrap_or(SpeedVerdict::Unclear),
+    )
 }
 
 /// The verdicts of every version's run result `shown` (its `speedup` against the
@@ -639,6 +659,23 @@ mod tests {
         let s = speedup(&a, &b).unwrap();
         assert_eq!(s.verdict, SpeedVerdict::Unclear);
         assert_eq!(s.why, Some(Unclear::DifferentRuns));
+    }
+
+    #[test]
+    fn single_launches_are_judged_in_the_metrics_direction_with_the_fixed_band() {
+        use crate::analysis::catalogue::Better;
+        // A time (lower is better) 3 % above its parent's: slower; 1 % above: unclear.
+        let t = |x| single_verdict(Better::Lower, Some(100.0), Some(x));
+        assert_eq!(t(103.0), Some(SpeedVerdict::Slower));
+        assert_eq!(t(101.0), Some(SpeedVerdict::Unclear));
+        assert_eq!(t(97.0), Some(SpeedVerdict::Faster));
+        // Throughput (higher is better) 3 % below: slower.
+        let f = single_verdict(Better::Higher, Some(100.0), Some(97.0));
+        assert_eq!(f, Some(SpeedVerdict::Slower));
+        // Unknown, zero or directionless: no verdict.
+        assert_eq!(single_verdict(Better::Lower, None, Some(1.0)), None);
+        assert_eq!(single_verdict(Better::Lower, Some(0.0), Some(1.0)), None);
+        assert_eq!(single_verdict(Better::Neutral, Some(1.0), Some(2.0)), None);
     }
 
     #[test]

@@ -128,6 +128,11 @@ impl SassLine {
     pub fn stall(&self, r: StallReason) -> u32 {
         self.stalls[r.index()]
     }
+
+    /// Stall samples: everything but `selected` (the warp issued).
+    pub fn stall_samples(&self) -> u64 {
+        self.samples - self.stall(StallReason::Selected) as u64
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

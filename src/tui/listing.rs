@@ -3,7 +3,7 @@
 //! CUDA lines each with its SASS under it; and where the hot spots are. The source
 //! view's cursor moves and its drawing read it alike.
 
-use crate::ncu::{SassLine, SourceListing, StallReason};
+use crate::ncu::{SassLine, SourceListing};
 
 /// The orders the source view lists a listing in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -13,11 +13,6 @@ pub enum SourceSort {
     Address,
     /// The hottest CUDA lines, each with its SASS (where the page carries CUDA lines).
     CudaLine,
-}
-
-/// Stall samples of a line: everything but `selected` (the warp issued).
-pub fn stall_samples(l: &SassLine) -> u64 {
-    l.samples - l.stall(StallReason::Selected) as u64
 }
 
 /// One row of the listing.
@@ -48,8 +43,9 @@ pub fn rows(s: &SourceListing, sort: SourceSort) -> Vec<ListRow> {
         SourceSort::Address => {}
         SourceSort::Samples => {
             idx.sort_by(|&a, &b| {
-                stall_samples(&s.lines[b])
-                    .cmp(&stall_samples(&s.lines[a]))
+                s.lines[b]
+                    .stall_samples()
+                    .cmp(&s.lines[a].stall_samples())
                     .then(a.cmp(&b))
             });
         }
@@ -73,7 +69,7 @@ fn by_cuda_line(s: &SourceListing) -> Vec<ListRow> {
         .enumerate()
         .map(|(ci, c)| {
             let sass = of_line(Some(c.line));
-            let n = sass.iter().map(|&i| stall_samples(&s.lines[i])).sum();
+            let n = sass.iter().map(|&i| s.lines[i].stall_samples()).sum();
             (ListRow::Cuda(ci, n), sass)
         })
         .collect();
@@ -86,7 +82,7 @@ fn by_cuda_line(s: &SourceListing) -> Vec<ListRow> {
     });
     let rest = of_line(None);
     if !rest.is_empty() {
-        let n = rest.iter().map(|&i| stall_samples(&s.lines[i])).sum();
+        let n = rest.iter().map(|&i| s.lines[i].stall_samples()).sum();
         groups.push((ListRow::NoSourceLine(n), rest));
     }
     groups
@@ -98,12 +94,12 @@ fn by_cuda_line(s: &SourceListing) -> Vec<ListRow> {
 /// Positions (in `rows`) of the hot spots: instructions with at least 1 % of the stall
 /// samples, and CUDA lines with at least 1 %.
 pub fn hot_positions(s: &SourceListing, rows: &[ListRow]) -> Vec<usize> {
-    let total: u64 = s.lines.iter().map(stall_samples).sum();
+    let total: u64 = s.lines.iter().map(SassLine::stall_samples).sum();
     rows.iter()
         .enumerate()
         .filter(|&(_, r)| {
             let n = match *r {
-                ListRow::Sass(i) => stall_samples(&s.lines[i]),
+                ListRow::Sass(i) => s.lines[i].stall_samples(),
                 ListRow::Cuda(_, n) | ListRow::NoSourceLine(n) => n,
             };
             total > 0 && n * 100 >= total

@@ -10,7 +10,7 @@ use crate::model::Version;
 use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
 use crate::tui::action::{Action, Said};
-use crate::tui::listing::{self, ListRow, SourceSort, rows, stall_samples, with_offsets};
+use crate::tui::listing::{self, ListRow, SourceSort, rows, with_offsets};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -260,7 +260,12 @@ fn draw_listing(
     area: Rect,
 ) {
     let t = &scene.theme;
-    let total: u64 = s.lines.iter().map(stall_samples).sum::<u64>().max(1);
+    let total: u64 = s
+        .lines
+        .iter()
+        .map(SassLine::stall_samples)
+        .sum::<u64>()
+        .max(1);
     let visible = area.height.saturating_sub(2) as usize;
     let offset = clamp_scroll(cursor.saturating_sub(visible / 2), order.len(), visible);
     let cols = Columns::of(state.sort, total, area.width);
@@ -338,7 +343,7 @@ fn listing_row(
         }
     };
     let l = &s.lines[i];
-    let st = stall_samples(l);
+    let st = l.stall_samples();
     let share = st as f64 / total as f64;
     let reason = top_reason(l).map(|r| r.metric_name()).unwrap_or("");
     let indent = if state.sort == SourceSort::CudaLine {

@@ -6,7 +6,7 @@ use super::stall_bar::{stall_bar, stall_legend};
 use super::text::{fit, printable_span};
 use crate::analysis::catalogue::{Kind, cell_help};
 use crate::analysis::speed::{SpeedVerdict, single_verdict, speedup};
-use crate::analysis::{Better, METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
+use crate::analysis::{METRICS, MetricId, StepVerdict, TrailStep, VersionAnalysis};
 use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
@@ -507,7 +507,7 @@ fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
                             speedup(r, rp)
                         })
                         .is_some_and(|s| s.verdict == SpeedVerdict::Slower),
-                    _ => regressed(d.better, parent, x),
+                    _ => single_verdict(d.better, parent, x) == Some(SpeedVerdict::Slower),
                 };
                 let mark = if speed && ladder && slower {
                     REGRESSION_MARK
@@ -619,24 +619,6 @@ fn fit_label(label: &str, w: usize) -> String {
 /// Marks a time or TFLOPS worse than the version's parent's: a regression stays visible
 /// however the ladder's first versions stretch the row's colours.
 pub const REGRESSION_MARK: &str = "▼";
-
-/// Whether a single measurement `x` (ncu's one launch) is slower than the parent's by
-/// the speed verdicts' rule for one measurement each.
-fn regressed(better: Better, parent: Option<f64>, x: Option<f64>) -> bool {
-    let (Some(p), Some(x)) = (parent, x) else {
-        return false;
-    };
-    if p <= 0.0 || x <= 0.0 {
-        return false;
-    }
-    // The version's speed-up over its parent.
-    let ratio = match better {
-        Better::Lower => p / x,
-        Better::Higher => x / p,
-        Better::Neutral => return false,
-    };
-    single_verdict(ratio) == SpeedVerdict::Slower
-}
 
 /// What the timeline's colours and marks mean, for the help.
 pub fn legend() -> Vec<String> {
