@@ -2,8 +2,10 @@
 //! each, and show where the bottleneck was at each step and where it moved next.
 //!
 //! Data flows one way: [`ncu`] parses exports → [`model`] holds ladders, versions,
-//! profiles and runs → [`analysis`] derives stall shares, bottlenecks and the trail →
-//! [`report`] prints them.
+//! profiles and runs → [`analysis`] derives stall shares, bottlenecks, the trail and the
+//! speed verdicts → [`report`] prints them and [`tui`] shows them. The GPU side
+//! ([`gpu`]) only produces run results and profiles, which [`store_jobs`] stores on the
+//! model side; [`commands`] ties each subcommand to them.
 
 pub mod analysis;
 pub mod cli;

@@ -84,7 +84,7 @@ fn the_gpu_side_imports_nothing_that_comes_after_it() {
 // `driver.rs` (the CUDA driver's probes) and `nvrtc.rs` (the compiler). `mod.rs` is the
 // façade the rest of the crate calls. The arrows point one way: host and worker use
 // recipe and the shared files, never each other (the host starts a worker by the
-// command line in wire.rs, and only commands.rs names the worker's entry point);
+// command line in wire.rs, and only commands/mod.rs names the worker's entry point);
 // recipe and the shared files use no other room.
 
 /// The rooms a room's files may name besides their own.
@@ -427,6 +427,86 @@ fn the_files_under_src_gpu_import_one_another_without_a_circle() {
 #[test]
 fn the_files_under_src_import_one_another_without_a_circle() {
     assert_eq!(import_circles(&src(), &src()), Vec::<String>::new());
+}
+
+/// The crate's rooms from the bottom up: a room's files may name a room below it, never
+/// one above. The GPU side sits above the analysis because its stopping rule takes the
+/// same interval as the speed verdicts (`analysis::speed`), so the rule is said once.
+const ROOM_ORDER: &[&str] = &[
+    "files",
+    "text_width",
+    "process",
+    "ncu",
+    "model",
+    "analysis",
+    "nsight",
+    "gpu",
+    "store_jobs",
+    "report",
+    "tui",
+    "doctor",
+    "cli",
+    "commands",
+];
+
+/// A file's room: its folder or file right under src/ (lib.rs and main.rs: none).
+fn room_of(src: &std::path::Path, file: &std::path::Path) -> Option<String> {
+    let first = file.strip_prefix(src).ok()?.components().next()?;
+    let name = first.as_os_str().to_string_lossy();
+    let room = name.strip_suffix(".rs").unwrap_or(&name).to_string();
+    (room != "lib" && room != "main").then_some(room)
+}
+
+/// Each arrow from a room to one at or above it in [`ROOM_ORDER`] (or to a room the
+/// order does not name), as `room: file → file`.
+fn arrows_upward(src: &std::path::Path) -> Vec<String> {
+    let rank = |room: &str| ROOM_ORDER.iter().position(|r| *r == room);
+    let mut wrong = Vec::new();
+    for (file, targets) in imports_under(src, src) {
+        let Some(from) = room_of(src, &file) else {
+            continue;
+        };
+        for t in targets {
+            let Some(to) = room_of(src, &t) else { continue };
+            if from == to {
+                continue;
+            }
+            let fine = matches!((rank(&from), rank(&to)), (Some(a), Some(b)) if b < a);
+            if !fine {
+                wrong.push(format!(
+                    "{from} names {to}: {} → {}",
+                    file.strip_prefix(src).unwrap().display(),
+                    t.strip_prefix(src).unwrap().display()
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn every_room_names_only_rooms_below_it() {
+    assert_eq!(arrows_upward(&src()), Vec::<String>::new());
+}
+
+#[test]
+fn the_room_order_check_sees_an_arrow_upward() {
+    // A planted crate whose model names the report: the arrow points up.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("model")).unwrap();
+    std::fs::create_dir_all(src.join("report")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod report;\n").unwrap();
+    std::fs::write(src.join("model/mod.rs"), "use crate::report::Table;\n").unwrap();
+    std::fs::write(
+        src.join("report/mod.rs"),
+        "pub struct Table;\nuse crate::model;\n",
+    )
+    .unwrap();
+    assert_eq!(
+        arrows_upward(&src),
+        ["model names report: model/mod.rs → report/mod.rs"]
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The explorer's state and the one function that changes it, `update(action)`. No
 //! terminal here: tests drive it with actions and read the state back. The explorer's
-//! own actions are handled here; a view's own `App::act` hands to that view's `act`
-//! (each view's state and its actions live in its module under `views/`).
+//! own actions are handled here; `App::act` hands a view's own actions to that view's
+//! `act` (each view's state and its actions live in its module under `views/`).
 
 use super::theme::Theme;
 use super::views::Scene;
