@@ -136,7 +136,7 @@ fn nvml() -> Check {
 }
 
 fn ncu(cancel: &AtomicBool) -> Vec<Check> {
-    let path = match crate::gpu::host::profile::find_ncu() {
+    let path = match crate::nsight::find_ncu() {
         Ok(p) => p,
         Err(e) => {
             return vec![Check::missing(

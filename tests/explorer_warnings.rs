@@ -7,7 +7,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
-use stallscope::tui::state::{App, LadderState};
+use stallscope::tui::ladder_state::LadderState;
+use stallscope::tui::state::App;
 use stallscope::tui::theme::Theme;
 use stallscope::tui::views;
 

@@ -260,8 +260,10 @@ fn gpu_rounds_stop_by_the_rule_and_burst_power_reads_unknown() {
 fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
     use stallscope::model::{self, LoadReport, Store};
     use stallscope::tui::{
+        action::Action,
         jobs,
-        state::{Action, App, Effect, JobEvent, LadderState, Status},
+        ladder_state::LadderState,
+        state::{App, Effect, JobEvent, Status},
         theme::Theme,
     };
 

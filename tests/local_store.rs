@@ -162,7 +162,7 @@ fn check_without_a_profiles_folder_checks_the_built_in_copy() {
 fn the_explorer_marks_a_built_in_ladder_shown_beside_a_local_one() {
     use ratatui::{Terminal, backend::TestBackend};
     use stallscope::model::LoadReport;
-    use stallscope::tui::{state::App, state::LadderState, theme::Theme, views};
+    use stallscope::tui::{ladder_state::LadderState, state::App, theme::Theme, views};
     let dir = tempfile::tempdir().unwrap();
     import(dir.path(), &[]);
     let mut report = LoadReport::default();

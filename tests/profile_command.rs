@@ -196,7 +196,9 @@ fn a_report_is_read_through_ncu_and_then_from_the_cache() {
 #[test]
 fn the_explorer_profiles_a_stored_command_again() {
     use stallscope::model::{self, LoadReport, Store};
-    use stallscope::tui::{jobs, state::*, theme::Theme};
+    use stallscope::tui::{
+        action::Action, jobs, ladder_state::LadderState, state::*, theme::Theme,
+    };
     let dir = tempfile::tempdir().unwrap();
     let ncu = stand_in(dir.path(), PROFILED);
     let profiles = dir.path().join("profiles");

@@ -174,9 +174,11 @@ fn compare_table_shows_escape_sequences_of_imported_text_escaped() {
 }
 
 /// The explorer's screen on the crafted export, in one view, as text.
-fn explorer_screen(view: stallscope::tui::state::View) -> String {
+fn explorer_screen(view: stallscope::tui::action::View) -> String {
     use ratatui::{Terminal, backend::TestBackend};
-    use stallscope::tui::state::{Action, App, LadderState};
+    use stallscope::tui::action::Action;
+    use stallscope::tui::ladder_state::LadderState;
+    use stallscope::tui::state::App;
     let dir = tempfile::tempdir().unwrap();
     let file = crafted_export(dir.path());
     let ladder = stallscope::model::load_files(
@@ -202,7 +204,7 @@ fn explorer_screen(view: stallscope::tui::state::View) -> String {
 
 #[test]
 fn the_explorer_shows_escape_sequences_of_imported_text_escaped() {
-    let screen = explorer_screen(stallscope::tui::state::View::Inspect);
+    let screen = explorer_screen(stallscope::tui::action::View::Inspect);
     assert!(screen.contains(ESCAPED), "{screen}");
 }
 

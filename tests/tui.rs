@@ -11,10 +11,11 @@ use ratatui::crossterm::event::{
 use ratatui::layout::Rect;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
+use stallscope::tui::action::{Action, View};
 use stallscope::tui::keymap::{Context, KEYMAP};
-use stallscope::tui::state::{
-    Action, App, Effect, JobEvent, JobKind, LadderState, SourceSort, View,
-};
+use stallscope::tui::ladder_state::LadderState;
+use stallscope::tui::listing::SourceSort;
+use stallscope::tui::state::{App, Effect, JobEvent, JobKind};
 use stallscope::tui::theme::Theme;
 use stallscope::tui::{self, views};
 

@@ -19,11 +19,8 @@ mod profile;
 mod report;
 mod run;
 
-pub use ladders::{
-    default_ladders, default_profiles, default_sources, resolve_paths, writable_profiles,
-};
+pub use ladders::{default_ladders, resolve_paths, writable_profiles};
 pub use output::output_failed;
-pub use run::{RUN_SCHEMA, ResultJson};
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;

@@ -25,10 +25,9 @@ pub mod worker;
 
 use anyhow::Result;
 
-// The recipe lookups, where the callers outside gpu/ have always found them.
+// The recipe lookups the commands and the explorer make.
 pub use recipe::folders::{
-    DEFAULT_KERNELS, DEFAULT_LADDER, EXPLORER_RECIPE_ADVICE, find_recipe, find_recipe_advised,
-    kernel_store, load_recipe, recipe_dirs,
+    DEFAULT_KERNELS, EXPLORER_RECIPE_ADVICE, find_recipe, find_recipe_advised, load_recipe,
 };
 
 /// One kernel compiled without a GPU (NVRTC only): for `stallscope build` and tests.

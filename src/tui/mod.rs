@@ -13,7 +13,9 @@ pub mod theme;
 pub mod views;
 
 use crate::model::Ladder;
+use action::{Action, View};
 use anyhow::{Context, Result};
+use ladder_state::LadderState;
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyEvent, KeyEventKind, MouseButton,
     MouseEventKind,
@@ -21,7 +23,7 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{self as term, ClearType};
 use ratatui::layout::Rect;
-use state::{Action, App, Effect, JobEvent, LadderState, View};
+use state::{App, Effect, JobEvent};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};

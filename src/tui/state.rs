@@ -8,18 +8,15 @@ use super::views::Scene;
 use crate::analysis::{self, Shown};
 use crate::model::{Ladder, RunResult};
 
-// The actions and the views, the ladders as the explorer holds them, and each view's
-// state (which lives with the view: its module draws it and handles its actions) are
-// named here too, beside the rest of the explorer's state.
-pub use super::action::{Action, Said, View};
-pub use super::ladder_state::LadderState;
-pub use super::listing::SourceSort;
-pub use super::views::bottleneck::BottleneckState;
-pub use super::views::compare::{CompareCache, CompareState};
-pub use super::views::inspect::InspectState;
-pub use super::views::notes::NotesState;
-pub use super::views::source::SourceState;
-pub use super::views::timeline::TimelineState;
+// Each view's state lives with the view (its module draws it and handles its actions).
+use super::action::{Action, Said, View};
+use super::ladder_state::LadderState;
+use super::views::bottleneck::BottleneckState;
+use super::views::compare::CompareState;
+use super::views::inspect::InspectState;
+use super::views::notes::NotesState;
+use super::views::source::SourceState;
+use super::views::timeline::TimelineState;
 
 /// What a background job tells the explorer.
 #[derive(Debug, Clone)]

@@ -56,7 +56,7 @@ pub struct Profiled {
     pub outcome: Result<String>,
 }
 
-pub use crate::nsight::find_ncu;
+use crate::nsight::find_ncu;
 
 /// Stores one version's exported pages (the caller's: the model side imports them) and
 /// says what it did; called one version at a time, as each profile is exported.
