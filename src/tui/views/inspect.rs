@@ -5,8 +5,7 @@ use super::scene::Scene;
 use super::scroll::{draw_document, moved};
 use super::text::wrap;
 use crate::model::RunResult;
-use crate::ncu::Value;
-use crate::report::format;
+use crate::report::format::{self, Scale};
 use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -436,107 +435,6 @@ fn raw_entries(scene: &Scene, p: &crate::model::Profile, name_w: usize) -> Vec<E
         }
     }
     out
-}
-
-/// How the values of one quantity are shown: one unit for all of them, chosen from
-/// the largest, so that a min and a max (or the rows of one section) read alike.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scale {
-    /// The stored value is divided by this.
-    divisor: f64,
-    unit: String,
-    decimals: usize,
-}
-
-impl Scale {
-    /// The scale of a quantity in `unit` (the internal one: ns, byte, Hz, …/s) whose
-    /// largest value is `largest`.
-    pub fn of(unit: &str, largest: f64) -> Scale {
-        let largest = if largest.is_finite() {
-            largest.abs()
-        } else {
-            0.0
-        };
-        let pick = |steps: &[(f64, &str, usize)], base: (&str, usize)| {
-            steps
-                .iter()
-                .find(|(d, _, _)| largest >= *d)
-                .map(|&(d, u, n)| Scale {
-                    divisor: d,
-                    unit: u.to_string(),
-                    decimals: n,
-                })
-                .unwrap_or(Scale {
-                    divisor: 1.0,
-                    unit: base.0.to_string(),
-                    decimals: base.1,
-                })
-        };
-        match unit {
-            "ns" => pick(&[(1e9, "s", 3), (1e6, "ms", 3), (1e3, "µs", 2)], ("ns", 0)),
-            "byte" | "byte/block" => {
-                let per = &unit[4..];
-                pick(
-                    &[
-                        (1024.0 * 1024.0 * 1024.0, &format!("GiB{per}"), 2),
-                        (1024.0 * 1024.0, &format!("MiB{per}"), 1),
-                        (1024.0, &format!("KiB{per}"), 1),
-                    ],
-                    (&format!("B{per}"), 0),
-                )
-            }
-            "Hz" => pick(
-                &[(1e9, "GHz", 2), (1e6, "MHz", 1), (1e3, "kHz", 1)],
-                ("Hz", 0),
-            ),
-            "byte/s" => pick(
-                &[
-                    (1e12, "TB/s", 2),
-                    (1e9, "GB/s", 1),
-                    (1e6, "MB/s", 1),
-                    (1e3, "KB/s", 1),
-                ],
-                ("B/s", 0),
-            ),
-            u if u.ends_with("/s") => {
-                let what = &u[..u.len() - 2];
-                pick(
-                    &[
-                        (1e12, &format!("T{what}/s"), 2),
-                        (1e9, &format!("G{what}/s"), 2),
-                        (1e6, &format!("M{what}/s"), 2),
-                        (1e3, &format!("K{what}/s"), 2),
-                    ],
-                    (u, 0),
-                )
-            }
-            u => Scale {
-                divisor: 1.0,
-                unit: u.to_string(),
-                decimals: usize::MAX,
-            },
-        }
-    }
-
-    /// A value in this scale, with its unit.
-    pub fn show(&self, v: &Value) -> String {
-        match v {
-            Value::Empty => format::UNKNOWN.to_string(),
-            Value::Text(t) => t.to_string(),
-            Value::Num(x) => {
-                let number = if self.decimals == usize::MAX || self.divisor == 1.0 {
-                    format::thousands(*x)
-                } else {
-                    format!("{:.*}", self.decimals, x / self.divisor)
-                };
-                if self.unit.is_empty() {
-                    number
-                } else {
-                    format!("{number} {}", self.unit)
-                }
-            }
-        }
-    }
 }
 
 /// The largest value of each quantity among `rows` (a key and a value each), for
