@@ -75,6 +75,11 @@ fn micros_decimals(us: f64) -> usize {
     }
 }
 
+/// A numerical error (relative or absolute) in two significant digits: `2.9e-4`.
+pub fn error(e: f64) -> String {
+    format!("{e:.1e}")
+}
+
 pub fn share(s: Option<f64>) -> String {
     match s {
         Some(s) => format!("{:.1}", s * 100.0),

@@ -6,6 +6,7 @@ use super::scroll::{draw_document, moved};
 use super::text::wrap;
 use crate::model::RunResult;
 use crate::report::format::{self, Scale};
+use crate::report::runs;
 use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -165,22 +166,21 @@ fn run_entries(scene: &Scene, v: &crate::model::Version, width: usize) -> Vec<En
     out
 }
 
-/// A value, or the mark of one unknown.
-fn opt(x: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
-    x.map(f).unwrap_or_else(|| format::UNKNOWN.to_string())
-}
-
 /// A run result's fields, named, in the order inspect lists them (an empty one is left
-/// out).
+/// out): the figures as the run table writes them.
 fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
+    let f = runs::fields(r);
+    let known = |x: Option<String>| x.unwrap_or_else(|| format::UNKNOWN.to_string());
+    let checks = match f.checks {
+        None => String::new(),
+        Some(c) if f.failed.is_empty() => c,
+        Some(c) => format!("{c} (failed: {})", f.failed.join(", ")),
+    };
     vec![
         ("status", format!("{:?}", r.status).to_lowercase()),
         ("message", r.message.clone().unwrap_or_default()),
-        ("median (µs)", opt(r.median_us, &|x| format::micros(x))),
-        (
-            "spread over rounds",
-            opt(crate::report::runs::spread(r), &|s| format!("±{s:.1} %")),
-        ),
+        ("median (µs)", known(f.median)),
+        ("spread over rounds", known(f.spread)),
         (
             "rounds (µs)",
             r.rounds
@@ -189,43 +189,16 @@ fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        (
-            "fastest – slowest (µs)",
-            match (r.min_us, r.max_us) {
-                (Some(a), Some(b)) => {
-                    format!("{} – {}", format::micros(a), format::micros(b))
-                }
-                _ => format::UNKNOWN.into(),
-            },
-        ),
-        ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
-        (
-            "SM clock (MHz)",
-            opt(r.sm_clock_mhz, &|x| format!("{x:.0}")),
-        ),
-        ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
-        (
-            "energy / launch (mJ)",
-            opt(r.energy_mj, &|x| format!("{x:.3}")),
-        ),
-        (
-            "TFLOPS / W",
-            opt(r.tflops_per_watt(), &|x| format!("{x:.3}")),
-        ),
-        (
-            "throttle",
-            match &r.throttle {
-                None => "—".into(),
-                Some(t) if t.is_empty() => "none".into(),
-                Some(t) => t.join(", "),
-            },
-        ),
-        ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
-        (
-            "largest absolute error",
-            opt(r.max_abs_err, &|x| format!("{x:.2e}")),
-        ),
-        ("checks", checks_text(r)),
+        ("fastest – slowest (µs)", known(f.range)),
+        ("TFLOPS", known(f.tflops)),
+        ("SM clock (MHz)", known(f.clock)),
+        ("board power (W)", known(f.power)),
+        ("energy / launch (mJ)", known(f.energy)),
+        ("TFLOPS / W", known(f.efficiency)),
+        ("throttle", known(f.throttle)),
+        ("relative error", known(f.rel_err)),
+        ("largest absolute error", known(f.max_abs_err)),
+        ("checks", checks),
         ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
         ("GPU", r.gpu.clone().unwrap_or_default()),
         ("when", r.when.clone().unwrap_or_default()),
@@ -233,37 +206,10 @@ fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
             "protocol",
             r.protocol
                 .as_ref()
-                .map(crate::report::runs::protocol_words)
+                .map(runs::protocol_words)
                 .unwrap_or_else(|| "not recorded (measured before stallscope recorded it)".into()),
         ),
     ]
-}
-
-/// How a run's correctness checks went: every case passed, or which failed (empty
-/// where none ran).
-fn checks_text(r: &RunResult) -> String {
-    let ran: Vec<&crate::model::runs::CaseCheck> = r
-        .checks
-        .iter()
-        .filter(|c| c.status != crate::model::RunStatus::Skipped)
-        .collect();
-    let failed: Vec<&str> = ran
-        .iter()
-        .filter(|c| c.status == crate::model::RunStatus::Failed)
-        .map(|c| c.case.as_str())
-        .collect();
-    if ran.is_empty() {
-        String::new()
-    } else if failed.is_empty() {
-        format!("{}/{} cases", ran.len(), ran.len())
-    } else {
-        format!(
-            "{} of {} cases failed: {}",
-            failed.len(),
-            ran.len(),
-            failed.join(", ")
-        )
-    }
 }
 
 /// Every line inspect lists of the selected version: its runs, then its profile's
