@@ -1,6 +1,7 @@
 //! How values read as text: one place for units and precision.
 
 use crate::analysis::Kind;
+use crate::ncu::Value;
 pub use crate::text_width::{cut, width};
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -60,13 +61,23 @@ pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
 
 /// Microseconds with about four significant digits.
 pub fn micros(us: f64) -> String {
+    format!("{us:.*}", micros_decimals(us))
+}
+
+/// The decimals [`micros`] writes a time of `us` µs with.
+fn micros_decimals(us: f64) -> usize {
     if us >= 1000.0 {
-        format!("{us:.0}")
+        0
     } else if us >= 100.0 {
-        format!("{us:.1}")
+        1
     } else {
-        format!("{us:.2}")
+        2
     }
+}
+
+/// A numerical error (relative or absolute) in two significant digits: `2.9e-4`.
+pub fn error(e: f64) -> String {
+    format!("{e:.1e}")
 }
 
 pub fn share(s: Option<f64>) -> String {
@@ -115,19 +126,137 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
-/// A size in binary units, as shared memory is counted (`48 KiB`, `99.5 KiB`, `1.2 MiB`).
+/// A size in binary units, as shared memory is counted (`48 KiB`, `99.5 KiB`, `1.2 MiB`):
+/// [`Scale`]'s for bytes.
 pub fn bytes(v: f64) -> String {
-    let (x, unit) = if v >= 1024.0 * 1024.0 {
-        (v / 1024.0 / 1024.0, "MiB")
-    } else if v >= 1024.0 {
-        (v / 1024.0, "KiB")
-    } else {
-        return format!("{v:.0} B");
-    };
-    if x.fract() == 0.0 {
-        format!("{x:.0} {unit}")
-    } else {
-        format!("{x:.1} {unit}")
+    Scale::of("byte", v).text(v)
+}
+
+const KIB: f64 = 1024.0;
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// How the values of one quantity are shown: one unit for all of them, chosen from
+/// the largest, so that a min and a max (or the rows of one section) read alike. The
+/// one place a stored unit (ns, byte, Hz, …/s) is scaled: [`bytes`] is a size's own
+/// scale, and a time that lands in µs takes the decimals [`micros`] gives the largest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    /// The stored value is divided by this.
+    divisor: f64,
+    unit: String,
+    digits: Digits,
+}
+
+/// How many decimals a [`Scale`] writes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Digits {
+    /// The value as stored, with thousands separators (the base unit, or one not
+    /// known).
+    Thousands,
+    /// So many decimals.
+    Fixed(usize),
+    /// A size in binary units: so many decimals, none for a whole number (`48 KiB`).
+    Size(usize),
+}
+
+impl Scale {
+    /// The scale of a quantity in `unit` (the internal one: ns, byte, Hz, …/s) whose
+    /// largest value is `largest`.
+    pub fn of(unit: &str, largest: f64) -> Scale {
+        use Digits::{Fixed, Size};
+        let largest = if largest.is_finite() {
+            largest.abs()
+        } else {
+            0.0
+        };
+        let (steps, base): (Vec<(f64, String, Digits)>, String) = match unit {
+            "ns" => (
+                vec![
+                    (1e9, "s".into(), Fixed(3)),
+                    (1e6, "ms".into(), Fixed(3)),
+                    (1e3, "µs".into(), Fixed(micros_decimals(largest / 1e3))),
+                ],
+                "ns".into(),
+            ),
+            "byte" | "byte/block" => {
+                let per = &unit[4..];
+                (
+                    vec![
+                        (GIB, format!("GiB{per}"), Size(2)),
+                        (MIB, format!("MiB{per}"), Size(1)),
+                        (KIB, format!("KiB{per}"), Size(1)),
+                    ],
+                    format!("B{per}"),
+                )
+            }
+            "Hz" => (
+                vec![
+                    (1e9, "GHz".into(), Fixed(2)),
+                    (1e6, "MHz".into(), Fixed(1)),
+                    (1e3, "kHz".into(), Fixed(1)),
+                ],
+                "Hz".into(),
+            ),
+            "byte/s" => (
+                vec![
+                    (1e12, "TB/s".into(), Fixed(2)),
+                    (1e9, "GB/s".into(), Fixed(1)),
+                    (1e6, "MB/s".into(), Fixed(1)),
+                    (1e3, "KB/s".into(), Fixed(1)),
+                ],
+                "B/s".into(),
+            ),
+            u if u.ends_with("/s") => {
+                let what = &u[..u.len() - 2];
+                (
+                    [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")]
+                        .iter()
+                        .map(|&(d, p)| (d, format!("{p}{what}/s"), Fixed(2)))
+                        .collect(),
+                    u.into(),
+                )
+            }
+            u => (Vec::new(), u.into()),
+        };
+        steps
+            .into_iter()
+            .find(|(d, _, _)| largest >= *d)
+            .map(|(divisor, unit, digits)| Scale {
+                divisor,
+                unit,
+                digits,
+            })
+            .unwrap_or(Scale {
+                divisor: 1.0,
+                unit: base,
+                digits: Digits::Thousands,
+            })
+    }
+
+    /// A number in this scale, with its unit.
+    pub fn text(&self, x: f64) -> String {
+        let scaled = x / self.divisor;
+        let number = match self.digits {
+            Digits::Thousands => thousands(x),
+            Digits::Size(_) if scaled.fract() == 0.0 => format!("{scaled:.0}"),
+            Digits::Fixed(n) | Digits::Size(n) => format!("{scaled:.n$}"),
+        };
+        if self.unit.is_empty() {
+            number
+        } else {
+            format!("{number} {}", self.unit)
+        }
+    }
+
+    /// A value of an export in this scale, with its unit: text as it is, an empty cell
+    /// as [`UNKNOWN`].
+    pub fn show(&self, v: &Value) -> String {
+        match v {
+            Value::Empty => UNKNOWN.to_string(),
+            Value::Text(t) => t.to_string(),
+            Value::Num(x) => self.text(*x),
+        }
     }
 }
 
@@ -145,8 +274,9 @@ pub fn as_shown(kind: Kind, v: f64) -> f64 {
     match (kind, unit) {
         (Kind::Time, _) => x * 1e3,
         (Kind::Frequency, _) => x * 1e6,
-        (Kind::Bytes, "KiB") => x * 1024.0,
-        (Kind::Bytes, "MiB") => x * 1024.0 * 1024.0,
+        (Kind::Bytes, "KiB") => x * KIB,
+        (Kind::Bytes, "MiB") => x * MIB,
+        (Kind::Bytes, "GiB") => x * GIB,
         _ => x,
     }
 }
@@ -253,6 +383,41 @@ mod tests {
         // Display width, not chars: a CJK character takes two columns.
         assert_eq!(width("µs"), 2);
         assert_eq!(width("名前"), 4);
+    }
+
+    #[test]
+    fn one_quantity_is_scaled_from_its_largest_value() {
+        let ns = Scale::of("ns", 61_024.0);
+        assert_eq!(ns.text(61_024.0), "61.02 µs");
+        assert_eq!(ns.text(5_120.0), "5.12 µs");
+        // In µs a time takes the decimals `micros` gives the largest.
+        let ns = Scale::of("ns", 123_456.0);
+        assert_eq!(ns.text(123_456.0), "123.5 µs");
+        assert_eq!(ns.text(123_456.0), format!("{} µs", micros(123.456)));
+        assert_eq!(Scale::of("ns", 2_743_968.0).text(2_743_968.0), "2.744 ms");
+        assert_eq!(Scale::of("ns", 512.0).text(512.0), "512 ns");
+        let per_block = Scale::of("byte/block", 49_152.0);
+        assert_eq!(per_block.text(49_152.0), "48 KiB/block");
+        assert_eq!(per_block.text(1_536.0), "1.5 KiB/block");
+        assert_eq!(per_block.text(0.0), "0 KiB/block");
+        assert_eq!(Scale::of("byte/s", 519.6e9).text(10.8e9), "10.8 GB/s");
+        assert_eq!(Scale::of("Hz", 3.2e9).text(3.2e9), "3.20 GHz");
+        assert_eq!(Scale::of("inst/s", 2e9).text(2e9), "2.00 Ginst/s");
+        assert_eq!(Scale::of("warp", 5e6).text(1_234_567.0), "1,234,567 warp");
+        assert_eq!(Scale::of("", 5e6).text(1_234_567.0), "1,234,567");
+        assert_eq!(Scale::of("ns", f64::NAN).text(512.0), "512 ns");
+    }
+
+    #[test]
+    fn a_size_is_the_byte_scale_of_its_own_value() {
+        assert_eq!(bytes(2.0 * GIB), "2 GiB");
+        assert_eq!(bytes(1.5 * GIB), "1.50 GiB");
+        assert_eq!(bytes(1.25 * MIB), "1.2 MiB");
+        assert_eq!(bytes(64.0 * KIB), "64 KiB");
+        assert_eq!(bytes(0.0), "0 B");
+        for v in [2.0 * GIB, 1.5 * GIB, 99.5 * KIB, 512.0] {
+            assert_eq!(as_shown(Kind::Bytes, v), v);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::order::{display_order, stall_rows};
 use super::svg::{self, Chart};
 use super::texts::{self, escape};
-use super::{format, markdown};
+use super::{format, markdown, runs};
 use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus, Shape};
 use crate::ncu::StallReason;
@@ -752,91 +752,67 @@ const RUN_COLUMNS: &[RunColumn] = &[
     RunColumn {
         heading: "median µs",
         text: false,
-        cell: |r| r.median_us.map(format::micros),
+        cell: |r| runs::fields(r).median,
     },
     RunColumn {
         heading: "min–max µs",
         text: false,
-        cell: |r| match (r.min_us, r.max_us) {
-            (Some(lo), Some(hi)) => Some(format!("{}–{}", format::micros(lo), format::micros(hi))),
-            _ => None,
-        },
+        cell: |r| runs::fields(r).range,
     },
     RunColumn {
         heading: "TFLOPS",
         text: false,
-        cell: |r| r.tflops.map(|t| format!("{t:.1}")),
+        cell: |r| runs::fields(r).tflops,
     },
     RunColumn {
         heading: "± over rounds",
         text: false,
-        cell: |r| super::runs::spread(r).map(|s| format!("±{s:.1} %")),
+        cell: |r| runs::fields(r).spread,
     },
     RunColumn {
         heading: "SM MHz",
         text: false,
-        cell: |r| r.sm_clock_mhz.map(|c| format!("{c:.0}")),
+        cell: |r| runs::fields(r).clock,
     },
     RunColumn {
         heading: "W",
         text: false,
-        cell: |r| r.power_w.map(|w| format!("{w:.0}")),
+        cell: |r| runs::fields(r).power,
     },
     RunColumn {
         heading: "mJ / launch",
         text: false,
-        cell: |r| r.energy_mj.map(|e| format!("{e:.3}")),
+        cell: |r| runs::fields(r).energy,
     },
     RunColumn {
         heading: "TFLOPS / W",
         text: false,
-        cell: |r| r.tflops_per_watt().map(|e| format!("{e:.3}")),
+        cell: |r| runs::fields(r).efficiency,
     },
     RunColumn {
         heading: "throttle",
         text: true,
-        cell: |r| {
-            r.throttle.as_ref().map(|t| {
-                if t.is_empty() {
-                    "none".into()
-                } else {
-                    t.join(", ")
-                }
-            })
-        },
+        cell: |r| runs::fields(r).throttle,
     },
     RunColumn {
         heading: "protocol",
         text: true,
-        cell: |r| r.protocol.as_ref().map(super::runs::protocol_words),
+        cell: |r| r.protocol.as_ref().map(runs::protocol_words),
     },
     RunColumn {
         heading: "checks",
         text: false,
-        cell: |r| {
-            let ran: Vec<_> = r
-                .checks
-                .iter()
-                .filter(|c| c.status != RunStatus::Skipped)
-                .collect();
-            (!ran.is_empty()).then(|| {
-                format!(
-                    "{}/{}",
-                    ran.iter().filter(|c| c.status == RunStatus::Ok).count(),
-                    ran.len()
-                )
-            })
-        },
+        cell: |r| runs::fields(r).checks,
     },
     RunColumn {
         heading: "rel. L2 error",
         text: false,
-        cell: |r| r.rel_l2_err.map(|e| format!("{e:.1e}")),
+        cell: |r| runs::fields(r).rel_err,
     },
     RunColumn {
         heading: "max abs error",
         text: false,
-        cell: |r| r.max_abs_err.map(|e| format!("{e:.1e}")),
+        cell: |r| runs::fields(r).max_abs_err,
     },
     RunColumn {
         heading: "registers, spills",

@@ -4,6 +4,7 @@
 
 use super::format::{self, UNKNOWN};
 use super::grid::{Grid, Row, render_text};
+use crate::analysis::Kind;
 use crate::analysis::speed::{Speedup, Unclear, speedup};
 use crate::model::runs::{Convergence, Environment, Protocol};
 use crate::model::{RunResult, RunStatus};
@@ -64,10 +65,6 @@ pub fn protocol_words(p: &Protocol) -> String {
     )
 }
 
-fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map(f).unwrap_or_else(|| UNKNOWN.to_string())
-}
-
 /// The spread over rounds as ± percent of the median.
 pub fn spread(r: &RunResult) -> Option<f64> {
     let m = r.median_us?;
@@ -80,21 +77,84 @@ pub fn spread(r: &RunResult) -> Option<f64> {
     Some((hi - lo) / 2.0 / m * 100.0)
 }
 
-fn checks(r: &RunResult) -> String {
-    if r.checks.is_empty() {
-        return UNKNOWN.to_string();
-    }
-    let ran = r
+/// A run result's figures as text: the one place the run table, the HTML report's run
+/// tables and the explorer's inspect view take them from, each number written by
+/// report/format.rs ([`format::value`] of its kind where it has one). `None`: the result
+/// lacks the figure.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fields {
+    /// The median time in µs.
+    pub median: Option<String>,
+    /// The spread over rounds: `±1.2%`.
+    pub spread: Option<String>,
+    /// The fastest and the slowest repetition in µs: `106.9–112.6`.
+    pub range: Option<String>,
+    pub tflops: Option<String>,
+    /// The SM clock in MHz.
+    pub clock: Option<String>,
+    /// Board power in W.
+    pub power: Option<String>,
+    /// Energy per launch in mJ.
+    pub energy: Option<String>,
+    /// TFLOPS per watt.
+    pub efficiency: Option<String>,
+    /// The relative L2 error against the reference.
+    pub rel_err: Option<String>,
+    /// The largest absolute error.
+    pub max_abs_err: Option<String>,
+    /// The correctness checks passed of those that ran: `8/8`; `None` where none ran.
+    pub checks: Option<String>,
+    /// The cases whose check failed.
+    pub failed: Vec<String>,
+    /// What held the clocks back: `none`, or the reasons.
+    pub throttle: Option<String>,
+}
+
+/// A run result's figures as text.
+pub fn fields(r: &RunResult) -> Fields {
+    let ran: Vec<_> = r
         .checks
         .iter()
         .filter(|c| c.status != RunStatus::Skipped)
-        .count();
-    let ok = r
-        .checks
-        .iter()
-        .filter(|c| c.status == RunStatus::Ok)
-        .count();
-    format!("{ok}/{ran}")
+        .collect();
+    let ok = ran.iter().filter(|c| c.status == RunStatus::Ok).count();
+    Fields {
+        median: r.median_us.map(format::micros),
+        spread: spread(r).map(plus_minus),
+        range: match (r.min_us, r.max_us) {
+            (Some(lo), Some(hi)) => Some(format!("{}–{}", format::micros(lo), format::micros(hi))),
+            _ => None,
+        },
+        tflops: r.tflops.map(|t| format::value(Kind::Tflops, Some(t))),
+        clock: r
+            .sm_clock_mhz
+            .map(|c| format::value(Kind::Frequency, Some(c * 1e6))),
+        power: r.power_w.map(|w| format::value(Kind::Power, Some(w))),
+        energy: r.energy_mj.map(|e| format::value(Kind::Energy, Some(e))),
+        efficiency: r
+            .tflops_per_watt()
+            .map(|e| format::value(Kind::Efficiency, Some(e))),
+        rel_err: r.rel_l2_err.map(format::error),
+        max_abs_err: r.max_abs_err.map(format::error),
+        checks: (!ran.is_empty()).then(|| format!("{ok}/{}", ran.len())),
+        failed: ran
+            .iter()
+            .filter(|c| c.status == RunStatus::Failed)
+            .map(|c| c.case.clone())
+            .collect(),
+        throttle: r.throttle.as_ref().map(|t| {
+            if t.is_empty() {
+                "none".into()
+            } else {
+                t.join(", ")
+            }
+        }),
+    }
+}
+
+/// A spread in percent as the run cells write it: `±1.2%`.
+fn plus_minus(pct: f64) -> String {
+    format!("±{}%", format::value(Kind::Percent, Some(pct)))
 }
 
 /// The run table. `is_version` tells a ladder version from a baseline.
@@ -139,19 +199,21 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
                 UNKNOWN.to_string()
             }
         };
+        let f = fields(r);
+        let cell = |x: Option<String>| x.unwrap_or_else(|| UNKNOWN.to_string());
         let mut row = vec![
             r.version.clone(),
-            opt(r.median_us, format::micros),
-            opt(spread(r), |s| format!("±{s:.1}%")),
+            cell(f.median),
+            cell(f.spread),
             rounds_cell(r),
-            opt(r.tflops, |t| format!("{t:.1}")),
-            opt(r.sm_clock_mhz, |c| format!("{c:.0}")),
-            opt(r.power_w, |w| format!("{w:.0}")),
-            opt(r.energy_mj, |e| format!("{e:.3}")),
-            opt(r.tflops_per_watt(), |e| format!("{e:.3}")),
-            opt(r.rel_l2_err, |e| format!("{e:.1e}")),
-            opt(r.max_abs_err, |e| format!("{e:.1e}")),
-            checks(r),
+            cell(f.tflops),
+            cell(f.clock),
+            cell(f.power),
+            cell(f.energy),
+            cell(f.efficiency),
+            cell(f.rel_err),
+            cell(f.max_abs_err),
+            cell(f.checks),
             match best {
                 Some(b) if is_version(&r.version) => vs(b),
                 _ => UNKNOWN.to_string(),
@@ -203,7 +265,7 @@ fn rounds_cell(r: &RunResult) -> String {
         Some(c) if c.against == r.version => format!("{} ref", p.rounds),
         Some(c) if c.decided => format!("{} decided", p.rounds),
         Some(c) if !c.converged => match c.interval_pct {
-            Some(h) => format!("{} ±{h:.1}%", p.rounds),
+            Some(h) => format!("{} {}", p.rounds, plus_minus(h)),
             None => format!("{} ✗", p.rounds),
         },
         _ => p.rounds.to_string(),
@@ -320,4 +382,66 @@ pub fn environment_line(env: &Environment, results: &[RunResult]) -> String {
         parts.push(format!("no clocks or energy: {why}"));
     }
     parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Shape;
+    use crate::model::runs::CaseCheck;
+
+    fn check(case: &str, status: RunStatus) -> CaseCheck {
+        CaseCheck {
+            case: case.into(),
+            shape: Shape::REFERENCE,
+            causal: false,
+            status,
+            rel_l2_err: None,
+            max_abs_err: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn a_result_s_figures_are_written_as_their_kinds_are() {
+        let mut r = RunResult::new("v1", Shape::REFERENCE, false, RunStatus::Ok);
+        r.median_us = Some(109.94);
+        r.min_us = Some(106.9);
+        r.max_us = Some(1595.2);
+        r.tflops = Some(312.74);
+        r.sm_clock_mhz = Some(1901.3);
+        r.power_w = Some(702.4);
+        r.energy_mj = Some(77.4651);
+        r.rel_l2_err = Some(2.914e-4);
+        r.max_abs_err = Some(4.96e-5);
+        r.throttle = Some(Vec::new());
+        let f = fields(&r);
+        assert_eq!(f.median.as_deref(), Some("109.9"));
+        assert_eq!(f.range.as_deref(), Some("106.9–1595"));
+        assert_eq!(f.tflops.as_deref(), Some("312.7"));
+        assert_eq!(f.clock.as_deref(), Some("1901"));
+        assert_eq!(f.power.as_deref(), Some("702"));
+        assert_eq!(f.energy.as_deref(), Some("77.465"));
+        assert_eq!(f.efficiency.as_deref(), Some("0.445"));
+        assert_eq!(f.rel_err.as_deref(), Some("2.9e-4"));
+        assert_eq!(f.max_abs_err.as_deref(), Some("5.0e-5"));
+        assert_eq!(f.throttle.as_deref(), Some("none"));
+        assert_eq!(f.spread, None, "no rounds");
+        assert_eq!(f.checks, None, "no checks");
+    }
+
+    #[test]
+    fn checks_count_the_cases_that_ran() {
+        let mut r = RunResult::new("v1", Shape::REFERENCE, false, RunStatus::Ok);
+        r.checks = vec![check("a", RunStatus::Skipped)];
+        assert_eq!(fields(&r).checks, None, "none ran");
+        r.checks.extend([
+            check("b", RunStatus::Ok),
+            check("c", RunStatus::Failed),
+            check("d", RunStatus::Ok),
+        ]);
+        let f = fields(&r);
+        assert_eq!(f.checks.as_deref(), Some("2/3"));
+        assert_eq!(f.failed, ["c"]);
+    }
 }

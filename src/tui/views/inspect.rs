@@ -5,8 +5,8 @@ use super::scene::Scene;
 use super::scroll::{draw_document, moved};
 use super::text::wrap;
 use crate::model::RunResult;
-use crate::ncu::Value;
-use crate::report::format;
+use crate::report::format::{self, Scale};
+use crate::report::runs;
 use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -166,22 +166,21 @@ fn run_entries(scene: &Scene, v: &crate::model::Version, width: usize) -> Vec<En
     out
 }
 
-/// A value, or the mark of one unknown.
-fn opt(x: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
-    x.map(f).unwrap_or_else(|| format::UNKNOWN.to_string())
-}
-
 /// A run result's fields, named, in the order inspect lists them (an empty one is left
-/// out).
+/// out): the figures as the run table writes them.
 fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
+    let f = runs::fields(r);
+    let known = |x: Option<String>| x.unwrap_or_else(|| format::UNKNOWN.to_string());
+    let checks = match f.checks {
+        None => String::new(),
+        Some(c) if f.failed.is_empty() => c,
+        Some(c) => format!("{c} (failed: {})", f.failed.join(", ")),
+    };
     vec![
         ("status", format!("{:?}", r.status).to_lowercase()),
         ("message", r.message.clone().unwrap_or_default()),
-        ("median (µs)", opt(r.median_us, &|x| format::micros(x))),
-        (
-            "spread over rounds",
-            opt(crate::report::runs::spread(r), &|s| format!("±{s:.1} %")),
-        ),
+        ("median (µs)", known(f.median)),
+        ("spread over rounds", known(f.spread)),
         (
             "rounds (µs)",
             r.rounds
@@ -190,43 +189,16 @@ fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        (
-            "fastest – slowest (µs)",
-            match (r.min_us, r.max_us) {
-                (Some(a), Some(b)) => {
-                    format!("{} – {}", format::micros(a), format::micros(b))
-                }
-                _ => format::UNKNOWN.into(),
-            },
-        ),
-        ("TFLOPS", opt(r.tflops, &|x| format!("{x:.1}"))),
-        (
-            "SM clock (MHz)",
-            opt(r.sm_clock_mhz, &|x| format!("{x:.0}")),
-        ),
-        ("board power (W)", opt(r.power_w, &|x| format!("{x:.0}"))),
-        (
-            "energy / launch (mJ)",
-            opt(r.energy_mj, &|x| format!("{x:.3}")),
-        ),
-        (
-            "TFLOPS / W",
-            opt(r.tflops_per_watt(), &|x| format!("{x:.3}")),
-        ),
-        (
-            "throttle",
-            match &r.throttle {
-                None => "—".into(),
-                Some(t) if t.is_empty() => "none".into(),
-                Some(t) => t.join(", "),
-            },
-        ),
-        ("relative error", opt(r.rel_l2_err, &|x| format!("{x:.2e}"))),
-        (
-            "largest absolute error",
-            opt(r.max_abs_err, &|x| format!("{x:.2e}")),
-        ),
-        ("checks", checks_text(r)),
+        ("fastest – slowest (µs)", known(f.range)),
+        ("TFLOPS", known(f.tflops)),
+        ("SM clock (MHz)", known(f.clock)),
+        ("board power (W)", known(f.power)),
+        ("energy / launch (mJ)", known(f.energy)),
+        ("TFLOPS / W", known(f.efficiency)),
+        ("throttle", known(f.throttle)),
+        ("relative error", known(f.rel_err)),
+        ("largest absolute error", known(f.max_abs_err)),
+        ("checks", checks),
         ("seed", r.seed.map(|s| s.to_string()).unwrap_or_default()),
         ("GPU", r.gpu.clone().unwrap_or_default()),
         ("when", r.when.clone().unwrap_or_default()),
@@ -234,37 +206,10 @@ fn run_fields(r: &RunResult) -> Vec<(&'static str, String)> {
             "protocol",
             r.protocol
                 .as_ref()
-                .map(crate::report::runs::protocol_words)
+                .map(runs::protocol_words)
                 .unwrap_or_else(|| "not recorded (measured before stallscope recorded it)".into()),
         ),
     ]
-}
-
-/// How a run's correctness checks went: every case passed, or which failed (empty
-/// where none ran).
-fn checks_text(r: &RunResult) -> String {
-    let ran: Vec<&crate::model::runs::CaseCheck> = r
-        .checks
-        .iter()
-        .filter(|c| c.status != crate::model::RunStatus::Skipped)
-        .collect();
-    let failed: Vec<&str> = ran
-        .iter()
-        .filter(|c| c.status == crate::model::RunStatus::Failed)
-        .map(|c| c.case.as_str())
-        .collect();
-    if ran.is_empty() {
-        String::new()
-    } else if failed.is_empty() {
-        format!("{}/{} cases", ran.len(), ran.len())
-    } else {
-        format!(
-            "{} of {} cases failed: {}",
-            failed.len(),
-            ran.len(),
-            failed.join(", ")
-        )
-    }
 }
 
 /// Every line inspect lists of the selected version: its runs, then its profile's
@@ -436,107 +381,6 @@ fn raw_entries(scene: &Scene, p: &crate::model::Profile, name_w: usize) -> Vec<E
         }
     }
     out
-}
-
-/// How the values of one quantity are shown: one unit for all of them, chosen from
-/// the largest, so that a min and a max (or the rows of one section) read alike.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scale {
-    /// The stored value is divided by this.
-    divisor: f64,
-    unit: String,
-    decimals: usize,
-}
-
-impl Scale {
-    /// The scale of a quantity in `unit` (the internal one: ns, byte, Hz, …/s) whose
-    /// largest value is `largest`.
-    pub fn of(unit: &str, largest: f64) -> Scale {
-        let largest = if largest.is_finite() {
-            largest.abs()
-        } else {
-            0.0
-        };
-        let pick = |steps: &[(f64, &str, usize)], base: (&str, usize)| {
-            steps
-                .iter()
-                .find(|(d, _, _)| largest >= *d)
-                .map(|&(d, u, n)| Scale {
-                    divisor: d,
-                    unit: u.to_string(),
-                    decimals: n,
-                })
-                .unwrap_or(Scale {
-                    divisor: 1.0,
-                    unit: base.0.to_string(),
-                    decimals: base.1,
-                })
-        };
-        match unit {
-            "ns" => pick(&[(1e9, "s", 3), (1e6, "ms", 3), (1e3, "µs", 2)], ("ns", 0)),
-            "byte" | "byte/block" => {
-                let per = &unit[4..];
-                pick(
-                    &[
-                        (1024.0 * 1024.0 * 1024.0, &format!("GiB{per}"), 2),
-                        (1024.0 * 1024.0, &format!("MiB{per}"), 1),
-                        (1024.0, &format!("KiB{per}"), 1),
-                    ],
-                    (&format!("B{per}"), 0),
-                )
-            }
-            "Hz" => pick(
-                &[(1e9, "GHz", 2), (1e6, "MHz", 1), (1e3, "kHz", 1)],
-                ("Hz", 0),
-            ),
-            "byte/s" => pick(
-                &[
-                    (1e12, "TB/s", 2),
-                    (1e9, "GB/s", 1),
-                    (1e6, "MB/s", 1),
-                    (1e3, "KB/s", 1),
-                ],
-                ("B/s", 0),
-            ),
-            u if u.ends_with("/s") => {
-                let what = &u[..u.len() - 2];
-                pick(
-                    &[
-                        (1e12, &format!("T{what}/s"), 2),
-                        (1e9, &format!("G{what}/s"), 2),
-                        (1e6, &format!("M{what}/s"), 2),
-                        (1e3, &format!("K{what}/s"), 2),
-                    ],
-                    (u, 0),
-                )
-            }
-            u => Scale {
-                divisor: 1.0,
-                unit: u.to_string(),
-                decimals: usize::MAX,
-            },
-        }
-    }
-
-    /// A value in this scale, with its unit.
-    pub fn show(&self, v: &Value) -> String {
-        match v {
-            Value::Empty => format::UNKNOWN.to_string(),
-            Value::Text(t) => t.to_string(),
-            Value::Num(x) => {
-                let number = if self.decimals == usize::MAX || self.divisor == 1.0 {
-                    format::thousands(*x)
-                } else {
-                    format!("{:.*}", self.decimals, x / self.divisor)
-                };
-                if self.unit.is_empty() {
-                    number
-                } else {
-                    format!("{number} {}", self.unit)
-                }
-            }
-        }
-    }
 }
 
 /// The largest value of each quantity among `rows` (a key and a value each), for
