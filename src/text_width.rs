@@ -6,6 +6,11 @@ pub fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
+/// Columns one character takes on a terminal (a control character none).
+pub fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
 /// A text cut on the right to `width` columns (as the terminal counts them), an
 /// ellipsis last where it was cut: never on the left, which can change what it says
 /// (`2,090` for 82,090).
@@ -16,7 +21,7 @@ pub fn cut(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut used = 0;
     for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        let w = char_width(c);
         if used + w + 1 > width {
             break;
         }

@@ -6,6 +6,7 @@ use stallscope::analysis;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::report::{self, Analysed, CompareInput, Format};
+use stallscope::text_width;
 
 fn sgemm() -> model::Ladder {
     model::load_ladder(
@@ -67,10 +68,7 @@ fn on_an_80_column_terminal_every_line_of_the_timeline_fits() {
     let ladder = flash_attention();
     let text = report::table_exporter(Some(80))
         .timeline(&[Analysed::new(&ladder, analysis::Shown::DEFAULT)]);
-    let long: Vec<&str> = text
-        .lines()
-        .filter(|l| report::format::width(l) > 80)
-        .collect();
+    let long: Vec<&str> = text.lines().filter(|l| text_width::width(l) > 80).collect();
     assert!(long.is_empty(), "{long:#?}");
 }
 

@@ -2,7 +2,7 @@
 
 use crate::analysis::Kind;
 use crate::ncu::Value;
-pub use crate::text_width::{cut, width};
+use crate::text_width::{cut, width};
 use std::borrow::Cow;
 use std::fmt::Write;
 

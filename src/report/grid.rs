@@ -3,7 +3,7 @@
 
 use super::comparison::{Document, Sass};
 use super::exporter::{Analysed, CompareInput, Exporter, column_names};
-use super::format::{self, UNKNOWN, width};
+use super::format::{self, UNKNOWN};
 use super::order::{display_order, stall_rows};
 use super::texts::{
     label_cell, stall_heading, stall_samples_cell, stall_source_cell, step_name, verdict_text,
@@ -12,6 +12,8 @@ use super::texts::{
 use crate::analysis::catalogue::{cell_help, stall_help};
 use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
 use crate::ncu::StallReason;
+use crate::text_width;
+use crate::text_width::width;
 
 pub enum Row {
     Section(String),
@@ -421,7 +423,7 @@ impl Exporter for TextExporter {
                     out.extend(lines.iter().map(|(_, l)| {
                         let l = format::printable(l);
                         match self.width {
-                            Some(w) => format!("{}\n", format::cut(&l, w)),
+                            Some(w) => format!("{}\n", text_width::cut(&l, w)),
                             None => format!("{l}\n"),
                         }
                     }));
@@ -526,11 +528,11 @@ pub fn render_text(g: &Grid) -> String {
 
 /// The widest cell of each column, its heading included.
 fn column_widths(g: &Grid) -> Vec<usize> {
-    let mut widths: Vec<usize> = g.header.iter().map(|h| format::width(h)).collect();
+    let mut widths: Vec<usize> = g.header.iter().map(|h| text_width::width(h)).collect();
     for row in &g.rows {
         if let Row::Cells(cells) = row {
             for (w, c) in widths.iter_mut().zip(cells) {
-                *w = (*w).max(format::width(c));
+                *w = (*w).max(text_width::width(c));
             }
         }
     }
@@ -555,7 +557,7 @@ fn narrow_to(g: &mut Grid, w: usize) {
     let first = column_widths(g).first().copied().unwrap_or(0);
     let widest = value_cells()
         .flatten()
-        .map(|c| format::width(c))
+        .map(|c| text_width::width(c))
         .max()
         .unwrap_or(0);
     if first + 2 + widest <= w {
@@ -564,7 +566,7 @@ fn narrow_to(g: &mut Grid, w: usize) {
     let widest_number = value_cells()
         .flatten()
         .filter(|c| is_number(c))
-        .map(|c| format::width(c))
+        .map(|c| text_width::width(c))
         .max()
         .unwrap_or(0);
     let names = first
@@ -575,8 +577,8 @@ fn narrow_to(g: &mut Grid, w: usize) {
     let fit = |cells: &mut Vec<String>| {
         for (i, c) in cells.iter_mut().enumerate() {
             let room = if i == 0 { names } else { values };
-            if format::width(c) > room && (i == 0 || !is_number(c)) {
-                *c = format::cut(c, room);
+            if text_width::width(c) > room && (i == 0 || !is_number(c)) {
+                *c = text_width::cut(c, room);
             }
         }
     };
@@ -674,7 +676,10 @@ fn wrap_heading(text: &str, within: usize) -> Vec<String> {
     if !current.is_empty() || lines.is_empty() {
         lines.push(current);
     }
-    lines.into_iter().map(|l| format::cut(&l, within)).collect()
+    lines
+        .into_iter()
+        .map(|l| text_width::cut(&l, within))
+        .collect()
 }
 
 /// The widest a heading's column is made for its heading's sake (its values may make it
@@ -719,7 +724,7 @@ impl Column {
         let w = if text { w.min(room) } else { w };
         if text {
             for c in &mut cells {
-                *c = format::cut(c, w);
+                *c = text_width::cut(c, w);
             }
         }
         Column {
@@ -782,7 +787,7 @@ pub fn render_versions_as_rows(g: &Grid, within: usize) -> String {
             };
             let rule = format!("── {title} ");
             out.push('\n');
-            out.push_str(&format::cut(
+            out.push_str(&text_width::cut(
                 &format!("{rule}{}", "─".repeat(total.saturating_sub(width(&rule)))),
                 within,
             ));
@@ -832,7 +837,7 @@ pub fn render_versions_as_rows(g: &Grid, within: usize) -> String {
 /// spaces, continued with an indent; a word longer than a line (a
 /// kernel's name) cut with an ellipsis. As it is without a width.
 fn fit_line(line: &str, width: Option<usize>) -> String {
-    let Some(width) = width.filter(|&w| format::width(line) > w) else {
+    let Some(width) = width.filter(|&w| text_width::width(line) > w) else {
         return format!("{line}\n");
     };
     // A trail (several steps) breaks between its steps.
@@ -849,7 +854,9 @@ fn fit_line(line: &str, width: Option<usize>) -> String {
         } else {
             format!("{sep}{word}")
         };
-        if !current.trim().is_empty() && format::width(&current) + format::width(&piece) > width {
+        if !current.trim().is_empty()
+            && text_width::width(&current) + text_width::width(&piece) > width
+        {
             out.push_str(current.trim_end());
             out.push('\n');
             current = format!("  {}", piece.trim_start());
@@ -860,7 +867,7 @@ fn fit_line(line: &str, width: Option<usize>) -> String {
     out.push_str(current.trim_end());
     out.push('\n');
     out.lines()
-        .map(|l| format!("{}\n", format::cut(l, width)))
+        .map(|l| format!("{}\n", text_width::cut(l, width)))
         .collect()
 }
 
@@ -896,9 +903,9 @@ fn render_block(g: &Grid, fit: Option<usize>) -> String {
         match row {
             Row::Section(name) => {
                 let mut rule = format!("── {name} ");
-                rule.push_str(&"─".repeat(total.saturating_sub(format::width(name) + 4)));
+                rule.push_str(&"─".repeat(total.saturating_sub(text_width::width(name) + 4)));
                 let rule = match fit {
-                    Some(w) => format::cut(&rule, w),
+                    Some(w) => text_width::cut(&rule, w),
                     None => rule,
                 };
                 out.push_str(&rule);

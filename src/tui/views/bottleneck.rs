@@ -8,6 +8,7 @@ use super::scroll::{clamp_scroll, moved};
 use crate::analysis::catalogue::{cell_help, combination_help, opcode_help, stall_help};
 use crate::analysis::{StallMatrix, VersionAnalysis};
 use crate::report::{self, format};
+use crate::text_width;
 use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -208,7 +209,7 @@ fn table(
 ) -> (Vec<Line<'static>>, usize) {
     let t = &scene.theme;
     // Wide enough for the largest count (the table's own, in the corner) and "100.0".
-    let count_w = format::width(&format::thousands(m.samples as f64));
+    let count_w = text_width::width(&format::thousands(m.samples as f64));
     let col_w = (count_w + SHARE_W + 2).max(COL_W);
     let cols_fit = (width.saturating_sub(NAME_W + col_w) / col_w).max(1);
     let opcodes = m.opcodes();

@@ -11,6 +11,7 @@ use crate::analysis::{self, StallBreakdown};
 use crate::model::Version;
 use crate::report::comparison::{self, Document, Figure, Names, Part, Sass, Tag};
 use crate::report::{self, format};
+use crate::text_width;
 use crate::tui::action::Action;
 use crate::tui::ladder_state::LadderState;
 use ratatui::Frame;
@@ -127,7 +128,7 @@ impl Columns {
     fn of(rows: &[(Tag, [String; 4], &str)], width: usize) -> Columns {
         let widest = |cols: &[usize], at_least: usize| {
             rows.iter()
-                .flat_map(|(_, cells, _)| cols.iter().map(|&i| format::width(&cells[i])))
+                .flat_map(|(_, cells, _)| cols.iter().map(|&i| text_width::width(&cells[i])))
                 .max()
                 .unwrap_or(0)
                 .max(at_least)
@@ -611,7 +612,7 @@ fn stacked_row(
     let mut lines: Vec<String> = Vec::new();
     for item in values.into_iter().chain([delta]) {
         match lines.last_mut() {
-            Some(l) if 2 + format::width(l) + 3 + format::width(&item) <= width => {
+            Some(l) if 2 + text_width::width(l) + 3 + text_width::width(&item) <= width => {
                 l.push_str("   ");
                 l.push_str(&item);
             }

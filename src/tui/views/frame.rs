@@ -6,6 +6,7 @@ use super::text::{fit, printable, split_width, wrap};
 use super::{bottleneck, compare, inspect, notes, source, timeline};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
+use crate::text_width;
 use crate::tui::action::{Action, View};
 use crate::tui::keymap::{self, KEYMAP};
 use crate::tui::state::{App, Status, job_name};
@@ -181,14 +182,14 @@ pub fn tab_spans(app: &App, width: u16) -> Vec<(View, u16, u16)> {
 
 fn tab_ranges(shown: View, brand: bool, compact: bool) -> Vec<(View, u16, u16)> {
     let mut x = if brand {
-        format::width(BRAND) as u16
+        text_width::width(BRAND) as u16
     } else {
         0
     };
     View::ALL
         .iter()
         .map(|&v| {
-            let w = format::width(&tab_title(v, shown, compact)) as u16;
+            let w = text_width::width(&tab_title(v, shown, compact)) as u16;
             let span = (v, x, x + w);
             x += w + 1;
             span
@@ -253,7 +254,7 @@ pub fn tab_layout(app: &App, width: u16) -> TabLine {
     } else {
         &texts[..]
     };
-    if let Some(t) = whole.iter().find(|t| full + format::width(t) <= width) {
+    if let Some(t) = whole.iter().find(|t| full + text_width::width(t) <= width) {
         return TabLine {
             brand: true,
             compact: false,
@@ -261,7 +262,10 @@ pub fn tab_layout(app: &App, width: u16) -> TabLine {
         };
     }
     let compact = tabs_w(false, true);
-    if let Some(t) = texts.iter().find(|t| compact + format::width(t) <= width) {
+    if let Some(t) = texts
+        .iter()
+        .find(|t| compact + text_width::width(t) <= width)
+    {
         return TabLine {
             brand: false,
             compact: true,
@@ -339,8 +343,8 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
                 None => format::UNKNOWN.to_string(),
             }),
         ];
-        let used: usize = spans.iter().map(|s| format::width(&s.content)).sum();
-        let more: usize = signal.iter().map(|s| format::width(&s.content)).sum();
+        let used: usize = spans.iter().map(|s| text_width::width(&s.content)).sum();
+        let more: usize = signal.iter().map(|s| text_width::width(&s.content)).sum();
         if used + more > width {
             spans.extend([sep(), Span::styled("…", t.dim())]);
             break;
@@ -392,13 +396,13 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         },
     };
     let text = format::printable(&text).into_owned();
-    if format::width(&text) <= width {
+    if text_width::width(&text) <= width {
         return Line::styled(text, style);
     }
     let hint = format!(" ({key}: all of it)");
-    let room = width.saturating_sub(format::width(&hint));
+    let room = width.saturating_sub(text_width::width(&hint));
     Line::from(vec![
-        Span::styled(format::cut(&text, room), style),
+        Span::styled(text_width::cut(&text, room), style),
         Span::styled(hint, t.dim()),
     ])
 }
@@ -497,7 +501,7 @@ fn footer_line(app: &App, width: u16) -> Line<'static> {
         keys, text: help, ..
     } in keymap::footer(&app.key_contexts())
     {
-        let w = format::width(keys) + format::width(help) + 3;
+        let w = text_width::width(keys) + text_width::width(help) + 3;
         if used + w > width as usize {
             break;
         }
@@ -522,7 +526,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
             // A description wider than the popup wraps under itself, whole.
             let label = format!("  {:<14}", keymap::keys_label(b));
             let room = (w as usize)
-                .saturating_sub(2 + format::width(&label))
+                .saturating_sub(2 + text_width::width(&label))
                 .max(10);
             for (n, part) in wrap(b.help, room).into_iter().enumerate() {
                 let key = if n == 0 {

@@ -7,6 +7,7 @@ use super::scene::Scene;
 use super::scroll::{clamp_scroll, moved};
 use super::text::{printable, split_width, wrap};
 use crate::report::format;
+use crate::text_width;
 use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -147,7 +148,7 @@ pub fn document(scene: &Scene, width: usize) -> Vec<Line<'static>> {
 /// so that a wrapped added line still reads as added.
 fn wrap_diff_line(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let text = line.to_string();
-    if format::width(&text) <= width || width < 4 {
+    if text_width::width(&text) <= width || width < 4 {
         return vec![line];
     }
     let style = line.spans.first().map_or(line.style, |s| s.style);
@@ -156,7 +157,7 @@ fn wrap_diff_line(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let mut out = vec![Line::styled(head[0].clone(), style)];
     let rest: String = text[head[0].len()..].to_string();
     let lead = format!("{marker}↳");
-    let room = width - format::width(&lead);
+    let room = width - text_width::width(&lead);
     for piece in split_width(&rest, room) {
         out.push(Line::styled(format!("{lead}{piece}"), style));
     }
@@ -223,7 +224,7 @@ fn table_lines(
     let natural: Vec<usize> = (0..n)
         .map(|c| {
             rows.iter()
-                .map(|r| format::width(&cell(r, c)))
+                .map(|r| text_width::width(&cell(r, c)))
                 .max()
                 .unwrap_or(0)
                 .max(1)
@@ -235,14 +236,16 @@ fn table_lines(
                 .flat_map(|r| {
                     cell(r, c)
                         .split_whitespace()
-                        .map(format::width)
+                        .map(text_width::width)
                         .collect::<Vec<_>>()
                 })
                 .max()
                 .unwrap_or(1)
         })
         .collect();
-    let room = width.saturating_sub(format::width(GAP) * (n - 1)).max(n);
+    let room = width
+        .saturating_sub(text_width::width(GAP) * (n - 1))
+        .max(n);
     let mut widths = natural.clone();
     // Narrow the widest column, first down to its longest word, then below it.
     for floor in [&longest_word, &vec![1; n]] {
@@ -275,7 +278,7 @@ fn table_lines(
                     spans.push(Span::styled(GAP, t.dim()));
                 }
                 let text = parts[c].get(k).cloned().unwrap_or_default();
-                let pad = " ".repeat(widths[c].saturating_sub(format::width(&text)));
+                let pad = " ".repeat(widths[c].saturating_sub(text_width::width(&text)));
                 let text = if right.get(c).copied().unwrap_or(false) {
                     format!("{pad}{text}")
                 } else if c + 1 < n {

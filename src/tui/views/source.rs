@@ -9,6 +9,7 @@ use crate::analysis::catalogue::{cell_help, opcode_help};
 use crate::model::Version;
 use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
+use crate::text_width;
 use crate::tui::action::{Action, Said};
 use crate::tui::listing::{self, ListRow, SourceSort, rows, with_offsets};
 use ratatui::Frame;
@@ -212,7 +213,7 @@ struct Columns {
 impl Columns {
     fn of(sort: SourceSort, total: u64, width: u16) -> Columns {
         let off_w: u16 = if sort == SourceSort::CudaLine { 10 } else { 7 };
-        let stall_w = format::width(&format::thousands(total as f64)).max(5) as u16;
+        let stall_w = text_width::width(&format::thousands(total as f64)).max(5) as u16;
         let reason_w: u16 = if width >= 60 { 18 } else { 0 };
         let columns = if reason_w > 0 { 4 } else { 3 };
         let text_w = width.saturating_sub(off_w + stall_w + 5 + reason_w + columns) as usize;
@@ -294,11 +295,13 @@ fn draw_listing(
         .collect();
     frame.render_widget(
         Table::new(rows, cols.widths()).header(header).block(
-            Block::default().borders(Borders::TOP).title(format::cut(
-                // The position first: the title is cut on the right to the table's width.
-                &listing_title(state, s, order, cursor, total),
-                area.width as usize,
-            )),
+            Block::default()
+                .borders(Borders::TOP)
+                .title(text_width::cut(
+                    // The position first: the title is cut on the right to the table's width.
+                    &listing_title(state, s, order, cursor, total),
+                    area.width as usize,
+                )),
         ),
         area,
     );
@@ -337,7 +340,7 @@ fn listing_row(
                     Cell::from(Line::from(format::thousands(n as f64)).right_aligned()),
                     Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
                     Cell::from(""),
-                    Cell::from(format::cut(&format::printable(&text), cols.text_w)),
+                    Cell::from(text_width::cut(&format::printable(&text), cols.text_w)),
                 ])
                 .style(t.title());
         }
@@ -355,8 +358,8 @@ fn listing_row(
         Cell::from(format!("{indent}{}", listing::offset(l, base))),
         Cell::from(Line::from(format::thousands(st as f64)).right_aligned()),
         Cell::from(Line::from(format!("{:.1}", share * 100.0)).right_aligned()),
-        Cell::from(format::cut(reason, cols.reason_w as usize)),
-        Cell::from(format::cut(
+        Cell::from(text_width::cut(reason, cols.reason_w as usize)),
+        Cell::from(text_width::cut(
             &format::printable(&with_offsets(&l.text, base, end)),
             cols.text_w,
         )),

@@ -2,6 +2,7 @@
 
 use super::text::fit;
 use crate::report::format;
+use crate::text_width;
 use crate::tui::theme::Theme;
 use ratatui::text::{Line, Span};
 
@@ -46,14 +47,14 @@ pub fn stall_legend(
 ) -> Vec<Line<'static>> {
     let mut lines: Vec<Vec<Span<'static>>> =
         vec![vec![Span::styled(format!("{heading}: "), t.dim())]];
-    let mut used = format::width(heading) + 2;
+    let mut used = text_width::width(heading) + 2;
     for &r in reasons {
         let entry = [
             Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
             Span::raw(format!(" {}  ", r.metric_name())),
         ];
         // The entry's trailing spaces may pass the edge.
-        let w = format::width(&entry[0].content) + format::width(&entry[1].content) - 2;
+        let w = text_width::width(&entry[0].content) + text_width::width(&entry[1].content) - 2;
         if used + w > width && used > 0 {
             lines.push(Vec::new());
             used = 0;

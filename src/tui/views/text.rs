@@ -2,6 +2,7 @@
 //! wrapped at spaces or split anywhere.
 
 use crate::report::format;
+use crate::text_width;
 use ratatui::text::{Line, Span};
 
 /// A line made safe for the terminal ([`format::printable`]): names, titles, notes,
@@ -33,14 +34,17 @@ pub fn fit(line: Line<'static>, width: usize) -> Line<'static> {
     let mut used = 0;
     let mut spans = Vec::new();
     for span in line.spans {
-        let w = format::width(&span.content);
+        let w = text_width::width(&span.content);
         if used + w < width {
             used += w;
             spans.push(span);
             continue;
         }
         let rest = width.saturating_sub(used);
-        spans.push(Span::styled(format::cut(&span.content, rest), span.style));
+        spans.push(Span::styled(
+            text_width::cut(&span.content, rest),
+            span.style,
+        ));
         break;
     }
     Line { spans, ..line }
@@ -52,7 +56,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut cur = String::new();
     for word in text.split_whitespace() {
-        if !cur.is_empty() && format::width(&cur) + 1 + format::width(word) > width {
+        if !cur.is_empty() && text_width::width(&cur) + 1 + text_width::width(word) > width {
             lines.push(std::mem::take(&mut cur));
         }
         if !cur.is_empty() {
@@ -72,7 +76,7 @@ pub fn split_width(text: &str, width: usize) -> Vec<String> {
     let mut pieces = vec![String::new()];
     let mut used = 0;
     for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        let w = text_width::char_width(c);
         if used + w > width && used > 0 {
             pieces.push(String::new());
             used = 0;

@@ -11,6 +11,7 @@ use crate::report::{
     colour, format, label_cell, stall_heading, stall_rows, stall_samples_cell, stall_source_cell,
     step_name,
 };
+use crate::text_width;
 use crate::tui::action::Action;
 use crate::tui::ladder_state::LadderState;
 use ratatui::Frame;
@@ -51,20 +52,20 @@ fn widest_name(scene: &Scene) -> usize {
     let metrics = METRICS
         .iter()
         .filter(|d| ls.analysis.versions.iter().any(|v| v.get(d.id).is_some()))
-        .map(|d| format::width(&d.label()));
+        .map(|d| text_width::width(&d.label()));
     let reasons = stall_rows(&ls.analysis.versions)
         .into_iter()
-        .map(|r| 1 + format::width(&stall_row_name(r)));
+        .map(|r| 1 + text_width::width(&stall_row_name(r)));
     let occupancy = ls
         .analysis
         .versions
         .iter()
         .any(|a| a.occupancy.is_some())
-        .then(|| format::width(OCCUPANCY_ROW));
+        .then(|| text_width::width(OCCUPANCY_ROW));
     metrics
         .chain(reasons)
         .chain(occupancy)
-        .chain(["stall samples"].map(format::width))
+        .chain(["stall samples"].map(text_width::width))
         .max()
         .unwrap_or(0)
 }
@@ -291,7 +292,7 @@ fn wrap_steps(
     let mut line = vec![head];
     for (n, item) in items.into_iter().enumerate() {
         let sep = if n == 0 { "" } else { " → " };
-        if n > 0 && span_width(&line) + format::width(sep) + span_width(&item) > width {
+        if n > 0 && span_width(&line) + text_width::width(sep) + span_width(&item) > width {
             lines.push(std::mem::replace(&mut line, vec![Span::raw("→ ")]));
         } else {
             line.push(Span::raw(sep));
@@ -361,7 +362,7 @@ impl<'a> Grid<'a> {
     /// A cell wider than its column would be cut on the left, changing what it says: it
     /// is cut on the right, with an ellipsis (the values themselves fit the columns).
     fn value_cell(&self, text: String, style: Style) -> Cell<'static> {
-        let text = format::cut(&format::printable(&text), self.cw());
+        let text = text_width::cut(&format::printable(&text), self.cw());
         Cell::from(Line::from(Span::styled(text, style)).right_aligned())
     }
 
@@ -422,7 +423,7 @@ fn header_row(g: &Grid) -> Row<'static> {
             } else {
                 t.title()
             };
-            let label = format::cut(&format::printable(&label), g.cw());
+            let label = text_width::cut(&format::printable(&label), g.cw());
             Cell::from(Line::from(Span::styled(label, style)).right_aligned())
         })),
     )
@@ -484,7 +485,7 @@ fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
         let name = d.label();
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         let speed = matches!(d.kind, Kind::Time | Kind::Tflops);
-        let name = format::cut(&name, cols.name_w as usize);
+        let name = text_width::cut(&name, cols.name_w as usize);
         rows.push(Row::new(std::iter::once(Cell::from(name)).chain(
             shown.iter().map(|&pos| {
                 let x = values[pos];
@@ -517,7 +518,7 @@ fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
                 let text = format!("{mark}{}", format::value(d.kind, x));
                 let text = match (bars, x) {
                     (true, Some(v)) if hi > 0.0 => {
-                        let room = cw.saturating_sub(format::width(&text) + 1);
+                        let room = cw.saturating_sub(text_width::width(&text) + 1);
                         let n = ((v / hi) * room as f64).round() as usize;
                         format!("{} {text}", "▆".repeat(n.min(room)))
                     }
@@ -536,7 +537,7 @@ fn occupancy_row(g: &Grid) -> Option<Row<'static>> {
     if !ls.analysis.versions.iter().any(|a| a.occupancy.is_some()) {
         return None;
     }
-    let name = Cell::from(format::cut(OCCUPANCY_ROW, g.cols.name_w as usize));
+    let name = Cell::from(text_width::cut(OCCUPANCY_ROW, g.cols.name_w as usize));
     Some(g.row(name, |i| {
         g.value_cell(
             ls.analysis.versions[i]
@@ -557,7 +558,7 @@ fn reason_rows(g: &Grid) -> Vec<Row<'static>> {
         .map(|r| {
             let name = Cell::from(Line::from(vec![
                 Span::styled(t.reason_fill(r).to_string(), t.reason(r)),
-                Span::raw(format::cut(
+                Span::raw(text_width::cut(
                     &stall_row_name(r),
                     (g.cols.name_w as usize).saturating_sub(1),
                 )),
@@ -588,8 +589,8 @@ fn hot_rows(g: &Grid) -> Vec<Row<'static>> {
                             // The share whole, the opcode cut to the room left.
                             let pct =
                                 format!(" {:.0}%", 100.0 * o.stall_samples as f64 / total as f64);
-                            let room = cw.saturating_sub(format::width(&pct));
-                            format!("{}{pct}", format::cut(&o.opcode, room))
+                            let room = cw.saturating_sub(text_width::width(&pct));
+                            format!("{}{pct}", text_width::cut(&o.opcode, room))
                         }
                         _ => format::UNKNOWN.into(),
                     },
@@ -604,15 +605,15 @@ fn hot_rows(g: &Grid) -> Vec<Row<'static>> {
 /// first so that the opcode stays readable; where the opcode alone fills the cell both
 /// are cut ("bar…@WARP…"), so that neither vanishes. Other text is cut on the right.
 fn fit_label(label: &str, w: usize) -> String {
-    if format::width(label) <= w {
+    if text_width::width(label) <= w {
         return label.to_string();
     }
     let Some((reason, op)) = label.split_once(" @ ") else {
-        return format::cut(label, w);
+        return text_width::cut(label, w);
     };
     // Three letters of the reason, its ellipsis and the "@" come first.
-    let op = format::cut(op, w.saturating_sub(5).max(1));
-    let keep = w.saturating_sub(format::width(&op) + 2).max(1);
+    let op = text_width::cut(op, w.saturating_sub(5).max(1));
+    let keep = w.saturating_sub(text_width::width(&op) + 2).max(1);
     format!("{}…@{op}", reason.chars().take(keep).collect::<String>())
 }
 
@@ -635,7 +636,7 @@ pub fn legend() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::fit_label;
-    use crate::report::format::width;
+    use crate::text_width::width;
 
     #[test]
     fn a_label_keeps_its_opcode_and_some_of_its_reason() {
