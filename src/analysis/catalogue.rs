@@ -550,6 +550,20 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
     }
 }
 
+/// A (reason @ opcode) cell named as every view and report names it.
+pub fn cell_name(reason: StallReason, opcode: &str) -> String {
+    format!("{reason} @ {opcode}")
+}
+
+/// A cell's name and what it means, as the help lines and the source view give them.
+pub fn explained_cell(reason: StallReason, opcode: &str) -> String {
+    format!(
+        "{}: {}",
+        cell_name(reason, opcode),
+        cell_help(reason, opcode)
+    )
+}
+
 /// The line of a cell that says more than its reason and opcode do apart.
 pub fn combination_help(reason: StallReason, opcode: &str) -> Option<&'static str> {
     CELLS

@@ -28,7 +28,7 @@ impl Cell {
 
 impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} @ {}", self.reason, self.opcode)
+        f.write_str(&super::catalogue::cell_name(self.reason, &self.opcode))
     }
 }
 

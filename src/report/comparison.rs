@@ -6,6 +6,7 @@
 
 use super::format::{self, UNKNOWN};
 use super::texts::{label_text, stall_heading};
+use crate::analysis::catalogue::cell_name;
 use crate::analysis::compare::{CellDelta, MetricDelta, Side, StallDelta};
 use crate::analysis::sass::{Change, MixRow, MixSide, SassDiff};
 use crate::analysis::{Comparison, NoLabel, OpcodeStat, Verdict};
@@ -336,7 +337,7 @@ fn cells(c: &Comparison) -> Option<Section<'_>> {
         .cells
         .iter()
         .map(|d| Row {
-            name: format!("{} @ {}", d.reason, d.opcode),
+            name: cell_name(d.reason, &d.opcode),
             a: format::samples_share(d.a_samples, d.a),
             b: format::samples_share(d.b_samples, d.b),
             delta: format::samples_share_delta((d.a_samples, d.a), (d.b_samples, d.b)),

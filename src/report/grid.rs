@@ -9,7 +9,7 @@ use super::texts::{
     label_cell, stall_heading, stall_samples_cell, stall_source_cell, step_name, verdict_text,
     z_text,
 };
-use crate::analysis::catalogue::{cell_help, stall_help};
+use crate::analysis::catalogue::{explained_cell, stall_help};
 use crate::analysis::{Group, METRICS, NoLabel, StallMatrix, VersionAnalysis};
 use crate::ncu::StallReason;
 use crate::text_width;
@@ -158,7 +158,7 @@ pub fn meanings(a: &Analysed) -> Vec<String> {
     }
     cells
         .into_iter()
-        .map(|(r, op)| format!("{r} @ {op}: {}", cell_help(r, op)))
+        .map(|(r, op)| explained_cell(r, op))
         .chain(missing)
         .collect()
 }

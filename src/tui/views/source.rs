@@ -5,7 +5,7 @@
 use super::scene::Scene;
 use super::scroll::{clamp_scroll, moved};
 use super::text::{fit, printable};
-use crate::analysis::catalogue::{cell_help, opcode_help};
+use crate::analysis::catalogue::{explained_cell, opcode_help};
 use crate::model::Version;
 use crate::ncu::{SassLine, SourceListing, StallReason};
 use crate::report::format;
@@ -406,7 +406,7 @@ fn listing_title(
 /// the opcode alone.
 fn draw_meaning(frame: &mut Frame, scene: &Scene, l: &SassLine, area: Rect) {
     let meaning = match top_reason(l) {
-        Some(r) => format!("{r} @ {}: {}", l.opcode, cell_help(r, &l.opcode)),
+        Some(r) => explained_cell(r, &l.opcode),
         None => format!(
             "{}: {}",
             l.opcode,
