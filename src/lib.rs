@@ -18,6 +18,7 @@ pub mod ncu;
 pub mod nsight;
 pub mod process;
 pub mod report;
+pub mod seeded;
 pub mod store_jobs;
 pub mod text_width;
 pub mod tui;
