@@ -13,6 +13,7 @@ pub mod commands;
 pub mod doctor;
 pub mod files;
 pub mod gpu;
+pub mod kinds;
 pub mod model;
 pub mod ncu;
 pub mod nsight;

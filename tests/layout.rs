@@ -438,6 +438,7 @@ const ROOM_ORDER: &[&str] = &[
     "text_width",
     "process",
     "ncu",
+    "kinds",
     "model",
     "analysis",
     "nsight",
