@@ -433,10 +433,12 @@ fn the_files_under_src_import_one_another_without_a_circle() {
 /// one above. The GPU side sits above the analysis because its stopping rule takes the
 /// same interval as the speed verdicts (`analysis::speed`), so the rule is said once.
 const ROOM_ORDER: &[&str] = &[
+    "seeded",
     "files",
     "text_width",
     "process",
     "ncu",
+    "kinds",
     "model",
     "analysis",
     "nsight",

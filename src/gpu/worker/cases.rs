@@ -5,6 +5,7 @@
 
 use super::check::InputKind;
 use crate::model::Shape;
+use crate::seeded;
 
 /// One check case.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,13 +92,9 @@ pub fn cases(d: u32) -> Vec<Case> {
     ]
 }
 
-/// A seed of its own for each case, derived from the run's.
+/// A seed of its own for each case, derived from the run's ([`seeded::case_seed`]).
 pub fn case_seed(run_seed: u64, case: &Case) -> u64 {
-    case.name
-        .bytes()
-        .fold(run_seed ^ 0xC0FF_EE00_D15E_A5E5, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
-        })
+    seeded::case_seed(run_seed, case.name)
 }
 
 #[cfg(test)]

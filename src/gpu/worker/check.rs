@@ -3,34 +3,8 @@
 //! host code.
 
 use crate::model::Shape;
+use crate::seeded::Rng;
 use half::f16;
-
-/// A small, fast, seedable generator (SplitMix64): the same seed gives the same inputs
-/// on every machine, so a failure can be replayed.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn next_signed(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
 
 /// Q, K and V of one problem, [B, H, S, D] contiguous, fp16.
 pub struct Inputs {
