@@ -5,8 +5,8 @@
 //! `commands::options`'s.
 
 use crate::gpu::host::{profile, protocol, runner};
-use crate::model::Shape;
-use crate::model::runs::{Regime, RunShape};
+use crate::kinds::ShapeText;
+use crate::model::runs::Regime;
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -169,10 +169,11 @@ pub struct ReportArgs {
     /// Only this ladder (its folder name).
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Show the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// Show the run results of this shape, in the dimensions of the ladder's problem
+    /// kind with `:flag` after them (attention: B,H,S,D[:causal]; gemm: M,N,K)
     /// [default: the ladder's reference shape].
-    #[arg(long, value_name = "B,H,S,D[:causal]")]
-    pub shape: Option<RunShape>,
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Option<ShapeText>,
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,
@@ -205,10 +206,11 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: crate::report::CompareFormat,
-    /// Compare the run results of this shape (B,H,S,D, `:causal` for the causal mask)
+    /// Compare the run results of this shape, in the dimensions of the ladder's problem
+    /// kind with `:flag` after them (attention: B,H,S,D[:causal]; gemm: M,N,K)
     /// [default: the ladder's reference shape].
-    #[arg(long, value_name = "B,H,S,D[:causal]")]
-    pub shape: Option<RunShape>,
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Option<ShapeText>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -277,14 +279,15 @@ pub struct RunArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Problem shape B,H,S,D, `:causal` for a causal mask; repeat it to run several
-    /// comparisons (each on one GPU, spread over `--gpus`) [default: the recipe's
-    /// reference shape].
-    #[arg(long, value_name = "B,H,S,D[:causal]")]
-    pub shape: Vec<RunShape>,
-    /// Causal masking (for every shape).
-    #[arg(long)]
-    pub causal: bool,
+    /// Problem shape in the dimensions of the recipe's problem kind, `:flag` after them
+    /// for each flag set (attention: B,H,S,D[:causal], e.g. 1,16,8192,128:causal; gemm:
+    /// M,N,K, e.g. 8192,8192,8192); repeat it to run several comparisons (each on one
+    /// GPU, spread over `--gpus`) [default: the recipe's reference shape].
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Vec<ShapeText>,
+    /// Set this flag of the problem kind on every shape (`--flag causal`).
+    #[arg(long = "flag", value_name = "FLAG")]
+    pub flags: Vec<String>,
     #[command(flatten)]
     pub slots: SlotArgs,
     /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
@@ -381,14 +384,15 @@ pub struct ProfileArgs {
     /// [default: flash-attention].
     #[arg(long)]
     pub ladder: Option<String>,
-    /// Recipe versions: the problem shape B,H,S,D (batch, heads, sequence length, head
-    /// dimension) they are launched at under ncu [default: the recipe's reference
-    /// shape]. A command (after --) runs at the shape it sets itself.
-    #[arg(long, value_name = "B,H,S,D")]
-    pub shape: Option<Shape>,
-    /// Recipe versions: launched with causal masking.
-    #[arg(long)]
-    pub causal: bool,
+    /// Recipe versions: the problem shape they are launched at under ncu, in the
+    /// dimensions of the recipe's problem kind with `:flag` after them (attention:
+    /// B,H,S,D[:causal]; gemm: M,N,K) [default: the recipe's reference shape]. A
+    /// command (after --) runs at the shape it sets itself.
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Option<ShapeText>,
+    /// Recipe versions: set this flag of the problem kind (`--flag causal`).
+    #[arg(long = "flag", value_name = "FLAG")]
+    pub flags: Vec<String>,
     #[command(flatten)]
     pub slots: SlotArgs,
     /// ncu section set (`ncu --set`): `full` gives every page stallscope shows.
@@ -410,9 +414,11 @@ pub struct BuildArgs {
     /// Target architecture.
     #[arg(long, default_value = "sm_90a")]
     pub arch: String,
-    /// Head dimension (HEAD_DIM).
-    #[arg(long, default_value_t = 128)]
-    pub head_dim: u32,
+    /// The shape whose compile-time definitions the kernels get (attention: HEAD_DIM
+    /// from D), in the recipe's kind's dimensions [default: the recipe's reference
+    /// shape].
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Option<ShapeText>,
 }
 
 /// Where children run: several GPUs of this host, or a cluster launcher.
@@ -440,7 +446,7 @@ pub fn flop_count(s: &str) -> Result<f64, String> {
         Ok(n) => n,
         Err(_) => match eval_constant(s) {
             Ok(n) => n as f64,
-            Err(ExprError::UnknownName { at, name }) => {
+            Err(ExprError::UnknownName { at, name, .. }) => {
                 return Err(format!(
                     "{name:?} at column {at}: a FLOP count is a number or an expression of \
                      numbers (such as 2*4096*4096*4096)"

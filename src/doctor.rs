@@ -221,7 +221,7 @@ fn counters() -> Check {
 
 fn python(cancel: &AtomicBool) -> Check {
     let script = "import json\ntry:\n import torch\nexcept Exception as e:\n print(json.dumps({'error': str(e)})); raise SystemExit\nprint(json.dumps({'torch': torch.__version__, 'cuda': torch.cuda.is_available(), 'cudnn': torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None}))";
-    let py = crate::gpu::host::sdpa::python();
+    let py = crate::gpu::host::script::python();
     let mut cmd = Command::new(&py);
     cmd.args(["-c", script]);
     let fix = "install python3 with PyTorch (CUDA build) for the SDPA baselines; set STALLSCOPE_PYTHON to use another Python";

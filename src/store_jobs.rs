@@ -78,7 +78,7 @@ pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
     let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
         .expect("the bundled recipe loads");
     let result = |id: &str, status| {
-        let mut r = RunResult::new(id, Shape::REFERENCE, false, status);
+        let mut r = RunResult::new(id, crate::kinds::attention::shape(1, 64, 1024, 128, false), status);
         r.run_id = Some("run-7".into());
         if status == RunStatus::Ok {
             r.median_us = Some(100.0);
@@ -92,8 +92,7 @@ pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
             result("v02", RunStatus::Failed),
         ],
         seed: 7,
-        shape: Shape::REFERENCE,
-        causal: false,
+        shape: crate::kinds::attention::shape(1, 64, 1024, 128, false),
         recipe,
         environment: crate::model::runs::Environment {
             run_id: "run-7".into(),

@@ -8,7 +8,7 @@ mod common;
 use assert_cmd::cargo::cargo_bin;
 use common::fixture;
 use stallscope::files::limits::SizeLimits;
-use stallscope::model::runs::{RunFile, RunResult, RunStatus, Shape};
+use stallscope::model::runs::{RunFile, RunResult, RunStatus};
 use stallscope::model::{Store, manifest::Manifest};
 use std::path::Path;
 
@@ -33,7 +33,7 @@ fn import(profiles: &Path, version: &str) -> std::process::Child {
 }
 
 fn result(version: &str) -> RunResult {
-    let mut r = RunResult::new(version, Shape::REFERENCE, false, RunStatus::Ok);
+    let mut r = RunResult::new(version, stallscope::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
     r.median_us = Some(100.0);
     r
 }

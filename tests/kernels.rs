@@ -6,10 +6,15 @@ mod common;
 use common::{repo, skip};
 use stallscope::files::limits::SizeLimits;
 use stallscope::gpu::{self, recipe::KernelRecipe};
-use stallscope::model::Shape;
+use stallscope::kinds::{Kind, Shape};
+
+/// An attention shape, as `--shape` spells it.
+fn att(s: &str) -> Shape {
+    Shape::parse(Kind::named("attention").unwrap(), s).unwrap()
+}
 
 fn ladders() -> Vec<KernelRecipe> {
-    ["flash-attention", "selftest", "experiments"]
+    ["flash-attention", "selftest", "experiments", "gemm"]
         .iter()
         .map(|n| {
             gpu::load_recipe(&repo().join("kernels").join(n), SizeLimits::DEFAULT)
@@ -20,15 +25,14 @@ fn ladders() -> Vec<KernelRecipe> {
 
 #[test]
 fn manifests_load_and_recipes_evaluate_at_every_shape() {
-    let shapes = [
-        Shape::REFERENCE,
-        "1,16,8192,128".parse().unwrap(),
-        "2,3,200,128".parse().unwrap(),
-    ];
     for l in ladders() {
         assert!(!l.versions.is_empty());
+        // The reference shape and every check case's.
+        let reference = l.reference_shape();
+        let mut shapes = vec![reference];
+        shapes.extend(l.kind.cases(&reference).iter().map(|c| c.shape));
         for v in &l.versions {
-            for s in &shapes {
+            for s in shapes.iter().filter(|s| v.unsupported(s).is_none()) {
                 let launch = v
                     .launch(s)
                     .unwrap_or_else(|e| panic!("{} {}: {e:#}", l.ladder, v.id));
@@ -58,15 +62,15 @@ fn manifests_load_and_recipes_evaluate_at_every_shape() {
 fn the_reference_shape_flops_and_grids() {
     let l = gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
     let s = l.reference_shape();
-    assert_eq!(s, Shape::REFERENCE);
-    assert_eq!(l.flops_for(&s, false).unwrap(), 34_359_738_368.0);
-    assert_eq!(l.flops_for(&s, true).unwrap(), 17_179_869_184.0);
+    assert_eq!(s, att("1,64,1024,128"));
+    assert_eq!(s.flops(), 34_359_738_368.0);
+    assert_eq!(att("1,64,1024,128:causal").flops(), 17_179_869_184.0);
     let v01 = l.version("v01").unwrap().launch(&s).unwrap();
     assert_eq!((v01.grid, v01.block), ((8, 64, 1), (128, 1, 1)));
     let v05 = l
         .version("v05")
         .unwrap()
-        .launch(&"1,16,8192,128".parse().unwrap())
+        .launch(&att("1,16,8192,128"))
         .unwrap();
     assert_eq!(v05.grid, (64, 16, 1));
     assert_eq!(v05.shared_bytes, 98_304);
@@ -88,7 +92,7 @@ fn every_kernel_compiles_for_hopper() {
         return;
     }
     for l in ladders() {
-        for b in gpu::build(&l, &[], "sm_90a", 128).unwrap() {
+        for b in gpu::build(&l, &[], "sm_90a", &l.reference_shape()).unwrap() {
             let c = b
                 .outcome
                 .unwrap_or_else(|e| panic!("{} {}: {e:#}", l.ladder, b.id));

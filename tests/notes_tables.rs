@@ -11,7 +11,7 @@ mod common;
 use common::{profiles, run_at, written};
 use stallscope::analysis::speed::{self, CLOCK_BAND, Speedup};
 use stallscope::files::limits::SizeLimits;
-use stallscope::model::runs::RunShape;
+use stallscope::kinds::{Kind, Shape};
 use stallscope::model::{self, Ladder, LoadReport, RunResult, Store};
 
 const HEADING: &str = "## Measured (H200, 2026-12-03";
@@ -192,7 +192,11 @@ impl Check<'_> {
 #[test]
 fn every_notes_measured_tables_are_the_bundled_runs() {
     let ladder = ladder();
-    let shapes: Vec<RunShape> = SHAPES.iter().map(|s| s.parse().unwrap()).collect();
+    let attention = Kind::named("attention").unwrap();
+    let shapes: Vec<Shape> = SHAPES
+        .iter()
+        .map(|s| Shape::parse(attention, s).unwrap())
+        .collect();
     let cudnn = ladder.version("cudnn").expect("cuDNN's runs");
     let mut wrong = Vec::new();
     let mut checked = 0;

@@ -257,7 +257,8 @@ fn the_readmes_run_table_is_the_bundled_runs() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (n, shape) in shapes.iter().enumerate() {
-        let shown = analysis::Shown::at(shape.parse().unwrap());
+        let attention = stallscope::kinds::Kind::named("attention").unwrap();
+        let shown = analysis::Shown::at(stallscope::kinds::Shape::parse(attention, shape).unwrap());
         for row in &rows {
             let v = ladder
                 .versions

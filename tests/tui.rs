@@ -408,8 +408,7 @@ fn a_streamed_run_result_updates_the_timeline() {
     let mut a = app();
     let mut r = a.ladder().ladder.version("v09").unwrap().runs[0].clone();
     r.median_us = Some(50.0);
-    r.shape = stallscope::model::Shape::REFERENCE;
-    r.causal = false;
+    r.shape = stallscope::kinds::attention::shape(1, 64, 1024, 128, false);
     a.update(JobEvent::Result {
         ladder: "flash-attention".into(),
         result: Box::new(r),
@@ -803,10 +802,7 @@ fn bundled(version: &str) -> stallscope::model::RunResult {
         .find(|l| l.name == "flash-attention")
         .unwrap();
     let v = fa.versions.iter().find(|v| v.id == version).unwrap();
-    let at = stallscope::model::runs::RunShape {
-        shape: model::Shape::REFERENCE,
-        causal: false,
-    };
+    let at = stallscope::kinds::attention::shape(1, 64, 1024, 128, false);
     common::run_at(v, &at).unwrap().clone()
 }
 

@@ -3,37 +3,37 @@
 //! passes the shape its user chose (`--shape`, else the default), the explorer the one
 //! it keeps in its own state (`S`).
 
-use crate::model::runs::{Regime, RunResult, RunShape};
+use crate::model::runs::{Regime, RunResult, Shape};
 use crate::model::{Ladder, Version};
 
 /// The run shape whose results are shown, as the caller chose it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Shown {
-    /// The shape chosen; `None`: the default, a ladder's reference shape, non-causal
+    /// The shape chosen; `None`: the default, a ladder's reference shape without flags
     /// (a ladder without one shows each version's latest result).
-    pub chosen: Option<RunShape>,
+    pub chosen: Option<Shape>,
 }
 
 impl Shown {
-    /// The default rule: the reference shape, non-causal.
+    /// The default rule: the reference shape, without flags.
     pub const DEFAULT: Shown = Shown { chosen: None };
 
     /// The run results at `shape`.
-    pub fn at(shape: RunShape) -> Shown {
+    pub fn at(shape: Shape) -> Shown {
         Shown {
             chosen: Some(shape),
         }
     }
 
-    /// The shape shown of `ladder`: the one chosen, else its reference shape without the
-    /// causal mask; `None` where neither is known.
-    pub fn shape(self, ladder: &Ladder) -> Option<RunShape> {
+    /// The shape shown of `ladder`: the one chosen, else its reference shape without
+    /// flags; `None` where neither is known.
+    pub fn shape(self, ladder: &Ladder) -> Option<Shape> {
         self.chosen.or(ladder.reference_run_shape())
     }
 
     /// The shape shown where it is another than `ladder`'s reference (a report says so,
     /// since its problem line tells the reference).
-    pub fn other_shape(self, ladder: &Ladder) -> Option<RunShape> {
+    pub fn other_shape(self, ladder: &Ladder) -> Option<Shape> {
         self.chosen
             .filter(|s| Some(*s) != ladder.reference_run_shape())
     }
@@ -45,7 +45,7 @@ impl Shown {
             Some(w) => v
                 .runs
                 .iter()
-                .filter(|r| r.shape == w.shape && r.causal == w.causal)
+                .filter(|r| r.shape == w)
                 .collect(),
             None => v.runs.iter().collect(),
         };
@@ -62,17 +62,19 @@ mod tests {
     use super::*;
     use crate::files::limits::SizeLimits;
     use crate::model::Store;
-    use crate::model::runs::{RunStatus, Shape};
+    use crate::kinds::attention::shape;
+    use crate::model::runs::RunStatus;
 
-    const LONG: Shape = Shape {
-        b: 1,
-        h: 16,
-        s: 8192,
-        d: 128,
-    };
+    fn reference() -> Shape {
+        shape(1, 64, 1024, 128, false)
+    }
 
-    fn run(shape: Shape, causal: bool, median_us: f64) -> RunResult {
-        let mut r = RunResult::new("v1", shape, causal, RunStatus::Ok);
+    fn long() -> Shape {
+        shape(1, 16, 8192, 128, false)
+    }
+
+    fn run(shape: Shape, median_us: f64) -> RunResult {
+        let mut r = RunResult::new("v1", shape, RunStatus::Ok);
         r.median_us = Some(median_us);
         r
     }
@@ -84,14 +86,15 @@ mod tests {
             problem: None,
             flops: None,
             peak_tflops: None,
+            kind: crate::kinds::legacy(),
             reference_shape,
             versions: vec![Version {
                 id: "v1".into(),
                 runs: vec![
-                    run(Shape::REFERENCE, false, 10.0),
-                    run(Shape::REFERENCE, true, 6.0),
-                    run(LONG, false, 90.0),
-                    run(Shape::REFERENCE, false, 11.0),
+                    run(reference(), 10.0),
+                    run(reference().with_flag("causal", true).unwrap(), 6.0),
+                    run(long(), 90.0),
+                    run(reference(), 11.0),
                 ],
                 ..Version::default()
             }],
@@ -106,12 +109,8 @@ mod tests {
 
     #[test]
     fn by_default_the_reference_shape_is_shown_without_the_mask() {
-        let l = ladder(Some(Shape::REFERENCE));
-        let reference = RunShape {
-            shape: Shape::REFERENCE,
-            causal: false,
-        };
-        assert_eq!(Shown::DEFAULT.shape(&l), Some(reference));
+        let l = ladder(Some(reference()));
+        assert_eq!(Shown::DEFAULT.shape(&l), Some(reference()));
         assert_eq!(Shown::DEFAULT.other_shape(&l), None);
         // The latest result at that shape.
         assert_eq!(median(Shown::DEFAULT, &l), Some(11.0));
@@ -119,23 +118,13 @@ mod tests {
 
     #[test]
     fn a_chosen_shape_is_shown_and_said_where_it_is_not_the_reference() {
-        let l = ladder(Some(Shape::REFERENCE));
-        let long = RunShape {
-            shape: LONG,
-            causal: false,
-        };
+        let l = ladder(Some(reference()));
+        let long = long();
         assert_eq!(median(Shown::at(long), &l), Some(90.0));
         assert_eq!(Shown::at(long).other_shape(&l), Some(long));
-        let causal = RunShape {
-            shape: Shape::REFERENCE,
-            causal: true,
-        };
+        let causal = reference().with_flag("causal", true).unwrap();
         assert_eq!(median(Shown::at(causal), &l), Some(6.0));
-        let reference = RunShape {
-            shape: Shape::REFERENCE,
-            causal: false,
-        };
-        assert_eq!(Shown::at(reference).other_shape(&l), None);
+        assert_eq!(Shown::at(reference()).other_shape(&l), None);
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
         limits,
     )?;
     let mut ok = true;
-    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, a.head_dim)? {
+    let shape = recipe.shape(a.shape.as_ref(), &[])?;
+    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, &shape)? {
         match b.outcome {
             Ok(c) => outln!(
                 "{:<16} ok   {}",

@@ -61,8 +61,8 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         }
     };
     // Each side is checked for the shape asked for; both show it.
-    let shown = shown_shape(std::slice::from_ref(&ladder_a), args.shape)?;
-    shown_shape(std::slice::from_ref(&ladder_b), args.shape)?;
+    let shown = shown_shape(std::slice::from_ref(&ladder_a), args.shape.as_ref())?;
+    shown_shape(std::slice::from_ref(&ladder_b), args.shape.as_ref())?;
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
     let an_a = analysis::analyse(&ladder_a, va, shown);
     let an_b = analysis::analyse(&ladder_b, vb, shown);

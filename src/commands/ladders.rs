@@ -259,29 +259,40 @@ pub(super) fn load_one(store: &Store, dir: &Path, report: &mut LoadReport) -> Re
 /// the default; an error when none of them was run there (naming the shapes that were).
 pub(super) fn shown_shape(
     ladders: &[Ladder],
-    shape: Option<model::runs::RunShape>,
+    shape: Option<&crate::kinds::ShapeText>,
 ) -> Result<Shown> {
-    let Some(s) = shape else {
+    let Some(text) = shape else {
         return Ok(Shown::DEFAULT);
     };
-    let measured: Vec<model::runs::RunShape> =
-        ladders.iter().flat_map(|l| l.measured_shapes()).collect();
-    if !measured.contains(&s) {
-        let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
-        if list.is_empty() {
-            let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
-            let none = match names.as_slice() {
-                [one] => format!("{one} has no run results"),
-                _ => format!("none of {} has run results", names.join(", ")),
-            };
-            bail!(
-                "--shape {s}: {none}, at any shape (--shape picks among the shapes a ladder was run at)"
-            );
+    let measured: Vec<model::Shape> = ladders.iter().flat_map(|l| l.measured_shapes()).collect();
+    // The text names a shape in the kind of each ladder it is read against.
+    let mut why = None;
+    let mut named = None;
+    for l in ladders {
+        match text.resolve(l.kind) {
+            Ok(s) if measured.contains(&s) => return Ok(Shown::at(s)),
+            Ok(s) => named = named.or(Some(s)),
+            Err(e) => why = why.or(Some(e)),
         }
+    }
+    let s = match (named, why) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(e)) if !measured.is_empty() => bail!("--shape {text}: {e}"),
+        _ => text.to_string(),
+    };
+    if measured.is_empty() {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        let none = match names.as_slice() {
+            [one] => format!("{one} has no run results"),
+            _ => format!("none of {} has run results", names.join(", ")),
+        };
         bail!(
-            "no version was run at {s}; the run results are at: {}",
-            list.join(", ")
+            "--shape {s}: {none}, at any shape (--shape picks among the shapes a ladder was run at)"
         );
     }
-    Ok(Shown::at(s))
+    let list: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
+    bail!(
+        "no version was run at {s}; the run results are at: {}",
+        list.join(", ")
+    )
 }

@@ -65,8 +65,7 @@ pub fn run_requests(a: &RunArgs, common: &Common) -> Result<Vec<runner::Request>
     Ok(a.shape
         .iter()
         .map(|s| runner::Request {
-            shape: Some(s.shape),
-            causal: s.causal || a.causal,
+            shape: Some(s.clone()),
             ..base.clone()
         })
         .collect())
@@ -96,7 +95,7 @@ fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
         placement: Default::default(),
         versions: a.versions.clone(),
         shape: None,
-        causal: a.causal,
+        flags: a.flags.clone(),
         baselines: a.baselines,
         seed: a.seed,
         settings,
@@ -162,8 +161,8 @@ pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Requ
     Ok(profile::Request {
         slots: slots(&a.slots)?,
         versions: a.versions.clone(),
-        shape: a.shape,
-        causal: a.causal,
+        shape: a.shape.clone(),
+        flags: a.flags.clone(),
         set: a.set.clone(),
         timeout: Duration::from_secs(a.timeout),
         ..profile::Request::new(kernels, common.size_limits())

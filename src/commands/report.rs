@@ -47,7 +47,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             return Err(no_ladder(name, &names));
         }
     }
-    let shown = shown_shape(&ladders, a.shape)?;
+    let shown = shown_shape(&ladders, a.shape.as_ref())?;
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
     let exporter = match terminal_width(a.format, a.output.as_deref(), a.wide) {

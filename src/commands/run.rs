@@ -24,8 +24,8 @@ struct RunJson<'a> {
 
 #[derive(serde::Serialize)]
 struct ComparisonJson<'a> {
+    /// The problem: its kind, dimensions and flags.
     shape: model::Shape,
-    causal: bool,
     seed: u64,
     environment: &'a model::runs::Environment,
     results: Vec<ResultJson<'a>>,
@@ -58,8 +58,9 @@ impl<'a> ResultJson<'a> {
 }
 
 /// The schema of `run --json`.
+/// 3: a comparison's `shape` names its kind and holds its flags (no `causal` beside it).
 /// 2: each result carries `verdicts` and `rounds` as objects (see runs.json's schema 2).
-pub const RUN_SCHEMA: &str = "stallscope/run/2";
+pub const RUN_SCHEMA: &str = "stallscope/run/3";
 
 /// What a finished result says, in a few words.
 fn result_line(r: &model::RunResult) -> String {
@@ -211,7 +212,6 @@ fn print_json(
             .iter()
             .map(|o| ComparisonJson {
                 shape: o.shape,
-                causal: o.causal,
                 seed: o.seed,
                 environment: &o.environment,
                 results: ResultJson::all(&o.results, is_version),
@@ -232,10 +232,9 @@ fn print_comparison(ladder: &str, o: &runner::Outcome, is_version: &dyn Fn(&str)
         .map(|g| format!(" · GPU {g}"))
         .unwrap_or_default();
     outln!(
-        "{} · shape {}{} · seed {} (replay with --seed {}){on}",
+        "{} · shape {} · seed {} (replay with --seed {}){on}",
         ladder,
         o.shape,
-        if o.causal { " causal" } else { "" },
         o.seed,
         o.seed,
     );
@@ -294,7 +293,7 @@ mod tests {
         assert_eq!(failed_versions(&out.recipe, &out.results), ["v02"]);
         assert_eq!(
             super::failed_line(&out),
-            Some(format!("failed at {}: v02", Shape::REFERENCE))
+            Some(format!("failed at {}: v02", crate::kinds::attention::shape(1, 64, 1024, 128, false)))
         );
         assert_eq!(
             crate::tui::jobs::ran_message(&out),

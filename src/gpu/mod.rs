@@ -36,20 +36,21 @@ pub struct Built {
     pub outcome: Result<nvrtc::Compiled>,
 }
 
-/// Compiles the selected versions, the reference and the unfused softmax for `arch`.
+/// Compiles the selected versions, the reference and the helper kernels for `arch`,
+/// with the kind's definitions at `shape`.
 pub fn build(
     ladder: &recipe::KernelRecipe,
     ids: &[String],
     arch: &str,
-    head_dim: u32,
+    shape: &crate::kinds::Shape,
 ) -> Result<Vec<Built>> {
     let compiler = nvrtc::Compiler::new(arch)?;
-    let define = format!("-DHEAD_DIM={head_dim}");
+    let defines = ladder.kind.defines(shape);
     let mut jobs: Vec<(String, String, Vec<String>)> = ladder
         .select(ids)?
         .into_iter()
         .map(|v| {
-            let mut opts = vec![define.clone()];
+            let mut opts = defines.clone();
             opts.extend(v.options.iter().cloned());
             (v.id.clone(), v.source.clone(), opts)
         })
@@ -57,10 +58,10 @@ pub fn build(
     jobs.push((
         "reference".into(),
         ladder.reference.source.clone(),
-        vec![define.clone()],
+        defines.clone(),
     ));
-    if let Some(sm) = &ladder.unfused_softmax {
-        jobs.push(("unfused softmax".into(), sm.source.clone(), Vec::new()));
+    for (name, h) in &ladder.helpers {
+        jobs.push((format!("helper {name}"), h.source.clone(), Vec::new()));
     }
     Ok(jobs
         .into_iter()

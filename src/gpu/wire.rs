@@ -2,10 +2,10 @@
 //! command line a worker is started with ([`WorkerArgs`], the hidden subcommand
 //! `__worker`), and the conversation after it, one JSON object a line. The worker
 //! speaks first with [`Hello`]; then the runner sends a [`Command`] and reads one
-//! [`Reply`] per command. The PyTorch SDPA script (`baselines/sdpa.py`) speaks the same
-//! messages.
+//! [`Reply`] per command. The recipes' baseline scripts (`baselines/sdpa.py`,
+//! `baselines/matmul.py`) speak the same messages.
 
-use crate::model::Shape;
+use crate::kinds::ShapeText;
 use crate::model::runs::CaseCheck;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -18,8 +18,9 @@ pub const SUBCOMMAND: &str = "__worker";
 pub enum Mode {
     /// Check one version on every case, then serve the timing protocol.
     Run,
-    /// Check the unfused cuBLAS baseline, then serve the timing protocol.
-    Unfused,
+    /// Check the built-in baseline named by `--version`, then serve the timing
+    /// protocol.
+    Baseline,
     /// Launch one version after two warm-up launches, for ncu.
     Profile,
 }
@@ -28,7 +29,7 @@ impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Run => "run",
-            Mode::Unfused => "unfused",
+            Mode::Baseline => "baseline",
             Mode::Profile => "profile",
         }
     }
@@ -43,10 +44,9 @@ pub struct WorkerArgs {
     pub recipe: PathBuf,
     #[arg(long)]
     pub version: String,
+    /// The shape with its flags, read in the recipe's kind.
     #[arg(long)]
-    pub shape: Shape,
-    #[arg(long)]
-    pub causal: bool,
+    pub shape: ShapeText,
     #[arg(long)]
     pub seed: u64,
     /// Skip the check cases (the timed shape is still checked).
@@ -72,9 +72,6 @@ impl WorkerArgs {
             &self.seed.to_string(),
         ] {
             line.push(a.into());
-        }
-        if self.causal {
-            line.push("--causal".into());
         }
         if self.no_cases {
             line.push("--no-cases".into());
@@ -274,11 +271,10 @@ mod tests {
             Worker(WorkerArgs),
         }
         let args = WorkerArgs {
-            mode: Mode::Unfused,
+            mode: Mode::Baseline,
             recipe: "kernels/flash-attention".into(),
             version: "unfused".into(),
-            shape: Shape::REFERENCE,
-            causal: true,
+            shape: "1,64,1024,128:causal".parse().unwrap(),
             seed: 42,
             no_cases: true,
         };

@@ -5,15 +5,17 @@
 //!
 //! What is here: the shape and its FLOP and byte counts, the seeded inputs of each
 //! input kind, the fp64 CPU recomputation of an output row, the rows a check samples,
-//! and the check cases. Not wired into the runner yet.
+//! the check cases and the baselines. The cuBLAS baseline's device code is in
+//! `gpu::worker::baselines::cublas_gemm`.
 
-use crate::seeded::{self, Rng};
+use super::{Baseline, BaselineRun, Dim, ProblemKind, Scalar, Shape, Tensor};
+use crate::seeded::Rng;
 use half::f16;
 use std::fmt;
 use std::str::FromStr;
 
 /// A GEMM problem shape: C is `[M, N]`, the reduction runs over K.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmShape {
     pub m: u32,
     pub n: u32,
@@ -86,8 +88,7 @@ impl FromStr for GemmShape {
 
 /// What the inputs of a check look like: each kind is built to catch one way a GEMM
 /// kernel can be wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
     /// A and Bt uniform in [-1, 1): the timed runs' inputs.
     Uniform,
@@ -150,12 +151,14 @@ impl Inputs {
     }
 
     /// Row `m` of A.
+    #[cfg(test)]
     fn a_row(&self, m: usize) -> &[f16] {
         let k = self.shape.k as usize;
         &self.a[m * k..][..k]
     }
 
     /// Row `n` of Bt, that is column `n` of B.
+    #[cfg(test)]
     fn bt_row(&self, n: usize) -> &[f16] {
         let k = self.shape.k as usize;
         &self.bt[n * k..][..k]
@@ -164,35 +167,32 @@ impl Inputs {
     /// Row `m` of C computed in fp64 from the fp16 inputs: what a kernel's output row is
     /// checked against.
     pub fn reference_row(&self, m: usize) -> Vec<f64> {
-        let a = self.a_row(m);
-        (0..self.shape.n as usize)
-            .map(|n| {
-                a.iter()
-                    .zip(self.bt_row(n))
-                    .map(|(x, y)| x.to_f64() * y.to_f64())
-                    .sum()
-            })
-            .collect()
+        reference_row(&self.shape, &self.a, &self.bt, m)
     }
+}
+
+/// Row `m` of C = A·B in fp64 from A `[M, K]` and Bt `[N, K]`.
+fn reference_row(shape: &GemmShape, a: &[f16], bt: &[f16], m: usize) -> Vec<f64> {
+    let k = shape.k as usize;
+    let a = &a[m * k..][..k];
+    (0..shape.n as usize)
+        .map(|n| {
+            a.iter()
+                .zip(&bt[n * k..][..k])
+                .map(|(x, y)| x.to_f64() * y.to_f64())
+                .sum()
+        })
+        .collect()
 }
 
 /// Rows of C to recompute on the CPU: `count` distinct rows in order (all M of them
 /// when M is not larger), always with the first and the last row, where partial tiles
 /// live, so never fewer than those two. The same seed gives the same rows.
 pub fn sample_rows(shape: &GemmShape, count: usize, seed: u64) -> Vec<usize> {
-    let m = shape.m as usize;
-    if count >= m {
-        return (0..m).collect();
-    }
-    let mut rng = Rng::new(seed ^ 0x5EED_0FC0_FFEE);
-    let mut rows = std::collections::BTreeSet::from([0, m - 1]);
-    while rows.len() < count {
-        rows.insert(rng.below(m as u64) as usize);
-    }
-    rows.into_iter().collect()
+    super::sample_distinct_rows(shape.m as usize, count, seed)
 }
 
-/// One check case of the GEMM kind.
+/// One check case of the GEMM kind, before it becomes a [`super::Case`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Case {
     pub name: &'static str,
@@ -262,9 +262,172 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// A seed of its own for each case, derived from the run's ([`seeded::case_seed`]).
-pub fn case_seed(run_seed: u64, case: &Case) -> u64 {
-    seeded::case_seed(run_seed, case.name)
+/// A seed of its own for each case, derived from the run's ([`crate::seeded::case_seed`]).
+#[cfg(test)]
+fn case_seed(run_seed: u64, case: &Case) -> u64 {
+    crate::seeded::case_seed(run_seed, case.name)
+}
+
+/// The GEMM kind, as the generic code sees it.
+pub struct Gemm;
+
+const DIMS: &[Dim] = &[
+    Dim {
+        name: "M",
+        what: "rows of A and C",
+    },
+    Dim {
+        name: "N",
+        what: "columns of B and C (rows of Bt)",
+    },
+    Dim {
+        name: "K",
+        what: "the reduction: columns of A, rows of B",
+    },
+];
+
+const BASELINES: &[Baseline] = &[
+    Baseline {
+        id: "cublas",
+        title: "cuBLAS (cublasGemmEx, fp16 in, fp32 accumulation)",
+        runs: BaselineRun::Builtin,
+    },
+    Baseline {
+        id: "torch-matmul",
+        title: "PyTorch torch.matmul (cuBLAS through PyTorch)",
+        runs: BaselineRun::Script,
+    },
+];
+
+impl GemmShape {
+    /// The dimensions of a GEMM [`Shape`].
+    pub fn of(s: &Shape) -> GemmShape {
+        let d = s.dims();
+        GemmShape {
+            m: d[0],
+            n: d[1],
+            k: d[2],
+        }
+    }
+}
+
+impl InputKind {
+    const NAMES: [(&'static str, InputKind); 3] = [
+        ("uniform", InputKind::Uniform),
+        ("large-magnitudes", InputKind::LargeMagnitudes),
+        ("zero-a", InputKind::ZeroA),
+    ];
+
+    fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, k)| *k == self).map_or("uniform", |(n, _)| n)
+    }
+
+    fn named(name: &str) -> InputKind {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(InputKind::Uniform, |(_, k)| *k)
+    }
+}
+
+/// A GEMM shape from M, N and K.
+pub fn gemm_shape(m: u32, n: u32, k: u32) -> Shape {
+    Shape::new(super::Kind(&Gemm), &[m, n, k]).expect("positive dimensions")
+}
+
+impl ProblemKind for Gemm {
+    fn name(&self) -> &'static str {
+        "gemm"
+    }
+
+    fn what(&self) -> &'static str {
+        "fp16 GEMM: C = A·B, A [M, K] row-major, B column-major as Bt [N, K], fp32 accumulation"
+    }
+
+    fn dims(&self) -> &'static [Dim] {
+        DIMS
+    }
+
+    fn reference_shape(&self) -> &'static str {
+        "8192,8192,8192"
+    }
+
+    fn flops(&self, s: &Shape) -> f64 {
+        GemmShape::of(s).flops()
+    }
+
+    fn bytes(&self, s: &Shape) -> f64 {
+        GemmShape::of(s).bytes()
+    }
+
+    fn tensors(&self, s: &Shape) -> Vec<Tensor> {
+        let g = GemmShape::of(s);
+        let t = |name, rows: u32, cols: u32, output| Tensor {
+            name,
+            rows: rows.into(),
+            cols: cols.into(),
+            output,
+        };
+        vec![
+            t("A", g.m, g.k, false),
+            t("Bt", g.n, g.k, false),
+            t("C", g.m, g.n, true),
+        ]
+    }
+
+    fn scalars(&self, s: &Shape) -> Vec<Scalar> {
+        let g = GemmShape::of(s);
+        vec![
+            Scalar::I32(g.m as i32),
+            Scalar::I32(g.n as i32),
+            Scalar::I32(g.k as i32),
+        ]
+    }
+
+    fn input_names(&self) -> &'static [&'static str] {
+        &["uniform", "large-magnitudes", "zero-a"]
+    }
+
+    fn inputs(&self, s: &Shape, inputs: &str, seed: u64) -> Vec<Vec<f16>> {
+        let x = Inputs::of_kind(GemmShape::of(s), InputKind::named(inputs), seed);
+        vec![x.a, x.bt]
+    }
+
+    fn output_rows(&self, s: &Shape, inputs: &[Vec<f16>], rows: &[usize]) -> Vec<Vec<f64>> {
+        let g = GemmShape::of(s);
+        rows.iter()
+            .map(|&m| reference_row(&g, &inputs[0], &inputs[1], m))
+            .collect()
+    }
+
+    /// 16 rows of 8192 columns over K = 8192 are 1.1·10⁹ products in fp64.
+    fn cpu_rows(&self) -> usize {
+        16
+    }
+
+    fn sample_rows(&self, s: &Shape, count: usize, seed: u64) -> Vec<usize> {
+        sample_rows(&GemmShape::of(s), count, seed)
+    }
+
+    fn cases(&self, _timed: &Shape) -> Vec<super::Case> {
+        cases()
+            .into_iter()
+            .map(|c| super::Case {
+                name: c.name,
+                shape: gemm_shape(c.shape.m, c.shape.n, c.shape.k),
+                inputs: c.inputs.name(),
+                catches: c.catches,
+            })
+            .collect()
+    }
+
+    fn baselines(&self) -> &'static [Baseline] {
+        BASELINES
+    }
+
+    fn reference_baselines(&self) -> &'static [&'static str] {
+        &["torch-matmul", "cublas"]
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! line per problem.
 
 use super::ladder::{named_file_error, read_manifest, roots};
-use super::runs::{self, RunFile, Shape};
+use super::runs::{self, RunFile};
 use super::store::{Place, Store};
 use super::{manifest, merge_exports, staging};
 use crate::ncu;
@@ -73,8 +73,8 @@ fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
         Err(e) => return out.problems.push(format!("{e:#}")),
     };
     let shown = store.describe(&manifest_path);
-    if let Some(Err(e)) = m.reference_shape.as_deref().map(str::parse::<Shape>) {
-        out.problems.push(format!("{shown}: reference_shape: {e}"));
+    if let Err(e) = m.parsed_reference_shape() {
+        out.problems.push(format!("{shown}: {e}"));
     }
     let roots = roots(store, dir, m.kernels.as_deref()).unwrap_or_else(|e| {
         out.problems.push(format!("{e:#}"));

@@ -3,7 +3,8 @@
 
 use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
-use super::runs::{self, RunFile, RunResult, RunShape, Shape};
+use super::runs::{self, RunFile, RunResult, Shape};
+use crate::kinds::Kind;
 use super::store::{Place, Store};
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
 use crate::files::{self, confine::FileError, limits::SizeLimits};
@@ -22,6 +23,8 @@ pub struct Ladder {
     /// FLOP of one launch, where known.
     pub flops: Option<f64>,
     pub peak_tflops: Option<f64>,
+    /// The problem kind its runs solve.
+    pub kind: Kind,
     pub reference_shape: Option<Shape>,
     pub versions: Vec<Version>,
     /// Where the ladder was read from (None for loose files).
@@ -118,38 +121,27 @@ impl Ladder {
         v.flops.or(self.flops)
     }
 
-    /// Every shape some version was run at: the reference first, then by size.
-    pub fn measured_shapes(&self) -> Vec<RunShape> {
-        let mut out: Vec<RunShape> = Vec::new();
+    /// Every shape some version was run at: the reference first, then shapes without
+    /// flags, then by size.
+    pub fn measured_shapes(&self) -> Vec<Shape> {
+        let mut out: Vec<Shape> = Vec::new();
         for r in self.versions.iter().flat_map(|v| &v.runs) {
-            let s = RunShape {
-                shape: r.shape,
-                causal: r.causal,
-            };
-            if !out.contains(&s) {
-                out.push(s);
+            if !out.contains(&r.shape) {
+                out.push(r.shape);
             }
         }
-        let reference = self.reference_shape;
-        out.sort_by_key(|s| {
-            (
-                Some(s.shape) != reference || s.causal,
-                s.causal,
-                s.shape.s,
-                s.shape.b,
-                s.shape.h,
-                s.shape.d,
-            )
+        let reference = self.reference_run_shape();
+        out.sort_by(|a, b| {
+            (Some(*a) != reference)
+                .cmp(&(Some(*b) != reference))
+                .then(a.size_order(b))
         });
         out
     }
 
-    /// The reference shape, without the causal mask.
-    pub fn reference_run_shape(&self) -> Option<RunShape> {
-        self.reference_shape.map(|shape| RunShape {
-            shape,
-            causal: false,
-        })
+    /// The reference shape, without flags.
+    pub fn reference_run_shape(&self) -> Option<Shape> {
+        self.reference_shape.map(Shape::unflagged)
     }
 }
 
@@ -379,11 +371,9 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",
         ));
     }
+    let kind = m.problem_kind().map_err(|e| anyhow!("{shown}: {e}"))?;
     let reference_shape = m
-        .reference_shape
-        .as_deref()
-        .map(str::parse::<Shape>)
-        .transpose()
+        .parsed_reference_shape()
         .map_err(|e| anyhow!("{shown}: {e}"))?;
     let roots = roots(store, dir, m.kernels.as_deref())?;
 
@@ -442,6 +432,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         problem: m.problem,
         flops: m.flops,
         peak_tflops: m.peak_tflops,
+        kind,
         reference_shape,
         versions,
         dir: Some(dir.to_path_buf()),
@@ -715,6 +706,7 @@ pub fn load_files(
         problem: None,
         flops: None,
         peak_tflops: None,
+        kind: crate::kinds::legacy(),
         reference_shape: None,
         versions,
         dir: None,

@@ -28,7 +28,12 @@ pub struct Manifest {
     /// The practical ceiling the "% of ceiling" row is measured against, in TFLOPS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_tflops: Option<f64>,
-    /// The run shape whose results the timeline shows ("B,H,S,D").
+    /// The problem kind its runs solve (`attention`, `gemm`: [`crate::kinds`]); without
+    /// it, the kind files of before problem kinds describe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The run shape whose results the timeline shows, in the kind's dimensions
+    /// (`"1,64,1024,128"` for attention's B,H,S,D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_shape: Option<String>,
     /// The kernels folder the versions' notes and sources may also be in, relative to
@@ -38,6 +43,24 @@ pub struct Manifest {
     pub kernels: Option<String>,
     #[serde(default, rename = "version")]
     pub versions: Vec<VersionEntry>,
+}
+
+impl Manifest {
+    /// The problem kind it names, else [`crate::kinds::legacy`].
+    pub fn problem_kind(&self) -> Result<crate::kinds::Kind, String> {
+        self.kind
+            .as_deref()
+            .map_or(Ok(crate::kinds::legacy()), crate::kinds::Kind::named)
+    }
+
+    /// Its reference shape parsed in its kind, if it names one.
+    pub fn parsed_reference_shape(&self) -> Result<Option<super::Shape>, String> {
+        let kind = self.problem_kind()?;
+        self.reference_shape
+            .as_deref()
+            .map(|s| super::Shape::parse(kind, s))
+            .transpose()
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

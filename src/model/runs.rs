@@ -3,98 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::str::FromStr;
 
 pub const FILE_NAME: &str = "runs.json";
 
-/// An attention problem shape: [B, H, S, D].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Shape {
-    pub b: u32,
-    pub h: u32,
-    pub s: u32,
-    pub d: u32,
-}
-
-impl Shape {
-    pub const REFERENCE: Shape = Shape {
-        b: 1,
-        h: 64,
-        s: 1024,
-        d: 128,
-    };
-
-    /// FLOP of one forward pass: 4·B·H·S²·D, half of it when causal.
-    pub fn attention_flops(&self, causal: bool) -> f64 {
-        let f = 4.0 * self.b as f64 * self.h as f64 * (self.s as f64).powi(2) * self.d as f64;
-        if causal { f / 2.0 } else { f }
-    }
-
-    pub fn elements(&self) -> usize {
-        self.b as usize * self.h as usize * self.s as usize * self.d as usize
-    }
-}
-
-impl fmt::Display for Shape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{},{},{},{}", self.b, self.h, self.s, self.d)
-    }
-}
-
-impl FromStr for Shape {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shape, String> {
-        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-        let bad =
-            || format!("shape {s:?} is not B,H,S,D (four positive integers, e.g. 1,64,1024,128)");
-        if parts.len() != 4 {
-            return Err(bad());
-        }
-        let n: Vec<u32> = parts
-            .iter()
-            .map(|p| p.parse::<u32>().ok().filter(|&v| v > 0))
-            .collect::<Option<_>>()
-            .ok_or_else(bad)?;
-        Ok(Shape {
-            b: n[0],
-            h: n[1],
-            s: n[2],
-            d: n[3],
-        })
-    }
-}
-
-/// A shape and its masking, as `--shape B,H,S,D[:causal]` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RunShape {
-    pub shape: Shape,
-    pub causal: bool,
-}
-
-impl FromStr for RunShape {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RunShape, String> {
-        let (dims, causal) = match s.trim().strip_suffix(":causal") {
-            Some(d) => (d, true),
-            None => (s, false),
-        };
-        Ok(RunShape {
-            shape: dims.parse()?,
-            causal,
-        })
-    }
-}
-
-impl fmt::Display for RunShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}{}",
-            self.shape,
-            if self.causal { ":causal" } else { "" }
-        )
-    }
-}
+/// A problem shape: its kind, dimensions and flags ([`crate::kinds`]).
+pub use crate::kinds::Shape;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -110,8 +23,8 @@ pub enum RunStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub version: String,
+    /// The problem it ran: kind, dimensions and flags.
     pub shape: Shape,
-    pub causal: bool,
     pub status: RunStatus,
     /// Time of one launch: the median over the rounds of each round's median, µs.
     #[serde(default)]
@@ -310,7 +223,6 @@ impl Convergence {
 pub struct CaseCheck {
     pub case: String,
     pub shape: Shape,
-    pub causal: bool,
     pub status: RunStatus,
     #[serde(default)]
     pub rel_l2_err: Option<f64>,
@@ -352,11 +264,10 @@ pub struct Environment {
 
 impl RunResult {
     /// A result with no measurement yet, stamped with the current time.
-    pub fn new(version: &str, shape: Shape, causal: bool, status: RunStatus) -> RunResult {
+    pub fn new(version: &str, shape: Shape, status: RunStatus) -> RunResult {
         RunResult {
             version: version.to_string(),
             shape,
-            causal,
             status,
             median_us: None,
             min_us: None,
@@ -420,10 +331,11 @@ pub fn now_utc() -> String {
         .to_string()
 }
 
-/// The version of the run file's layout. 2: `rounds` are objects (median, clock,
-/// power, energy of each window) instead of `rounds_us`; the protocol says how the
-/// rounds ended (`convergence`). Schema 1 is read too.
-pub const SCHEMA: &str = "stallscope/runs/2";
+/// The version of the run file's layout. 3: a shape names its problem kind and holds
+/// its flags (`{"kind": "attention", "b": 1, …, "causal": false}`). 2: `rounds` are
+/// objects (median, clock, power, energy of each window) instead of `rounds_us`; the
+/// protocol says how the rounds ended (`convergence`). Schemas 1 and 2 are read too.
+pub const SCHEMA: &str = "stallscope/runs/3";
 /// The oldest run file layout this stallscope reads.
 const OLDEST_SCHEMA: u32 = 1;
 
@@ -454,6 +366,34 @@ fn upgrade_rounds(file: &mut serde_json::Value) {
         {
             let rounds = us.iter().map(|u| serde_json::json!({ "us": u })).collect();
             run.insert("rounds".into(), serde_json::Value::Array(rounds));
+        }
+    }
+}
+
+/// Schemas 1 and 2 knew one problem kind ([`crate::kinds::legacy`]) and kept its flags
+/// beside the shape (`"causal": true` in a result and a case check): they move into the
+/// shape, which reads the kind's default when it names none.
+fn upgrade_shapes(file: &mut serde_json::Value) {
+    let Some(runs) = file.get_mut("runs").and_then(|r| r.as_array_mut()) else {
+        return;
+    };
+    let flags = crate::kinds::legacy().flags();
+    let lift = |entry: &mut serde_json::Map<String, serde_json::Value>| {
+        for f in flags {
+            if let Some(v) = entry.remove(f.name)
+                && let Some(shape) = entry.get_mut("shape").and_then(|s| s.as_object_mut())
+            {
+                shape.insert(f.name.to_string(), v);
+            }
+        }
+    };
+    for run in runs.iter_mut().filter_map(|r| r.as_object_mut()) {
+        lift(run);
+        if let Some(checks) = run.get_mut("checks").and_then(|c| c.as_array_mut()) {
+            checks
+                .iter_mut()
+                .filter_map(|c| c.as_object_mut())
+                .for_each(lift);
         }
     }
 }
@@ -509,16 +449,24 @@ impl RunFile {
                 }
             }
         }
+        let version = value
+            .get("schema")
+            .and_then(|s| s.as_str())
+            .and_then(schema_version)
+            .unwrap_or(OLDEST_SCHEMA);
         let mut value = value;
         upgrade_rounds(&mut value);
+        if version < 3 {
+            upgrade_shapes(&mut value);
+        }
         let mut file: RunFile =
             serde_json::from_value(value).with_context(|| format!("{shown} is not a run file"))?;
         file.schema = SCHEMA.to_string();
         Ok(file)
     }
 
-    /// Adds results, replacing earlier ones of the same version, shape, masking and
-    /// regime; keeps the environment of every run a result still refers to.
+    /// Adds results, replacing earlier ones of the same version, shape (flags
+    /// included) and regime; keeps the environment of every run a result still refers to.
     pub fn upsert(
         &mut self,
         results: impl IntoIterator<Item = RunResult>,
@@ -526,10 +474,7 @@ impl RunFile {
     ) {
         for r in results {
             self.runs.retain(|o| {
-                !(o.version == r.version
-                    && o.shape == r.shape
-                    && o.causal == r.causal
-                    && o.regime() == r.regime())
+                !(o.version == r.version && o.shape == r.shape && o.regime() == r.regime())
             });
             self.runs.push(r);
         }
@@ -594,16 +539,43 @@ mod tests {
     }
 
     #[test]
-    fn shapes_parse_and_count_flops() {
-        let s: Shape = "1,64,1024,128".parse().unwrap();
-        assert_eq!(s, Shape::REFERENCE);
-        assert!((s.attention_flops(false) - 34.36e9).abs() < 0.01e9);
-        assert_eq!(s.attention_flops(true), s.attention_flops(false) / 2.0);
-        assert!("1,64,1024".parse::<Shape>().is_err());
-        assert!("1,0,1024,128".parse::<Shape>().is_err());
-        let c: RunShape = "1,16,8192,128:causal".parse().unwrap();
-        assert!(c.causal && c.shape.s == 8192);
-        assert!(!"1,64,1024,128".parse::<RunShape>().unwrap().causal);
-        assert!("1,64,1024,128:masked".parse::<RunShape>().is_err());
+    fn a_schema_2_file_reads_its_results_as_attention_with_the_mask_in_the_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let old = r#"{"schema": "stallscope/runs/2", "environments": [], "runs": [
+            {"version": "v1", "shape": {"b": 1, "h": 16, "s": 8192, "d": 128},
+             "causal": true, "status": "ok", "median_us": 5.0,
+             "checks": [{"case": "c", "shape": {"b": 4, "h": 32, "s": 777, "d": 128},
+                         "causal": false, "status": "ok"}]}]}"#;
+        std::fs::write(&path, old).unwrap();
+        let store = super::super::Store::disk(crate::files::limits::SizeLimits::DEFAULT);
+        let file = RunFile::read(&store, &path).unwrap();
+        assert_eq!(file.schema, SCHEMA);
+        let r = &file.runs[0];
+        assert_eq!(r.shape.kind().name(), "attention");
+        assert_eq!(r.shape.to_string(), "1,16,8192,128:causal");
+        assert_eq!(r.checks[0].shape.to_string(), "4,32,777,128");
+        // Written back as schema 3: the kind and the flag inside the shape.
+        let text = serde_json::to_string(&file).unwrap();
+        assert!(text.contains(
+            r#""shape":{"kind":"attention","b":1,"h":16,"s":8192,"d":128,"causal":true}"#
+        ));
+        assert!(!text.contains(r#""causal":true,"status""#), "{text}");
+        let again: RunFile = serde_json::from_str(&text).unwrap();
+        assert_eq!(again.runs[0].shape, r.shape);
+    }
+
+    #[test]
+    fn a_schema_3_file_keeps_a_gemm_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let text = r#"{"schema": "stallscope/runs/3", "runs": [
+            {"version": "v1", "shape": {"kind": "gemm", "m": 4000, "n": 4000, "k": 4000},
+             "status": "ok"}]}"#;
+        std::fs::write(&path, text).unwrap();
+        let store = super::super::Store::disk(crate::files::limits::SizeLimits::DEFAULT);
+        let file = RunFile::read(&store, &path).unwrap();
+        assert_eq!(file.runs[0].shape.kind().name(), "gemm");
+        assert_eq!(file.runs[0].shape.flops(), 2.0 * 4000f64.powi(3));
     }
 }

@@ -13,7 +13,7 @@ use super::svg::{self, Chart};
 use super::texts::{self, escape};
 use super::{format, markdown, runs};
 use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
-use crate::model::{Ladder, RunResult, RunStatus, Shape};
+use crate::model::{Ladder, RunResult, RunStatus};
 use crate::ncu::StallReason;
 use std::fmt::Write;
 
@@ -178,7 +178,7 @@ fn ladder_header(a: &Analysed) -> String {
         facts.push(format!("{baselines} baselines"));
     }
     if let Some(shape) = l.reference_shape {
-        facts.push(format!("reference shape [B,H,S,D] = {shape}"));
+        facts.push(format!("reference shape {}", shape.labelled()));
     }
     if let Some(f) = l.flops {
         facts.push(format!("{:.1} GFLOP a launch", f / 1e9));
@@ -847,20 +847,10 @@ const RUN_COLUMNS: &[RunColumn] = &[
 
 fn runs_section(a: &Analysed) -> Option<Section> {
     let order = display_order(a.ladder);
-    let mut configs: Vec<(Shape, bool)> = Vec::new();
-    for &i in &order {
-        for r in &a.ladder.versions[i].runs {
-            if !configs.contains(&(r.shape, r.causal)) {
-                configs.push((r.shape, r.causal));
-            }
-        }
-    }
+    let configs = a.ladder.measured_shapes();
     if configs.is_empty() {
         return None;
     }
-    let reference = a.ladder.reference_shape;
-    configs
-        .sort_by_key(|&(s, causal)| (Some(s) != reference || causal, causal, s.s, s.b, s.h, s.d));
     let mut html = String::from(
         "<p class=\"lead\">What stallscope measured itself (<code>stallscope run</code>): per \
          problem shape, each version's median time over its repetitions, throughput and error \
@@ -872,7 +862,7 @@ fn runs_section(a: &Analysed) -> Option<Section> {
             "<p class=\"lead\"><strong>Not a fair comparison:</strong> {why}.</p>"
         );
     }
-    for (shape, causal) in configs {
+    for shape in configs {
         let rows: Vec<(usize, &RunResult)> = order
             .iter()
             .filter_map(|&i| {
@@ -880,15 +870,15 @@ fn runs_section(a: &Analysed) -> Option<Section> {
                 v.runs
                     .iter()
                     .rev()
-                    .find(|r| r.shape == shape && r.causal == causal)
+                    .find(|r| r.shape == shape)
                     .map(|r| (i, r))
             })
             .collect();
         let _ = writeln!(
             html,
-            "<h3>[B,H,S,D] = {shape}{}{}</h3>",
-            if causal { ", causal" } else { "" },
-            if Some(shape) == reference && !causal {
+            "<h3>{}{}</h3>",
+            escape(&shape.labelled()),
+            if Some(shape) == a.ladder.reference_run_shape() {
                 " (the reference shape)"
             } else {
                 ""
@@ -1230,7 +1220,8 @@ mod tests {
             problem: Some(HOSTILE.into()),
             flops: None,
             peak_tflops: None,
-            reference_shape: Some(Shape::REFERENCE),
+            kind: crate::kinds::legacy(),
+            reference_shape: Some(crate::kinds::attention::shape(1, 64, 1024, 128, false)),
             versions,
             dir: None,
             store: Store::disk(SizeLimits::DEFAULT),
@@ -1238,7 +1229,7 @@ mod tests {
     }
 
     fn run(version: &str, gpu: &str, median_us: Option<f64>) -> RunResult {
-        let mut r = RunResult::new(version, Shape::REFERENCE, false, RunStatus::Ok);
+        let mut r = RunResult::new(version, crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
         r.gpu = Some(gpu.into());
         r.median_us = median_us;
         r.when = None;
@@ -1259,7 +1250,7 @@ mod tests {
 
     #[test]
     fn user_text_appears_only_escaped() {
-        let mut failed = RunResult::new(HOSTILE, Shape::REFERENCE, false, RunStatus::Failed);
+        let mut failed = RunResult::new(HOSTILE, crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Failed);
         failed.message = Some(HOSTILE.into());
         let page = page_of(&ladder(vec![Version {
             id: HOSTILE.into(),

@@ -668,7 +668,7 @@ impl App {
                 };
                 if let Some(v) = ls.ladder.versions.iter_mut().find(|v| v.id == r.version) {
                     v.runs.retain(|o| {
-                        !(o.shape == r.shape && o.causal == r.causal && o.regime() == r.regime())
+                        !(o.shape == r.shape && o.regime() == r.regime())
                     });
                     v.runs.push(r);
                     ls.analysis = analysis::analyse_ladder(&ls.ladder, ls.shown);

@@ -1,6 +1,6 @@
 //! Figures as the README and the notes write them, and the run results they are of.
 
-use stallscope::model::runs::{Regime, RunShape};
+use stallscope::model::runs::{Regime, Shape};
 use stallscope::model::{RunResult, Version};
 
 /// A figure as written, with how far its last digit lets it be from the value: `69.8`
@@ -20,11 +20,11 @@ pub fn written(cell: &str) -> Option<(f64, f64)> {
 /// A version's run result at a shape, as the ladder shows it: the latest there not of
 /// the burst regime, else the latest. Picked from the version's own runs, so that it
 /// needs no shown shape on the ladder.
-pub fn run_at<'a>(v: &'a Version, shape: &RunShape) -> Option<&'a RunResult> {
+pub fn run_at<'a>(v: &'a Version, shape: &Shape) -> Option<&'a RunResult> {
     let at: Vec<&RunResult> = v
         .runs
         .iter()
-        .filter(|r| r.shape == shape.shape && r.causal == shape.causal)
+        .filter(|r| r.shape == *shape)
         .collect();
     at.iter()
         .rev()

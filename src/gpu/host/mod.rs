@@ -12,7 +12,7 @@ pub mod placement;
 pub mod profile;
 pub mod protocol;
 pub mod runner;
-pub mod sdpa;
+pub mod script;
 pub mod stats;
 pub mod stopping;
 pub mod window;

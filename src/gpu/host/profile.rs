@@ -28,8 +28,11 @@ pub struct Request {
     /// How much of the recipe's files is read.
     pub limits: SizeLimits,
     pub versions: Vec<String>,
-    pub shape: Option<Shape>,
-    pub causal: bool,
+    /// The shape as the user wrote it, read in the recipe's kind [default: the
+    /// recipe's reference shape].
+    pub shape: Option<crate::kinds::ShapeText>,
+    /// Flags of the kind set on the shape besides its own (`--flag`).
+    pub flags: Vec<String>,
     pub set: String,
     pub timeout: Duration,
     /// Where the ncu children run: the versions are spread over the slots.
@@ -43,7 +46,7 @@ impl Request {
             limits,
             versions: Vec::new(),
             shape: None,
-            causal: false,
+            flags: Vec::new(),
             set: DEFAULT_SET.into(),
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             slots: Slots::default(),
@@ -74,13 +77,13 @@ pub fn run(
 ) -> Result<Vec<Profiled>> {
     let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?;
+    let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
     {
         bail!(why);
     }
-    let shape = req.shape.unwrap_or_else(|| recipe.reference_shape());
     let exe = super::runner::stallscope_exe()?;
     if !recipe
         .ladder
@@ -110,7 +113,7 @@ pub fn run(
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(v) = versions.get(i) else { break };
                     progress(&placement, &v.id, i, n);
-                    let outcome = match v.unsupported(&shape, req.causal) {
+                    let outcome = match v.unsupported(&shape) {
                         Some(why) => Err(anyhow!("skipped: {why}")),
                         None => profile_one(req, ncu, exe, work, v, shape, &placement, cancel)
                             .and_then(|files| {
@@ -151,8 +154,7 @@ fn profile_one(
         mode: Mode::Profile,
         recipe: req.kernels.clone(),
         version: v.id.clone(),
-        shape,
-        causal: req.causal,
+        shape: crate::kinds::ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
         seed: 1,
         no_cases: false,
     };

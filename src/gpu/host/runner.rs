@@ -1,5 +1,5 @@
 //! `stallscope run`: every candidate (the selected versions, and with `--baselines` the
-//! unfused cuBLAS baseline and PyTorch's SDPA backends) starts in a worker process of
+//! problem kind's baselines, built-in and scripted) starts in a worker process of
 //! its own and is checked there; then the runner times them all under one protocol, in
 //! interleaved rounds (A B C A B C …) so that drift in clock or temperature falls on
 //! every candidate alike; finally each worker's last launch is checked too. It returns
@@ -9,12 +9,12 @@ use super::client::{Starting, Worker, WorkerError};
 use super::nvml::Monitor;
 use super::placement::{Placement, Slots};
 use super::protocol::{self, Settings};
-use super::sdpa;
+use super::script;
 use super::stats::{self, Measurement};
 use super::stopping;
 use super::window;
 use crate::files::limits::SizeLimits;
-use crate::gpu::recipe::baselines::{SDPA_BACKENDS, UNFUSED};
+use crate::gpu::recipe::baselines;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
 use crate::model::runs::{Convergence, Environment, Protocol, Stop, now_utc};
@@ -38,8 +38,11 @@ pub struct Request {
     /// How much of the recipe's files is read.
     pub limits: SizeLimits,
     pub versions: Vec<String>,
-    pub shape: Option<Shape>,
-    pub causal: bool,
+    /// The shape as the user wrote it, read in the recipe's kind [default: the
+    /// recipe's reference shape].
+    pub shape: Option<crate::kinds::ShapeText>,
+    /// Flags of the kind set on the shape besides its own (`--flag`).
+    pub flags: Vec<String>,
     pub baselines: bool,
     pub seed: Option<u64>,
     pub settings: Settings,
@@ -62,7 +65,7 @@ impl Request {
             limits,
             versions: Vec::new(),
             shape: None,
-            causal: false,
+            flags: Vec::new(),
             baselines: false,
             seed: None,
             settings: Settings::for_regime(crate::model::runs::Regime::Sustained),
@@ -90,7 +93,6 @@ pub struct Outcome {
     pub results: Vec<RunResult>,
     pub seed: u64,
     pub shape: Shape,
-    pub causal: bool,
     pub recipe: KernelRecipe,
     pub environment: Environment,
 }
@@ -120,7 +122,7 @@ impl Plan<'_> {
             seed: Some(self.seed),
             run_id: Some(self.run_id.clone()),
             gpu_index: self.req.placement.gpu,
-            ..RunResult::new(id, self.shape, self.req.causal, status)
+            ..RunResult::new(id, self.shape, status)
         }
     }
 }
@@ -187,7 +189,6 @@ pub fn run(
         results: report.results,
         seed: plan.seed,
         shape: plan.shape,
-        causal: req.causal,
         recipe: plan.recipe,
         environment,
     })
@@ -198,15 +199,15 @@ fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
     let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
+    let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
     {
         bail!(why);
     }
-    let shape = req.shape.unwrap_or_else(|| recipe.reference_shape());
     let seed = req.seed.unwrap_or_else(fresh_seed);
-    let flops = recipe.flops_for(&shape, req.causal)?;
+    let flops = shape.flops();
     Ok(Plan {
         req,
         versions,
@@ -218,12 +219,12 @@ fn plan(req: &Request) -> Result<Plan<'_>> {
     })
 }
 
-/// Where the SDPA script goes: where a launcher's node sees it too (the cache, under a
+/// Where the baseline script goes: where a launcher's node sees it too (the cache, under a
 /// home shared across a cluster), else a temporary folder.
 fn scripts_dir() -> Result<tempfile::TempDir> {
     match crate::files::cache::dir() {
         Some(c) => tempfile::Builder::new()
-            .prefix("sdpa-")
+            .prefix("baselines-")
             .tempdir_in({
                 let d = c.join("scripts");
                 std::fs::create_dir_all(&d).ok();
@@ -236,13 +237,13 @@ fn scripts_dir() -> Result<tempfile::TempDir> {
 }
 
 /// The candidates to start: the versions that support the shape (the others finish
-/// as skipped), then with `--baselines` the unfused one and the SDPA backends.
+/// as skipped), then with `--baselines` the kind's built-in baselines and its script's.
 fn candidates(plan: &Plan, exe: &Path, scripts: &Path, report: &mut Report) -> Vec<Candidate> {
     let req = plan.req;
     let (shape, seed) = (plan.shape, plan.seed);
     let mut candidates = Vec::new();
     for v in &plan.versions {
-        match v.unsupported(&shape, req.causal) {
+        match v.unsupported(&shape) {
             Some(why) => report.finish(RunResult {
                 message: Some(why),
                 ..plan.blank(&v.id, RunStatus::Skipped)
@@ -256,26 +257,32 @@ fn candidates(plan: &Plan, exe: &Path, scripts: &Path, report: &mut Report) -> V
     if !req.baselines {
         return candidates;
     }
-    candidates.push(Candidate {
-        id: UNFUSED.into(),
-        cmd: worker_command(exe, req, Mode::Unfused, UNFUSED, shape, seed),
-    });
-    match sdpa::write_script(&plan.recipe, scripts) {
-        Ok(script) => {
-            for (id, _) in SDPA_BACKENDS {
+    for b in baselines::builtin(&plan.recipe) {
+        candidates.push(Candidate {
+            id: b.id.into(),
+            cmd: worker_command(exe, req, Mode::Baseline, b.id, shape, seed),
+        });
+    }
+    let scripted = baselines::scripted(&plan.recipe);
+    if scripted.is_empty() {
+        return candidates;
+    }
+    match script::write_script(&plan.recipe, scripts) {
+        Ok(path) => {
+            for b in scripted {
                 candidates.push(Candidate {
-                    id: id.to_string(),
+                    id: b.id.to_string(),
                     cmd: req
                         .placement
-                        .wrap(sdpa::worker(&script, id, shape, req.causal, seed)),
+                        .wrap(script::worker(&path, b.id, shape, seed)),
                 });
             }
         }
         Err(e) => {
-            for (id, _) in SDPA_BACKENDS {
+            for b in scripted {
                 report.finish(RunResult {
                     message: Some(format!("{e:#}")),
-                    ..plan.blank(id, RunStatus::Skipped)
+                    ..plan.blank(b.id, RunStatus::Skipped)
                 });
             }
         }
@@ -615,8 +622,7 @@ fn worker_command(
         mode,
         recipe: req.kernels.clone(),
         version: id.to_string(),
-        shape,
-        causal: req.causal,
+        shape: crate::kinds::ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
         seed,
         no_cases: !req.cases,
     };

@@ -1,56 +1,81 @@
-//! The baselines a run can time beside a ladder's versions, by the ids the profiles
-//! ladder names them: the built-in unfused cuBLAS baseline, and PyTorch SDPA's backends,
-//! which the recipe's script (`baselines/sdpa.py`, its `BACKENDS` keyed by these ids)
-//! runs.
+//! The baselines a run can time beside a recipe's versions: its problem kind's
+//! ([`crate::kinds::ProblemKind::baselines`]). Built-in ones run in the worker
+//! (`gpu::worker::baselines`); script ones are backends of the recipe's
+//! `baseline_script`, whose `BACKENDS` table is keyed by their ids.
 
-/// Id of the built-in unfused cuBLAS baseline.
-pub const UNFUSED: &str = "unfused";
-/// Its title in a profiles manifest.
-pub const UNFUSED_TITLE: &str = "unfused: cuBLAS Q·Kᵀ, softmax kernel, cuBLAS P·V";
+use super::KernelRecipe;
+use crate::kinds::{Baseline, BaselineRun};
 
-/// The ids the PyTorch SDPA backends get, as the profiles ladder names them, with their
-/// titles.
-pub const SDPA_BACKENDS: &[(&str, &str)] = &[
-    ("cudnn", "cuDNN (PyTorch SDPA cuDNN backend)"),
-    ("fa2", "FlashAttention-2 (PyTorch SDPA flash backend)"),
-    ("mem-efficient", "memory-efficient attention (PyTorch SDPA)"),
-];
+/// The kind's baselines that run in the worker.
+pub fn builtin(recipe: &KernelRecipe) -> Vec<&'static Baseline> {
+    of(recipe, BaselineRun::Builtin)
+}
 
-/// The title of a baseline, where `id` names one.
-pub fn title(id: &str) -> Option<&'static str> {
-    SDPA_BACKENDS
+/// The kind's baselines that the recipe's baseline script runs (none without a script).
+pub fn scripted(recipe: &KernelRecipe) -> Vec<&'static Baseline> {
+    if recipe.baseline_script.is_none() {
+        return Vec::new();
+    }
+    of(recipe, BaselineRun::Script)
+}
+
+fn of(recipe: &KernelRecipe, runs: BaselineRun) -> Vec<&'static Baseline> {
+    recipe
+        .kind
+        .baselines()
         .iter()
-        .find(|(b, _)| *b == id)
-        .map(|(_, t)| *t)
-        .or((id == UNFUSED).then_some(UNFUSED_TITLE))
+        .filter(|b| b.runs == runs)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::store::Store;
+    use std::path::Path;
 
-    #[test]
-    fn the_sdpa_script_runs_the_backends_named_here() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("kernels/flash-attention/baselines/sdpa.py");
-        let script = std::fs::read_to_string(path).unwrap();
+    fn recipe(name: &str) -> KernelRecipe {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name);
+        KernelRecipe::load(
+            &Store::disk(crate::files::limits::SizeLimits::DEFAULT),
+            &dir,
+        )
+        .expect("the bundled recipe loads")
+    }
+
+    /// The ids of a script's `BACKENDS = { "id": …, }` table, in order.
+    fn backends(script: &str) -> Vec<String> {
         let table = script
             .split("BACKENDS = {")
             .nth(1)
             .and_then(|t| t.split('}').next())
-            .expect("sdpa.py has a BACKENDS table");
-        let keys: Vec<&str> = table
+            .expect("the script has a BACKENDS table");
+        table
             .lines()
-            .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
-            .collect();
-        let ids: Vec<&str> = SDPA_BACKENDS.iter().map(|(id, _)| *id).collect();
-        assert_eq!(keys, ids);
+            .filter_map(|l| Some(l.trim().strip_prefix('"')?.split('"').next()?.to_string()))
+            .collect()
     }
 
     #[test]
-    fn baselines_have_titles_and_versions_do_not() {
-        assert_eq!(title(UNFUSED), Some(UNFUSED_TITLE));
-        assert_eq!(title("fa2"), Some(SDPA_BACKENDS[1].1));
-        assert_eq!(title("v07"), None);
+    fn every_bundled_script_runs_the_backends_its_kind_names() {
+        for name in ["flash-attention", "gemm"] {
+            let r = recipe(name);
+            let script = r.baseline_script.as_deref().expect("a baseline script");
+            let text = std::fs::read_to_string(r.path_of(script)).unwrap();
+            let ids: Vec<&str> = scripted(&r).iter().map(|b| b.id).collect();
+            assert!(!ids.is_empty(), "{name}");
+            assert_eq!(backends(&text), ids, "{name}");
+        }
+    }
+
+    #[test]
+    fn baselines_are_split_by_how_they_run() {
+        let r = recipe("flash-attention");
+        let ids = |v: Vec<&Baseline>| v.iter().map(|b| b.id).collect::<Vec<_>>();
+        assert_eq!(ids(builtin(&r)), ["unfused"]);
+        assert_eq!(ids(scripted(&r)), ["cudnn", "fa2", "mem-efficient"]);
+        let g = recipe("gemm");
+        assert_eq!(ids(builtin(&g)), ["cublas"]);
+        assert_eq!(ids(scripted(&g)), ["torch-matmul"]);
     }
 }

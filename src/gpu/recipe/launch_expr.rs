@@ -1,5 +1,6 @@
-//! The launch expressions of a kernel recipe: integer expressions of the shape (`B`,
-//! `H`, `S`, `D`) and the multiprocessor count (`SMS`), such as `cdiv(S, 128)` or
+//! The launch expressions of a kernel recipe: integer expressions of the shape's
+//! dimensions, by the names its problem kind gives them (`B`, `H`, `S`, `D`; `M`, `N`,
+//! `K`), and the multiprocessor count (`SMS`), such as `cdiv(S, 128)` or
 //! `(2 * 128 * 128 + 4 * 128 * 128) * 2 + 1024`. The grammar is exactly this and
 //! nothing more:
 //!
@@ -7,7 +8,7 @@
 //! expr    = term (("+" | "-") term)*
 //! term    = unary (("*" | "/" | "%") unary)*
 //! unary   = "-" unary | primary
-//! primary = integer | B | H | S | D | SMS | ("cdiv" | "min" | "max") "(" expr "," expr ")"
+//! primary = integer | name | ("cdiv" | "min" | "max") "(" expr "," expr ")"
 //!         | "(" expr ")"
 //! ```
 //!
@@ -24,14 +25,14 @@ pub const MAX_LEN: usize = 1024;
 /// The deepest nesting of parentheses, calls and unary minus signs accepted.
 pub const MAX_DEPTH: usize = 64;
 
-/// The values the names of an expression stand for.
+/// The values the names of an expression stand for: each name with its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Vars {
-    pub b: i64,
-    pub h: i64,
-    pub s: i64,
-    pub d: i64,
-    pub sms: i64,
+pub struct Vars<'a>(pub &'a [(&'a str, i64)]);
+
+impl Vars<'_> {
+    fn get(&self, name: &str) -> Option<i64> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
 }
 
 /// Why an expression has no value; `at` is a 1-based character column.
@@ -52,6 +53,8 @@ pub enum ExprError {
     UnknownName {
         at: usize,
         name: String,
+        /// The names the expression may use, comma-separated.
+        known: String,
     },
     NumberTooLarge {
         at: usize,
@@ -84,10 +87,10 @@ impl fmt::Display for ExprError {
                 found,
                 expected,
             } => write!(f, "{found} at column {at}; expected {expected}"),
-            ExprError::UnknownName { at, name } => write!(
+            ExprError::UnknownName { at, name, known } => write!(
                 f,
-                "unknown name {name:?} at column {at}; the names are B, H, S, D, SMS, \
-                 cdiv, min and max"
+                "unknown name {name:?} at column {at}; the names are {known}, cdiv, min and \
+                 max"
             ),
             ExprError::NumberTooLarge { at } => {
                 write!(f, "the number at column {at} does not fit in 64 bits")
@@ -139,7 +142,7 @@ struct Parser<'a> {
     pos: usize,
     depth: usize,
     /// None: no names are bound.
-    vars: Option<&'a Vars>,
+    vars: Option<&'a Vars<'a>>,
 }
 
 impl Parser<'_> {
@@ -263,12 +266,15 @@ impl Parser<'_> {
                 let name = self.word();
                 let v = match (name.as_str(), self.vars) {
                     ("cdiv" | "min" | "max", _) => return self.call(&name, at),
-                    ("B", Some(vars)) => vars.b,
-                    ("H", Some(vars)) => vars.h,
-                    ("S", Some(vars)) => vars.s,
-                    ("D", Some(vars)) => vars.d,
-                    ("SMS", Some(vars)) => vars.sms,
-                    _ => return Err(ExprError::UnknownName { at, name }),
+                    (_, vars) => match vars.and_then(|v| v.get(&name)) {
+                        Some(v) => v,
+                        None => {
+                            let known = vars.map_or("numbers".into(), |v| {
+                                v.0.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                            });
+                            return Err(ExprError::UnknownName { at, name, known });
+                        }
+                    },
                 };
                 self.skip_space();
                 Ok(v)
@@ -345,13 +351,7 @@ fn cdiv(a: i64, b: i64, at: usize) -> Result<i64, ExprError> {
 mod tests {
     use super::*;
 
-    const REF: Vars = Vars {
-        b: 1,
-        h: 64,
-        s: 1024,
-        d: 128,
-        sms: 132,
-    };
+    const REF: Vars = Vars(&[("B", 1), ("H", 64), ("S", 1024), ("D", 128), ("SMS", 132)]);
 
     fn ev(e: &str) -> Result<i64, ExprError> {
         eval(e, &REF)
@@ -475,7 +475,8 @@ mod tests {
             ev("Q + 1"),
             Err(ExprError::UnknownName {
                 at: 1,
-                name: "Q".into()
+                name: "Q".into(),
+                known: "B, H, S, D, SMS".into()
             })
         );
     }

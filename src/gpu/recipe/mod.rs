@@ -1,16 +1,19 @@
-//! The kernel recipe (`kernels/<ladder>/recipe.toml`): per version its source,
-//! entry point and launch recipe (grid, block, dynamic shared memory as expressions of
-//! the shape; the TMA tensor maps it takes), and the ladder's FLOP formula. Pure data:
-//! nothing here touches CUDA, and nothing here knows how a recipe is run.
+//! The kernel recipe (`kernels/<ladder>/recipe.toml`): the problem kind its kernels
+//! solve, and per version its source, entry point and launch recipe (grid, block,
+//! dynamic shared memory as expressions of the shape's dimensions; the TMA tensor maps
+//! it takes; the shapes it supports). Pure data: nothing here touches CUDA, and nothing
+//! here knows how a recipe is run.
 
 pub mod baselines;
 pub mod folders;
 pub mod launch_expr;
 
+use crate::kinds::{Kind, Shape};
 use crate::model::manifest::{Manifest, VersionEntry};
-use crate::model::{Shape, store::Store};
+use crate::model::store::Store;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "recipe.toml";
@@ -18,25 +21,38 @@ pub const FILE_NAME: &str = "recipe.toml";
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelRecipe {
+    /// The problem kind (`attention`, `gemm`): its shape, arguments, inputs, check and
+    /// baselines ([`crate::kinds`]).
+    #[serde(deserialize_with = "kind")]
+    pub kind: Kind,
     /// The profiles ladder (folder under profiles/) results are written to.
     pub ladder: String,
     pub title: String,
-    /// FLOP of one non-causal launch, an expression of B, H, S, D (causal counts half).
-    pub flops: String,
     /// Relative L2 error a version may have against the reference.
     pub tolerance: f64,
     /// Largest absolute error of one element a version may have.
     #[serde(default = "default_max_abs")]
     pub max_abs_tolerance: f64,
-    pub reference_shape: String,
-    /// The fp32 reference kernel every version is checked against.
-    pub reference: KernelRef,
-    /// The softmax kernel of the built-in unfused cuBLAS baseline.
+    /// The shape runs and profiles default to [default: the kind's].
     #[serde(default)]
-    pub unfused_softmax: Option<KernelRef>,
-    /// The PyTorch SDPA baseline script.
-    #[serde(default = "default_sdpa")]
-    pub sdpa_script: String,
+    pub reference_shape: Option<String>,
+    /// The reference kernel every version is checked against: the kind's argument
+    /// list with an fp32 output.
+    pub reference: KernelRef,
+    /// Kernels the kind's built-in baselines use, by the name the baseline asks for
+    /// (`[helpers.softmax]`).
+    #[serde(default)]
+    pub helpers: BTreeMap<String, KernelRef>,
+    /// The script that runs the kind's script baselines (one `--backend` each), relative
+    /// to the recipe.
+    #[serde(default)]
+    pub baseline_script: Option<String>,
+    /// What every version supports unless it says otherwise: `dims = { D = [128] }`,
+    /// `multiple_of = { K = 8 }` (merged into each version on load).
+    #[serde(default)]
+    pub dims: BTreeMap<String, Vec<u32>>,
+    #[serde(default)]
+    pub multiple_of: BTreeMap<String, u32>,
     #[serde(rename = "version")]
     pub versions: Vec<KernelVersion>,
     /// Where the manifest was read from (set on load).
@@ -44,6 +60,11 @@ pub struct KernelRecipe {
     pub dir: PathBuf,
     #[serde(skip)]
     pub store: Option<Store>,
+}
+
+fn kind<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Kind, D::Error> {
+    let name = String::deserialize(de)?;
+    Kind::named(&name).map_err(serde::de::Error::custom)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -63,9 +84,6 @@ fn default_max_abs() -> f64 {
     2e-2
 }
 
-fn default_sdpa() -> String {
-    "baselines/sdpa.py".into()
-}
 fn default_grid() -> Vec<String> {
     vec!["1".into()]
 }
@@ -74,12 +92,6 @@ fn default_block() -> Vec<String> {
 }
 fn zero() -> String {
     "0".into()
-}
-fn yes() -> bool {
-    true
-}
-fn d128() -> Vec<u32> {
-    vec![128]
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -101,18 +113,18 @@ pub struct KernelVersion {
     /// Dynamic shared memory in bytes.
     #[serde(default = "zero")]
     pub shared: String,
-    /// TMA tensor maps passed after the common arguments, in this order.
+    /// TMA tensor maps passed after the kind's arguments, in this order.
     #[serde(default)]
     pub tensor_maps: Vec<TensorMapSpec>,
-    /// Whether the version implements the causal mask.
-    #[serde(default = "yes")]
-    pub causal: bool,
-    /// Head dimensions the version supports.
-    #[serde(default = "d128")]
-    pub head_dims: Vec<u32>,
-    /// Sequence lengths must be a multiple of this.
-    #[serde(default = "one")]
-    pub seq_multiple: u32,
+    /// The kind's flags the version implements [default: every one].
+    #[serde(default)]
+    pub flags: Option<Vec<String>>,
+    /// Dimensions the version supports only some values of: `{ D = [128] }`.
+    #[serde(default)]
+    pub dims: BTreeMap<String, Vec<u32>>,
+    /// Dimensions that must be a multiple of a number: `{ S = 64 }`.
+    #[serde(default)]
+    pub multiple_of: BTreeMap<String, u32>,
     /// Relative L2 error allowed, where it differs from the ladder's.
     #[serde(default)]
     pub tolerance: Option<f64>,
@@ -124,17 +136,14 @@ pub struct KernelVersion {
     pub options: Vec<String>,
 }
 
-fn one() -> u32 {
-    1
-}
-
-/// A 2-D tensor map over one of Q, K, V, O seen as a [B·H·S, D] matrix.
+/// A 2-D tensor map over one of the kind's tensors, seen as its `[rows, cols]` matrix
+/// ([`crate::kinds::Tensor`]).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TensorMapSpec {
-    /// Q, K, V or O.
+    /// The tensor's name in the kind's argument list (Q, K, V, O; A, Bt, C).
     pub tensor: String,
-    /// Box: rows × columns (columns are elements of D).
+    /// Box: rows × columns.
     pub box_rows: u32,
     pub box_cols: u32,
     /// 0 (none), 32, 64 or 128 bytes.
@@ -163,8 +172,16 @@ impl KernelRecipe {
 
     /// Reads and validates a manifest's text; `name` says where it came from in errors.
     pub fn parse(text: &str, name: &str) -> Result<KernelRecipe> {
-        let l: KernelRecipe =
+        let mut l: KernelRecipe =
             toml::from_str(text).map_err(|e| crate::model::manifest::toml_error(name, text, &e))?;
+        for v in &mut l.versions {
+            for (d, values) in &l.dims {
+                v.dims.entry(d.clone()).or_insert_with(|| values.clone());
+            }
+            for (d, m) in &l.multiple_of {
+                v.multiple_of.entry(d.clone()).or_insert(*m);
+            }
+        }
         l.validate().with_context(|| format!("in {name}"))?;
         Ok(l)
     }
@@ -172,11 +189,17 @@ impl KernelRecipe {
     fn validate(&self) -> Result<()> {
         // It names the folder under profiles/ results are saved in.
         crate::files::names::check_folder_name("ladder", &self.ladder)?;
-        self.reference_shape
-            .parse::<Shape>()
-            .map_err(|e| anyhow!("reference_shape: {e}"))?;
-        let shape = Shape::REFERENCE;
-        self.flops_for(&shape, false)?;
+        let kind = self.kind;
+        let shape = match &self.reference_shape {
+            Some(s) => Shape::parse(kind, s).map_err(|e| anyhow!("reference_shape: {e}"))?,
+            None => kind.reference(),
+        };
+        self.reference.launch(&shape).context("reference")?;
+        for (name, h) in &self.helpers {
+            h.launch(&shape).with_context(|| format!("helpers.{name}"))?;
+        }
+        let tensors: Vec<&str> = kind.tensors(&shape).iter().map(|t| t.name).collect();
+        let dims: Vec<&str> = kind.dims().iter().map(|d| d.name).collect();
         let mut ids: Vec<&str> = Vec::new();
         for v in &self.versions {
             if ids.contains(&v.id.as_str()) {
@@ -189,15 +212,35 @@ impl KernelRecipe {
                 );
             }
             ids.push(&v.id);
-            if v.head_dims.contains(&shape.d) {
+            for f in v.flags.iter().flatten() {
+                shape
+                    .with_flag(f, true)
+                    .map_err(|e| anyhow!("version {}: flags: {e}", v.id))?;
+            }
+            let named = (v.dims.keys().map(|d| (d, "dims")))
+                .chain(v.multiple_of.keys().map(|d| (d, "multiple_of")));
+            for (d, n) in named {
+                if !dims.contains(&d.as_str()) {
+                    bail!(
+                        "version {}: {n} names {d:?}, not a dimension of {kind} ({})",
+                        v.id,
+                        dims.join(", ")
+                    );
+                }
+            }
+            if v.multiple_of.values().any(|&m| m == 0) {
+                bail!("version {}: multiple_of 0", v.id);
+            }
+            if v.unsupported(&shape.unflagged()).is_none() {
                 v.launch(&shape)?;
             }
             for m in &v.tensor_maps {
-                if !["Q", "K", "V", "O"].contains(&m.tensor.as_str()) {
+                if !tensors.contains(&m.tensor.as_str()) {
                     bail!(
-                        "version {}: tensor map of {:?} (Q, K, V or O)",
+                        "version {}: tensor map of {:?} ({kind} has {})",
                         v.id,
-                        m.tensor
+                        m.tensor,
+                        tensors.join(", ")
                     );
                 }
                 if ![0, 32, 64, 128].contains(&m.swizzle) {
@@ -208,17 +251,31 @@ impl KernelRecipe {
         Ok(())
     }
 
+    /// The shape runs and profiles default to.
     pub fn reference_shape(&self) -> Shape {
-        self.reference_shape.parse().expect("validated on load")
+        match &self.reference_shape {
+            Some(s) => Shape::parse(self.kind, s).expect("validated on load"),
+            None => self.kind.reference(),
+        }
+    }
+
+    /// The shape `text` names in this recipe's kind, with `flags` set besides its own;
+    /// none: the reference shape with `flags`.
+    pub fn shape(&self, text: Option<&crate::kinds::ShapeText>, flags: &[String]) -> Result<Shape> {
+        let mut shape = match text {
+            Some(t) => t.resolve(self.kind).map_err(|e| anyhow!("--shape: {e}"))?,
+            None => self.reference_shape(),
+        };
+        for f in flags {
+            shape = shape
+                .with_flag(f, true)
+                .map_err(|e| anyhow!("--flag: {e}"))?;
+        }
+        Ok(shape)
     }
 
     pub fn version(&self, id: &str) -> Option<&KernelVersion> {
         self.versions.iter().find(|v| v.id == id)
-    }
-
-    pub fn flops_for(&self, shape: &Shape, causal: bool) -> Result<f64> {
-        let f = eval(&self.flops, shape).context("flops")? as f64;
-        Ok(if causal { f / 2.0 } else { f })
     }
 
     /// The path of a file named in the manifest.
@@ -242,10 +299,12 @@ impl KernelRecipe {
 
     /// The profiles manifest a new ladder fed by this recipe starts from.
     pub fn manifest_defaults(&self) -> Manifest {
+        let shape = self.reference_shape();
         Manifest {
             title: self.title.clone(),
-            flops: self.flops_for(&self.reference_shape(), false).ok(),
-            reference_shape: Some(self.reference_shape.clone()),
+            kind: Some(self.kind.name().to_string()),
+            flops: Some(shape.flops()),
+            reference_shape: Some(shape.to_string()),
             ..Manifest::default()
         }
     }
@@ -274,7 +333,7 @@ impl KernelRecipe {
             })
             .collect();
         for id in ids.iter().filter(|id| self.version(id).is_none()) {
-            let title = baselines::title(id).unwrap_or(id);
+            let title = self.kind.baseline(id).map_or(*id, |b| b.title);
             entries.push(VersionEntry {
                 id: id.to_string(),
                 title: title.to_string(),
@@ -346,18 +405,26 @@ impl KernelVersion {
     }
 
     /// Why this version cannot run a shape, if it cannot.
-    pub fn unsupported(&self, shape: &Shape, causal: bool) -> Option<String> {
-        if !self.head_dims.contains(&shape.d) {
-            return Some(format!(
-                "head dim {} not supported (only {:?})",
-                shape.d, self.head_dims
-            ));
+    pub fn unsupported(&self, shape: &Shape) -> Option<String> {
+        for (name, values) in &self.dims {
+            let v = shape.dim(name)?;
+            if !values.contains(&v) {
+                let only: Vec<String> = values.iter().map(u32::to_string).collect();
+                return Some(format!(
+                    "{name} = {v} not supported (only {})",
+                    only.join(", ")
+                ));
+            }
         }
-        if !shape.s.is_multiple_of(self.seq_multiple) {
-            return Some(format!("S must be a multiple of {}", self.seq_multiple));
+        for (name, &m) in &self.multiple_of {
+            if !shape.dim(name)?.is_multiple_of(m) {
+                return Some(format!("{name} must be a multiple of {m}"));
+            }
         }
-        if causal && !self.causal {
-            return Some("no causal variant".into());
+        if let Some(flags) = &self.flags
+            && let Some(f) = shape.flags_set().into_iter().find(|f| !flags.iter().any(|g| g == f))
+        {
+            return Some(format!("no :{f} variant"));
         }
         None
     }
@@ -443,22 +510,17 @@ fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32
     Ok((d[0], d[1], d[2]))
 }
 
-/// Evaluates an integer expression of B, H, S, D (and SMS, the multiprocessor count)
-/// with `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
+/// Evaluates an integer expression of the shape's dimensions (and SMS, the
+/// multiprocessor count) with `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
     eval_on(expr, shape, DEFAULT_SMS)
 }
 
 pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
-    let vars = launch_expr::Vars {
-        b: shape.b.into(),
-        h: shape.h.into(),
-        s: shape.s.into(),
-        d: shape.d.into(),
-        sms: sms.into(),
-    };
+    let mut names = shape.vars();
+    names.push(("SMS", sms.into()));
     // A long expression is quoted by its start: the error stays one readable line.
-    launch_expr::eval(expr, &vars).map_err(|e| {
+    launch_expr::eval(expr, &launch_expr::Vars(&names)).map_err(|e| {
         let quoted: String = expr.chars().take(80).collect();
         let more = if quoted.len() < expr.len() { "…" } else { "" };
         anyhow!("expression {quoted:?}{more}: {e}")
@@ -468,6 +530,15 @@ pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An attention shape, as `--shape` spells it.
+    fn att(s: &str) -> Shape {
+        Shape::parse(Kind::named("attention").unwrap(), s).unwrap()
+    }
+
+    fn reference() -> Shape {
+        att("1,64,1024,128")
+    }
 
     /// A version with the given launch fields, as a recipe would spell them.
     fn version(grid: &[&str], block: &[&str], shared: &str) -> KernelVersion {
@@ -488,7 +559,7 @@ mod tests {
 
     fn launch_error(grid: &[&str], block: &[&str], shared: &str) -> String {
         let e = version(grid, block, shared)
-            .launch(&Shape::REFERENCE)
+            .launch(&reference())
             .expect_err("an invalid launch");
         format!("{e:#}")
     }
@@ -502,8 +573,8 @@ mod tests {
         .expect("the bundled recipe loads")
     }
 
-    /// Every launch expression of kernels/flash-attention/ladder.toml with its value at
-    /// the reference shape (B=1 H=64 S=1024 D=128, 132 SMs), worked out by hand.
+    /// Every launch expression of kernels/flash-attention/recipe.toml (and the FLOP
+    /// count's) with its value at the reference shape (B=1 H=64 S=1024 D=128, 132 SMs), worked out by hand.
     const FLASH_ATTENTION: &[(&str, i64)] = &[
         ("4*B*H*S*S*D", 34_359_738_368),
         ("cdiv(S, 16)", 64),
@@ -532,7 +603,7 @@ mod tests {
 
     #[test]
     fn the_flash_attention_expressions_take_their_values() {
-        let s = Shape::REFERENCE;
+        let s = reference();
         let got: Vec<(&str, i64)> = FLASH_ATTENTION
             .iter()
             .map(|&(e, _)| (e, eval(e, &s).unwrap_or(-1)))
@@ -543,8 +614,8 @@ mod tests {
     #[test]
     fn the_table_holds_every_expression_of_the_flash_attention_recipe() {
         let l = flash_attention();
-        let refs = std::iter::once(&l.reference).chain(&l.unfused_softmax);
-        let mut exprs: Vec<&str> = vec![l.flops.as_str()];
+        let refs = std::iter::once(&l.reference).chain(l.helpers.values());
+        let mut exprs: Vec<&str> = vec!["4*B*H*S*S*D"];
         for r in refs {
             exprs.extend(r.grid.iter().chain(&r.block).map(String::as_str));
             exprs.push(&r.shared);
@@ -563,7 +634,7 @@ mod tests {
     #[test]
     fn every_flash_attention_version_launches_at_the_long_shape() {
         let l = flash_attention();
-        let long = "2,16,8192,128".parse::<Shape>().unwrap();
+        let long = att("2,16,8192,128");
         let failed: Vec<String> = l
             .versions
             .iter()
@@ -575,14 +646,14 @@ mod tests {
     #[test]
     fn the_persistent_grid_is_capped_by_the_multiprocessors() {
         let v = version(&["min(SMS, cdiv(S, 128) * B * H)"], &["384"], "0");
-        assert_eq!(v.launch_on(&Shape::REFERENCE, 78).unwrap().grid, (78, 1, 1));
+        assert_eq!(v.launch_on(&reference(), 78).unwrap().grid, (78, 1, 1));
     }
 
     #[test]
     fn a_launch_of_two_axes_fills_the_third_with_one() {
         let v = version(&["cdiv(S, 64)", "B*H"], &["128"], "3 * 64 * 128 * 2");
         assert_eq!(
-            v.launch(&Shape::REFERENCE).unwrap(),
+            v.launch(&reference()).unwrap(),
             Launch {
                 grid: (16, 64, 1),
                 block: (128, 1, 1),
@@ -608,7 +679,7 @@ mod tests {
     #[test]
     fn a_grid_x_at_the_limit_is_accepted() {
         let v = version(&["2147483647"], &["128"], "0");
-        assert_eq!(v.launch(&Shape::REFERENCE).unwrap().grid.0, 2_147_483_647);
+        assert_eq!(v.launch(&reference()).unwrap().grid.0, 2_147_483_647);
     }
 
     #[test]
@@ -676,7 +747,7 @@ mod tests {
     #[test]
     fn shared_memory_at_the_hopper_limit_is_accepted() {
         let v = version(&["1"], &["128"], "227 * 1024");
-        assert_eq!(v.launch(&Shape::REFERENCE).unwrap().shared_bytes, 232_448);
+        assert_eq!(v.launch(&reference()).unwrap().shared_bytes, 232_448);
     }
 
     #[test]
@@ -709,13 +780,13 @@ mod tests {
             block: default_block(),
             shared: zero(),
         };
-        let e = format!("{:#}", r.launch(&Shape::REFERENCE).unwrap_err());
+        let e = format!("{:#}", r.launch(&reference()).unwrap_err());
         assert!(e.starts_with("kernel attn_reference: grid x is 0"), "{e}");
     }
 
     #[test]
     fn flops_past_64_bits_is_an_error() {
-        let big = "65535,65535,65535,128".parse::<Shape>().unwrap();
+        let big = att("65535,65535,65535,128");
         assert!(eval("4*B*H*S*S*D", &big).is_err());
     }
 }

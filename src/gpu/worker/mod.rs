@@ -1,28 +1,25 @@
 //! The worker process (hidden subcommand `__worker`): it holds one candidate, a ladder
-//! version or the unfused cuBLAS baseline, checks it, and then replays and times it as
+//! version or a built-in baseline of its kind, checks it, and then replays and times it as
 //! the runner asks ([`crate::gpu::wire`]); a fault or a hang ends only the worker.
 //! In profile mode it launches the version three times for ncu and exits.
 
-pub mod attention;
-pub mod cases;
-pub mod check;
+pub mod baselines;
 pub mod device;
-pub mod unfused;
+pub mod problem;
 
-use self::attention::{Prepared, Problem};
-use self::cases::{Case, case_seed, cases};
 use self::device::{Device, Graph};
-use self::unfused::Unfused;
+use self::problem::{Prepared, Problem};
 use crate::files::limits::SizeLimits;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
+use crate::kinds::{Case, Shape};
 use crate::model::RunStatus;
 use crate::model::runs::CaseCheck;
 use anyhow::{Context, Result};
 use std::io::BufRead;
 
 /// One candidate as the protocol drives it.
-trait Candidate {
+pub trait Candidate {
     fn launch(&mut self) -> Result<()>;
     fn poison(&self) -> Result<()>;
     fn check_current(&self) -> Result<ErrorStats>;
@@ -45,26 +42,16 @@ impl Candidate for Version<'_> {
     }
 }
 
-struct UnfusedCandidate<'p, 'd>(Unfused<'p, 'd>);
-
-impl Candidate for UnfusedCandidate<'_, '_> {
-    fn launch(&mut self) -> Result<()> {
-        self.0.run()
-    }
-    fn poison(&self) -> Result<()> {
-        self.0.problem().poison()
-    }
-    fn check_current(&self) -> Result<ErrorStats> {
-        self.0.problem().check_current()
-    }
-}
-
 /// Runs the worker; its conversation is on stdin and stdout. The recipe is read within
 /// `limits` (the worker's own command line resolves them, as every command's).
 pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
     let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe, limits)?;
+    let shape = args
+        .shape
+        .resolve(recipe.kind)
+        .map_err(|e| anyhow::anyhow!("--shape: {e}"))?;
     if args.mode == Mode::Profile {
-        return profile(&recipe, args);
+        return profile(&recipe, args, shape);
     }
     let failed = |e: anyhow::Error| {
         say(&Hello::Failed {
@@ -85,7 +72,7 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
         )],
         ..Ready::default()
     };
-    let problem = match Problem::new(&dev, args.shape, args.causal, args.seed)
+    let problem = match Problem::new(&dev, shape, args.seed)
         .and_then(|mut p| p.compute_reference(&recipe).map(|_| p))
     {
         Ok(p) => p,
@@ -101,7 +88,7 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                 Err(e) => return failed(e),
             };
             if !args.no_cases {
-                match check_cases(&dev, &recipe, v, args.seed) {
+                match check_cases(&dev, &recipe, v, &shape, args.seed) {
                     Ok(c) => ready.checks = c,
                     Err(e) => return failed(e),
                 }
@@ -123,12 +110,12 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
             let mut c = Version { problem, prepared };
             serve(&dev, &mut c, ready)
         }
-        Mode::Unfused => {
-            let unfused = match Unfused::new(&problem, &recipe) {
-                Ok(u) => u,
+        Mode::Baseline => {
+            let mut baseline = match baselines::start(&args.version, &problem, &recipe) {
+                Ok(b) => b,
                 Err(e) => return failed(e),
             };
-            serve(&dev, &mut UnfusedCandidate(unfused), ready)
+            serve(&dev, baseline.as_mut(), ready)
         }
         Mode::Profile => unreachable!("handled above"),
     }
@@ -263,20 +250,20 @@ fn check_cases(
     dev: &Device,
     recipe: &KernelRecipe,
     v: &KernelVersion,
+    timed: &Shape,
     seed: u64,
 ) -> Result<Vec<CaseCheck>> {
     let mut out = Vec::new();
-    for case in cases(128) {
+    for case in timed.kind().cases(timed) {
         let mut check = CaseCheck {
             case: case.name.to_string(),
             shape: case.shape,
-            causal: case.causal,
             status: RunStatus::Ok,
             rel_l2_err: None,
             max_abs_err: None,
             message: None,
         };
-        if let Some(why) = v.unsupported(&case.shape, case.causal) {
+        if let Some(why) = v.unsupported(&case.shape) {
             check.status = RunStatus::Skipped;
             check.message = Some(why);
             out.push(check);
@@ -294,11 +281,8 @@ fn check_cases(
                 if let Some(w) = why {
                     check.status = RunStatus::Failed;
                     check.message = Some(format!(
-                        "case {} ({}{}): {w} (this case tests {})",
-                        case.name,
-                        case.shape,
-                        if case.causal { " causal" } else { "" },
-                        case.catches
+                        "case {} ({}): {w} (this case tests {})",
+                        case.name, case.shape, case.catches
                     ));
                 }
             }
@@ -325,13 +309,8 @@ fn check_case(
     case: &Case,
     seed: u64,
 ) -> Result<(ErrorStats, ErrorStats)> {
-    let mut p = Problem::with_inputs(
-        dev,
-        case.shape,
-        case.causal,
-        case_seed(seed, case),
-        case.inputs,
-    )?;
+    let case_seed = crate::seeded::case_seed(seed, case.name);
+    let mut p = Problem::with_inputs(dev, case.shape, case_seed, case.inputs)?;
     p.compute_reference(recipe)?;
     let mut prepared = p.prepare(recipe, v)?;
     let first = p.check(&mut prepared)?;
@@ -341,12 +320,12 @@ fn check_case(
     Ok((first, later))
 }
 
-fn profile(recipe: &KernelRecipe, args: &WorkerArgs) -> Result<()> {
+fn profile(recipe: &KernelRecipe, args: &WorkerArgs, shape: Shape) -> Result<()> {
     let v = recipe
         .version(&args.version)
         .with_context(|| format!("no version {}", args.version))?;
     let dev = Device::open()?;
-    let problem = Problem::new(&dev, args.shape, args.causal, args.seed)?;
+    let problem = Problem::new(&dev, shape, args.seed)?;
     let mut prepared = problem.prepare(recipe, v)?;
     // Two warm-up launches (skipped by ncu), then the profiled one.
     for _ in 0..3 {

@@ -140,7 +140,7 @@ fn run_entries(scene: &Scene, v: &crate::model::Version, width: usize) -> Vec<En
         for r in v
             .runs
             .iter()
-            .filter(|r| r.shape == shape.shape && r.causal == shape.causal)
+            .filter(|r| r.shape == shape)
         {
             let title = format!(
                 "run at {shape}{}",
