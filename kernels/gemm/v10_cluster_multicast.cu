@@ -260,7 +260,7 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         // A stage is released to the producers of both blocks.
         auto release = [&](int s) {
             if (lane == 0)
-                for (unsigned r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty(s), r);
+                for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty(s), (unsigned)r);
         };
         float acc[128];
 #pragma unroll
