@@ -1,0 +1,208 @@
+// v08 warp specialization: a producer warpgroup issues the copies, two consumer
+// warpgroups only compute.
+//
+// v07's tile (128×256×64, two warpgroups of m64n256k16 wgmmas, a ring of four 48 KB
+// stages filled by TMA) with the roles split. A block is three warpgroups (384 threads):
+//  * warpgroup 0 is the producer: it gives most of its registers back
+//    (`setmaxnreg.dec` to 40) and one of its threads issues every copy, running as far
+//    ahead as the ring allows;
+//  * warpgroups 1 and 2 are the consumers (`setmaxnreg.inc` to 232, room for the 128
+//    accumulators), rows 0-63 and 64-127 of the tile.
+// Each stage has two mbarriers. "Full" is v07's: the producer's expect_tx and the copy
+// engine's bytes complete it. "Empty" counts the 8 consumer warps: each warp's lane 0
+// arrives once the warp's wgmmas on the stage are done (wgmma.wait_group), and the
+// producer waits on it before refilling the stage. No block barrier is left in the loop:
+// a consumer never waits for the other consumer, only for data.
+//
+// Edges as in v07: the copy engine zero-fills past M, N and K; the stores check rows and
+// columns; K must be a multiple of 8 (TMA's 16-byte row pitch).
+//
+// Launch: grid (cdiv(N, 256), cdiv(M, 128)), block 384, dynamic shared memory
+// 4 × 48 KB + 1024 + 64 = 197,696 bytes; tensor maps A (box 128 × 64) and Bt (box
+// 256 × 64), 128-byte swizzle.
+#include <cuda_fp16.h>
+
+constexpr int BM = 128, BN = 256, BK = 64;
+constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 rows of the tile each
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int STAGES = 4;
+
+// Shared-memory layout, bytes from a 1 KB-aligned base: stage s holds its A slice at
+// s · STAGE_BYTES and its Bt slice right after; then the full barriers of the stages,
+// then their empty barriers.
+constexpr unsigned A_BYTES = BM * BK * 2;              // 16 KB
+constexpr unsigned B_BYTES = BN * BK * 2;              // 32 KB
+constexpr unsigned STAGE_BYTES = A_BYTES + B_BYTES;    // 48 KB
+constexpr unsigned BAR_OFF = STAGES * STAGE_BYTES;
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most N of this warpgroup's committed wgmma groups are still running.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+
+// Keeps the compiler from moving reads of the accumulators above a wgmma wait (the
+// wgmma asm is the only statement it sees writing them).
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// A shared-memory matrix descriptor for a K-major tile in the 128-byte swizzle layout:
+// start address, leading byte offset 16 (unused by this layout), stride byte offset
+// 1024 (from one 8-row group of 128-byte rows to the next), swizzle mode 128 B (bit 62).
+// Addresses and offsets are in 16-byte units.
+__device__ __forceinline__ u64 desc(unsigned addr) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(16 >> 4) << 16) | ((u64)(1024 >> 4) << 32) |
+           (1ull << 62);
+}
+
+// D(64×256) (+)= A(64×16)·B(16×256), both operands in shared memory (SS) and K-major
+// (no transpose bits): 128 fp32 accumulators a thread. `accumulate` 0 overwrites D.
+__device__ __forceinline__ void wgmma_64x256(float (&d)[128], u64 da, u64 db, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(accumulate));
+}
+
+// A TMA descriptor as the host encoded it (cuTensorMapEncodeTiled), passed by value.
+struct alignas(64) TensorMap {
+    u64 opaque[16];
+};
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count));
+}
+
+// Arrives on the barrier and tells it how many bytes the copies will deliver.
+__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// Waits until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+// One box of a 2-D tensor map (column x, row y) into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int x, int y, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        :: "r"(dst), "l"(reinterpret_cast<u64>(&map)), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+// One thread's arrival (a consumer warp releases a stage with it).
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+
+// C[m][n..n+1] from two accumulators, as one half2 where it can.
+__device__ __forceinline__ void store2(half* C, int M, int N, int m, int n, float x, float y) {
+    if (m >= M) return;
+    half* p = C + (long)m * N + n;
+    if (n + 1 < N && N % 2 == 0) {
+        *reinterpret_cast<half2*>(p) = __floats2half2_rn(x, y);
+    } else {
+        if (n < N) p[0] = __float2half(x);
+        if (n + 1 < N) p[1] = __float2half(y);
+    }
+}
+
+// A consumer warpgroup's 64×256 accumulator block into C, rows from m0, columns from n0.
+// wgmma's accumulator layout is mma.sync's repeated along N: warp w of the warpgroup
+// holds rows 16w..16w+15; in every 8-column block j, lane (g = lane / 4, t = lane % 4)
+// holds d[4j], d[4j+1] at row g, columns 8j+2t and 8j+2t+1, and d[4j+2], d[4j+3] at
+// row g + 8. Rows past M and columns past N are not written.
+__device__ __forceinline__ void store_block(half* C, int M, int N, int m0, int n0,
+                                            const float (&d)[128], int warp, int lane) {
+    const int row = m0 + warp * 16 + lane / 4, col = n0 + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        store2(C, M, N, row, col + 8 * j, d[4 * j], d[4 * j + 1]);
+        store2(C, M, N, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+
+// Both slices of K tile `kt` into the stage at `st`.
+__device__ __forceinline__ void load_stage(unsigned st, const TensorMap& tmA, const TensorMap& tmB,
+                                           int kt, int m0, int n0, unsigned bar) {
+    mbar_expect(bar, STAGE_BYTES);
+    tma_load(st, tmA, kt * BK, m0, bar);
+    tma_load(st + A_BYTES, tmB, kt * BK, n0, bar);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_v08(const half* __restrict__ A, const half* __restrict__ Bt, half* __restrict__ C,
+         int M, int N, int K,
+         const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB) {
+    extern __shared__ unsigned char smem_raw[];
+    const unsigned base = (smem_addr(smem_raw) + 1023) & ~1023u;
+    const int wg = threadIdx.x / 128;          // 0: producer, 1..CONSUMERS: consumers
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int ktiles = (K + BK - 1) / BK;
+    auto full = [&](int s) { return base + BAR_OFF + 8 * s; };
+    auto empty = [&](int s) { return base + BAR_OFF + 8 * (STAGES + s); };
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), 4 * CONSUMERS);   // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // Producer: registers go to the consumers; one thread issues the copies. Use u of
+        // stage s (K tile s + 4u) waits for the consumers' release of use u - 1.
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x != 0) return;
+        for (int kt = 0; kt < ktiles; ++kt) {
+            const int s = kt % STAGES, use = kt / STAGES;
+            if (use > 0) mbar_wait(empty(s), (use - 1) & 1);
+            load_stage(base + s * STAGE_BYTES, tmA, tmB, kt, m0, n0, full(s));
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wg - 1;                      // consumer index: rows 64·cw of the tile
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const unsigned a_rows = cw * 64 * 128;     // this warpgroup's 64 rows of the A slice
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int s = kt % STAGES;
+        const unsigned st = base + s * STAGE_BYTES;
+        mbar_wait(full(s), (kt / STAGES) & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks)
+            wgmma_64x256(acc, desc(st + a_rows + ks * 32), desc(st + A_BYTES + ks * 32), 1);
+        wgmma_commit();
+        // Tile kt - 1's wgmmas are done: this warp releases its stage. Tile kt's stay in
+        // flight while the warp waits for the next stage.
+        wgmma_wait<1>();
+        if (kt > 0 && lane == 0) mbar_arrive(empty((kt - 1) % STAGES));
+    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    store_block(C, M, N, m0 + cw * 64, n0, acc, warp, lane);
+}
