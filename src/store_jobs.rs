@@ -74,11 +74,14 @@ pub fn store_recipe_profile(
 /// failed and v02 failed: what the tests of a run's storing and of its failures read.
 #[cfg(test)]
 pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
-    use crate::model::Shape;
     let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
         .expect("the bundled recipe loads");
     let result = |id: &str, status| {
-        let mut r = RunResult::new(id, crate::kinds::attention::shape(1, 64, 1024, 128, false), status);
+        let mut r = RunResult::new(
+            id,
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            status,
+        );
         r.run_id = Some("run-7".into());
         if status == RunStatus::Ok {
             r.median_us = Some(100.0);

@@ -417,7 +417,7 @@ fn a_run_file_of_a_newer_schema_is_refused_with_what_to_do() {
     });
     report_fails_saying(&dir, |path| {
         format!(
-            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/2): update stallscope"
+            "{path} was written by a newer stallscope (schema stallscope/runs/99; this one reads stallscope/runs/3): update stallscope"
         )
     });
 }
@@ -718,7 +718,7 @@ fn profile_help_says_what_shape_and_kernels_are_for() {
             .to_string()
     };
     assert!(
-        line("--shape").contains("Recipe versions: the problem shape B,H,S,D (batch, heads")
+        line("--shape").contains("Recipe versions: the problem shape they are launched at under ncu, in the dimensions of the recipe's problem kind")
             && line("--kernels").contains("Where the kernel recipes are, for run, profile"),
         "{help}"
     );

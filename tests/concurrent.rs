@@ -33,7 +33,11 @@ fn import(profiles: &Path, version: &str) -> std::process::Child {
 }
 
 fn result(version: &str) -> RunResult {
-    let mut r = RunResult::new(version, stallscope::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
+    let mut r = RunResult::new(
+        version,
+        stallscope::kinds::attention::shape(1, 64, 1024, 128, false),
+        RunStatus::Ok,
+    );
     r.median_us = Some(100.0);
     r
 }

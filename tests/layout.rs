@@ -550,9 +550,9 @@ fn the_import_reading_sees_the_arrows_it_should() {
     assert!(uses("host/runner.rs", "recipe/baselines.rs"));
     assert!(uses("host/runner.rs", "host/client.rs"));
     assert!(uses("host/window.rs", "host/client.rs"));
-    assert!(uses("worker/mod.rs", "worker/attention.rs"));
+    assert!(uses("worker/mod.rs", "worker/problem.rs"));
     assert!(uses("worker/device.rs", "recipe/mod.rs"));
-    assert!(uses("worker/unfused.rs", "recipe/mod.rs"));
+    assert!(uses("worker/baselines/unfused.rs", "recipe/mod.rs"));
     assert!(uses("mod.rs", "recipe/folders.rs"));
     assert!(uses("recipe/folders.rs", "recipe/mod.rs"));
     assert!(uses("host/window.rs", "host/protocol.rs"));

@@ -42,11 +42,7 @@ impl Shown {
     /// the latest result), the sustained regime's before a burst's, the latest of them.
     pub fn run<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a RunResult> {
         let at: Vec<&RunResult> = match self.shape(ladder) {
-            Some(w) => v
-                .runs
-                .iter()
-                .filter(|r| r.shape == w)
-                .collect(),
+            Some(w) => v.runs.iter().filter(|r| r.shape == w).collect(),
             None => v.runs.iter().collect(),
         };
         at.iter()
@@ -61,8 +57,8 @@ impl Shown {
 mod tests {
     use super::*;
     use crate::files::limits::SizeLimits;
-    use crate::model::Store;
     use crate::kinds::attention::shape;
+    use crate::model::Store;
     use crate::model::runs::RunStatus;
 
     fn reference() -> Shape {

@@ -470,11 +470,15 @@ pub fn verdicts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::RunStatus;
     use crate::model::runs::{Protocol, Regime, Round};
-    use crate::model::{RunStatus, Shape};
 
     fn r(rounds: &[f64], clock: f64) -> RunResult {
-        let mut x = RunResult::new("x", crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
+        let mut x = RunResult::new(
+            "x",
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            RunStatus::Ok,
+        );
         let mut v = rounds.to_vec();
         v.sort_by(f64::total_cmp);
         x.median_us = Some(v[v.len() / 2]);

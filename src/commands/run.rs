@@ -284,7 +284,6 @@ fn slower_than(
 
 #[cfg(test)]
 mod tests {
-    use crate::model::Shape;
     use crate::store_jobs::{failed_versions, run_with_a_failed_baseline};
 
     #[test]
@@ -293,7 +292,10 @@ mod tests {
         assert_eq!(failed_versions(&out.recipe, &out.results), ["v02"]);
         assert_eq!(
             super::failed_line(&out),
-            Some(format!("failed at {}: v02", crate::kinds::attention::shape(1, 64, 1024, 128, false)))
+            Some(format!(
+                "failed at {}: v02",
+                crate::kinds::attention::shape(1, 64, 1024, 128, false)
+            ))
         );
         assert_eq!(
             crate::tui::jobs::ran_message(&out),

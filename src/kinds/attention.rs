@@ -91,7 +91,7 @@ impl Dims {
 
 /// An attention shape from its dimensions.
 pub fn shape(b: u32, h: u32, s: u32, d: u32, causal: bool) -> Shape {
-    Shape::new(super::Kind(&Attention), &[b, h, s, d])
+    Shape::new(super::Kind::of(&Attention), &[b, h, s, d])
         .and_then(|s| s.with_flag("causal", causal))
         .expect("positive dimensions")
 }
@@ -159,7 +159,12 @@ impl ProblemKind for Attention {
     }
 
     fn input_names(&self) -> &'static [&'static str] {
-        &["uniform", "large-logits", "max-in-last-tile", "equal-scores"]
+        &[
+            "uniform",
+            "large-logits",
+            "max-in-last-tile",
+            "equal-scores",
+        ]
     }
 
     fn inputs(&self, s: &Shape, inputs: &str, seed: u64) -> Vec<Vec<f16>> {
@@ -454,7 +459,7 @@ mod tests {
     #[test]
     fn output_rows_address_batch_head_and_query() {
         let s = shape(2, 3, 5, 4, true);
-        let k = super::super::Kind(&Attention);
+        let k = super::super::Kind::of(&Attention);
         let inputs = k.inputs(&s, "uniform", 3);
         let x = Inputs::of_kind(Dims::of(&s), InputKind::Uniform, 3);
         // Row (b=1, h=2, i=4) is flat row (1·3 + 2)·5 + 4 = 29, the last.
@@ -466,7 +471,7 @@ mod tests {
 
     #[test]
     fn the_argument_list_is_q_k_v_o_then_b_h_s_scale_causal() {
-        let k = super::super::Kind(&Attention);
+        let k = super::super::Kind::of(&Attention);
         let s = shape(1, 64, 1024, 128, true);
         let names: Vec<&str> = k.tensors(&s).iter().map(|t| t.name).collect();
         assert_eq!(names, ["Q", "K", "V", "O"]);
@@ -482,7 +487,7 @@ mod tests {
             ]
         );
         assert_eq!(k.defines(&s), ["-DHEAD_DIM=128"]);
-        assert_eq!(s.flops(), 2.0 * 34_359_738_368.0 / 2.0);
+        assert_eq!(s.flops(), 34_359_738_368.0 / 2.0);
     }
 
     #[test]

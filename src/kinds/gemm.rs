@@ -319,7 +319,10 @@ impl InputKind {
     ];
 
     fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(_, k)| *k == self).map_or("uniform", |(n, _)| n)
+        Self::NAMES
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("uniform", |(n, _)| n)
     }
 
     fn named(name: &str) -> InputKind {
@@ -332,7 +335,7 @@ impl InputKind {
 
 /// A GEMM shape from M, N and K.
 pub fn gemm_shape(m: u32, n: u32, k: u32) -> Shape {
-    Shape::new(super::Kind(&Gemm), &[m, n, k]).expect("positive dimensions")
+    Shape::new(super::Kind::of(&Gemm), &[m, n, k]).expect("positive dimensions")
 }
 
 impl ProblemKind for Gemm {

@@ -4,10 +4,10 @@
 use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, Shape};
-use crate::kinds::Kind;
 use super::store::{Place, Store};
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
 use crate::files::{self, confine::FileError, limits::SizeLimits};
+use crate::kinds::Kind;
 use crate::ncu::{self, ParseError};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::HashMap;

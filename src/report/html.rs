@@ -1229,7 +1229,11 @@ mod tests {
     }
 
     fn run(version: &str, gpu: &str, median_us: Option<f64>) -> RunResult {
-        let mut r = RunResult::new(version, crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
+        let mut r = RunResult::new(
+            version,
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            RunStatus::Ok,
+        );
         r.gpu = Some(gpu.into());
         r.median_us = median_us;
         r.when = None;
@@ -1250,7 +1254,11 @@ mod tests {
 
     #[test]
     fn user_text_appears_only_escaped() {
-        let mut failed = RunResult::new(HOSTILE, crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Failed);
+        let mut failed = RunResult::new(
+            HOSTILE,
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            RunStatus::Failed,
+        );
         failed.message = Some(HOSTILE.into());
         let page = page_of(&ladder(vec![Version {
             id: HOSTILE.into(),

@@ -387,7 +387,6 @@ pub fn environment_line(env: &Environment, results: &[RunResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Shape;
     use crate::model::runs::CaseCheck;
 
     fn check(case: &str, status: RunStatus) -> CaseCheck {
@@ -403,7 +402,11 @@ mod tests {
 
     #[test]
     fn a_result_s_figures_are_written_as_their_kinds_are() {
-        let mut r = RunResult::new("v1", crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
+        let mut r = RunResult::new(
+            "v1",
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            RunStatus::Ok,
+        );
         r.median_us = Some(109.94);
         r.min_us = Some(106.9);
         r.max_us = Some(1595.2);
@@ -431,7 +434,11 @@ mod tests {
 
     #[test]
     fn checks_count_the_cases_that_ran() {
-        let mut r = RunResult::new("v1", crate::kinds::attention::shape(1, 64, 1024, 128, false), RunStatus::Ok);
+        let mut r = RunResult::new(
+            "v1",
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            RunStatus::Ok,
+        );
         r.checks = vec![check("a", RunStatus::Skipped)];
         assert_eq!(fields(&r).checks, None, "none ran");
         r.checks.extend([

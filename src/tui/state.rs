@@ -667,9 +667,8 @@ impl App {
                     return;
                 };
                 if let Some(v) = ls.ladder.versions.iter_mut().find(|v| v.id == r.version) {
-                    v.runs.retain(|o| {
-                        !(o.shape == r.shape && o.regime() == r.regime())
-                    });
+                    v.runs
+                        .retain(|o| !(o.shape == r.shape && o.regime() == r.regime()));
                     v.runs.push(r);
                     ls.analysis = analysis::analyse_ladder(&ls.ladder, ls.shown);
                 }

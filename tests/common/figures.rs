@@ -21,11 +21,7 @@ pub fn written(cell: &str) -> Option<(f64, f64)> {
 /// the burst regime, else the latest. Picked from the version's own runs, so that it
 /// needs no shown shape on the ladder.
 pub fn run_at<'a>(v: &'a Version, shape: &Shape) -> Option<&'a RunResult> {
-    let at: Vec<&RunResult> = v
-        .runs
-        .iter()
-        .filter(|r| r.shape == *shape)
-        .collect();
+    let at: Vec<&RunResult> = v.runs.iter().filter(|r| r.shape == *shape).collect();
     at.iter()
         .rev()
         .find(|r| r.regime() != Some(Regime::Burst))

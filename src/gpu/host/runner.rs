@@ -272,9 +272,7 @@ fn candidates(plan: &Plan, exe: &Path, scripts: &Path, report: &mut Report) -> V
             for b in scripted {
                 candidates.push(Candidate {
                     id: b.id.to_string(),
-                    cmd: req
-                        .placement
-                        .wrap(script::worker(&path, b.id, shape, seed)),
+                    cmd: req.placement.wrap(script::worker(&path, b.id, shape, seed)),
                 });
             }
         }

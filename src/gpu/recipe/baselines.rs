@@ -35,7 +35,9 @@ mod tests {
     use std::path::Path;
 
     fn recipe(name: &str) -> KernelRecipe {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels")
+            .join(name);
         KernelRecipe::load(
             &Store::disk(crate::files::limits::SizeLimits::DEFAULT),
             &dir,

@@ -196,7 +196,8 @@ impl KernelRecipe {
         };
         self.reference.launch(&shape).context("reference")?;
         for (name, h) in &self.helpers {
-            h.launch(&shape).with_context(|| format!("helpers.{name}"))?;
+            h.launch(&shape)
+                .with_context(|| format!("helpers.{name}"))?;
         }
         let tensors: Vec<&str> = kind.tensors(&shape).iter().map(|t| t.name).collect();
         let dims: Vec<&str> = kind.dims().iter().map(|d| d.name).collect();
@@ -422,7 +423,10 @@ impl KernelVersion {
             }
         }
         if let Some(flags) = &self.flags
-            && let Some(f) = shape.flags_set().into_iter().find(|f| !flags.iter().any(|g| g == f))
+            && let Some(f) = shape
+                .flags_set()
+                .into_iter()
+                .find(|f| !flags.iter().any(|g| g == f))
         {
             return Some(format!("no :{f} variant"));
         }

@@ -4,9 +4,11 @@
 //! In profile mode it launches the version three times for ncu and exits.
 
 pub mod baselines;
+pub mod candidate;
 pub mod device;
 pub mod problem;
 
+use self::candidate::Candidate;
 use self::device::{Device, Graph};
 use self::problem::{Prepared, Problem};
 use crate::files::limits::SizeLimits;
@@ -17,13 +19,6 @@ use crate::model::RunStatus;
 use crate::model::runs::CaseCheck;
 use anyhow::{Context, Result};
 use std::io::BufRead;
-
-/// One candidate as the protocol drives it.
-pub trait Candidate {
-    fn launch(&mut self) -> Result<()>;
-    fn poison(&self) -> Result<()>;
-    fn check_current(&self) -> Result<ErrorStats>;
-}
 
 struct Version<'d> {
     problem: Problem<'d>,

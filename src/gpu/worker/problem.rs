@@ -88,7 +88,9 @@ impl<'d> Problem<'d> {
             let buf = if t.output {
                 dev.alloc(t.elements() * 2)?
             } else {
-                let v = host.next().context("the kind gave fewer inputs than tensors")?;
+                let v = host
+                    .next()
+                    .context("the kind gave fewer inputs than tensors")?;
                 dev.upload(v)?
             };
             tensors.push((t, buf));

@@ -137,11 +137,7 @@ fn run_entries(scene: &Scene, v: &crate::model::Version, width: usize) -> Vec<En
     let mut out = Vec::new();
     let ladder = &scene.ladder().ladder;
     for shape in ladder.measured_shapes() {
-        for r in v
-            .runs
-            .iter()
-            .filter(|r| r.shape == shape)
-        {
+        for r in v.runs.iter().filter(|r| r.shape == shape) {
             let title = format!(
                 "run at {shape}{}",
                 r.regime().map(|g| format!(" ({g})")).unwrap_or_default()

@@ -6,7 +6,7 @@ pub mod cublas;
 pub mod cublas_gemm;
 pub mod unfused;
 
-use super::Candidate;
+use super::candidate::Candidate;
 use super::problem::Problem;
 use crate::gpu::recipe::KernelRecipe;
 use crate::gpu::wire::ErrorStats;

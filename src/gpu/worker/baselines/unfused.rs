@@ -21,10 +21,9 @@ pub struct Unfused<'p, 'd> {
 
 impl<'p, 'd> Unfused<'p, 'd> {
     pub fn new(problem: &'p Problem<'d>, recipe: &KernelRecipe) -> Result<Self> {
-        let sm = recipe
-            .helpers
-            .get("softmax")
-            .context("the recipe names no softmax kernel for the unfused baseline ([helpers.softmax])")?;
+        let sm = recipe.helpers.get("softmax").context(
+            "the recipe names no softmax kernel for the unfused baseline ([helpers.softmax])",
+        )?;
         let dev = problem.device();
         let cublas = Cublas::new(dev, "the unfused baseline")?;
         let source = recipe.read(&sm.source)?;
