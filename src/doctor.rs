@@ -224,7 +224,7 @@ fn python(cancel: &AtomicBool) -> Check {
     let py = crate::gpu::host::script::python();
     let mut cmd = Command::new(&py);
     cmd.args(["-c", script]);
-    let fix = "install python3 with PyTorch (CUDA build) for the SDPA baselines; set STALLSCOPE_PYTHON to use another Python";
+    let fix = "install python3 with PyTorch (CUDA build) for the recipes' PyTorch baselines; set STALLSCOPE_PYTHON to use another Python";
     let name = py.to_string_lossy().into_owned();
     match process::run(
         cmd,

@@ -38,7 +38,7 @@ fn run_json(args: &[&str]) -> Vec<Value> {
     let mut all = args.to_vec();
     all.extend(["--regime", "burst", "--rounds", "1"]);
     let v = run_doc(&all);
-    assert_eq!(v["schema"], "stallscope/run/2");
+    assert_eq!(v["schema"], "stallscope/run/3");
     comparison(&v)["results"].as_array().unwrap().clone()
 }
 
@@ -104,7 +104,7 @@ fn gpu_every_version_is_correct() {
     if gpu_missing("gpu_every_version_is_correct") {
         return;
     }
-    for extra in [&[][..], &["--causal"][..]] {
+    for extra in [&[][..], &["--flag", "causal"][..]] {
         // A shape that is no multiple of the tiles, two batches; and every input case.
         // `run_json` times one burst round: what is asked here is correctness, and the
         // last launch after the timed round is checked too.
@@ -120,6 +120,45 @@ fn gpu_every_version_is_correct() {
             }
         }
     }
+}
+
+#[test]
+fn gpu_every_gemm_version_and_baseline_is_correct() {
+    if gpu_missing("gpu_every_gemm_version_and_baseline_is_correct") {
+        return;
+    }
+    // M and N multiples of no tile, K a multiple of 8 but not of 64; every input case.
+    let args = [
+        "all",
+        "--kernels",
+        "kernels/gemm",
+        "--shape",
+        "1000,777,520",
+        "--baselines",
+    ];
+    let results = run_json(&args);
+    for r in &results {
+        if r["status"] == "skipped" {
+            // Only a missing PyTorch may skip a baseline; no version skips this shape.
+            assert_eq!(r["version"], "torch-matmul", "{r}");
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["rel_l2_err"].as_f64().unwrap() < 2e-3, "{r}");
+        assert_eq!(r["shape"]["kind"], "gemm", "{r}");
+        for c in r["checks"].as_array().into_iter().flatten() {
+            assert!(
+                c["status"] == "ok" || c["status"] == "skipped",
+                "{}: {c}",
+                r["version"]
+            );
+        }
+    }
+    let ids: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["version"].as_str())
+        .collect();
+    assert!(ids.contains(&"cublas") && ids.contains(&"v01"), "{ids:?}");
 }
 
 /// Every round of every timed candidate lasted at least the protocol's window, as
@@ -290,18 +329,18 @@ fn gpu_explorer_runs_stream_into_the_timeline_and_failures_show() {
     }
     std::fs::write(
         kernels.join("recipe.toml"),
-        r#"ladder = "tui-test"
+        r#"kind = "attention"
+ladder = "tui-test"
 title = "explorer test"
-flops = "4*B*H*S*S*D"
 tolerance = 2e-3
 reference_shape = "1,8,256,128"
-sdpa_script = "sdpa.py"
+baseline_script = "sdpa.py"
 [reference]
 source = "reference.cu"
 entry = "attn_reference"
 grid = ["cdiv(S, 16)", "B*H"]
 block = ["128"]
-[unfused_softmax]
+[helpers.softmax]
 source = "softmax.cu"
 entry = "softmax_rows"
 [[version]]

@@ -789,3 +789,162 @@ fn the_file_helpers_check_sees_a_global_where_there_is_one() {
     assert!(text.contains("#[cfg(feature = \"fault-injection\")]\nmod points {"));
     assert!(text.contains("static FAULT_STEP: AtomicU64"));
 }
+
+/// Words that belong to one problem kind: its names, its flags, its formulas, its
+/// baselines. The generic code (everything but the kind's own files) names none of them.
+const KIND_WORDS: &[(&str, &[&str])] = &[
+    (
+        "attention",
+        &[
+            "attention",
+            "causal",
+            "HEAD_DIM",
+            "head dim",
+            "head_dim",
+            "softmax",
+            "sdpa",
+            "SDPA",
+            "\"fa2\"",
+            "mem-efficient",
+            "unfused",
+            "B,H,S,D",
+            "4*B*H",
+            "\"Q\"",
+            "\"V\"",
+        ],
+    ),
+    (
+        "gemm",
+        &[
+            "gemm",
+            "GEMM",
+            "M,N,K",
+            "\"Bt\"",
+            "torch-matmul",
+            "matmul",
+            "2*M*N*K",
+        ],
+    ),
+];
+
+/// The files that are a kind's own: its module under src/kinds/, and the built-in
+/// baselines' device code under src/gpu/worker/baselines/.
+fn kind_files() -> Vec<std::path::PathBuf> {
+    let mut own: Vec<std::path::PathBuf> = ["kinds/attention.rs", "kinds/gemm.rs"]
+        .iter()
+        .map(|f| src().join(f))
+        .collect();
+    own.extend(rust_files(&src().join("gpu/worker/baselines")));
+    own
+}
+
+/// Lines of generic code that may name a kind, each with why.
+const NAMED_ON_PURPOSE: &[(&str, &str, &str)] = &[
+    (
+        "kinds/mod.rs",
+        "pub mod ",
+        "the registry declares every kind's module",
+    ),
+    ("kinds/mod.rs", "KINDS", "the registry lists every kind"),
+    (
+        "kinds/mod.rs",
+        "attention::Attention",
+        "files of before kinds were attention's",
+    ),
+    (
+        "gpu/worker/mod.rs",
+        "pub mod baselines",
+        "the built-in baselines' folder",
+    ),
+    (
+        "gpu/recipe/folders.rs",
+        "DEFAULT_LADDER",
+        "the bundled ladder run by default is data, a folder name",
+    ),
+    (
+        "analysis/catalogue.rs",
+        "softmax",
+        "the SASS explanations give examples from the bundled ladder",
+    ),
+    (
+        "analysis/catalogue.rs",
+        "attention",
+        "the SASS explanations give examples from the bundled ladder",
+    ),
+];
+
+/// The lines of `text` (the file `rel` under src/) that name a kind's word, outside
+/// comments and test code, as `file:line: kind "word": text`.
+fn kind_words_in(rel: &str, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    // Test code may name a kind (it tests the generic code on one): an item under
+    // `#[cfg(test)]` runs to the next closing brace at the start of a line.
+    let mut in_test = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim() == "#[cfg(test)]" {
+            in_test = true;
+        }
+        if in_test {
+            in_test = line != "}";
+            continue;
+        }
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        for (kind, words) in KIND_WORDS {
+            for w in words.iter().filter(|w| line.contains(*w)) {
+                let allowed = NAMED_ON_PURPOSE
+                    .iter()
+                    .any(|(f, needle, _)| *f == rel && line.contains(needle));
+                if !allowed {
+                    found.push(format!("{rel}:{}: {kind} {w:?}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_generic_code_names_no_problem_kind() {
+    let own = kind_files();
+    let mut found = Vec::new();
+    for p in rust_files(&src()) {
+        if own.contains(&p) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let rel = p
+            .strip_prefix(src())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        found.extend(kind_words_in(&rel, &text));
+    }
+    assert_eq!(found, Vec::<String>::new());
+}
+
+#[test]
+fn the_kind_word_check_sees_a_kind_named_in_generic_code() {
+    // Were the reading blind, the test above would pass on anything.
+    let planted = "/// causal in a comment is fine\n\
+                   fn flops(s: &Shape) -> f64 { if s.causal { 0.5 } else { 1.0 } }\n\
+                   const K: &str = \"M,N,K\";\n\
+                   #[cfg(test)]\nmod tests {\n    const C: bool = causal;\n}\n\
+                   fn after() { softmax(); }\n";
+    let found = kind_words_in("gpu/host/runner.rs", planted);
+    assert_eq!(
+        found,
+        [
+            "gpu/host/runner.rs:2: attention \"causal\": fn flops(s: &Shape) -> f64 { if s.causal { 0.5 } else { 1.0 } }",
+            "gpu/host/runner.rs:3: gemm \"M,N,K\": const K: &str = \"M,N,K\";",
+            "gpu/host/runner.rs:8: attention \"softmax\": fn after() { softmax(); }",
+        ]
+    );
+    // The allowed lines are allowed only where named.
+    assert!(kind_words_in("kinds/mod.rs", "pub mod attention;\n").is_empty());
+    assert_eq!(
+        kind_words_in("model/runs.rs", "pub mod attention;\n").len(),
+        1
+    );
+}

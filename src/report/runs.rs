@@ -9,9 +9,6 @@ use crate::analysis::speed::{Speedup, Unclear, speedup};
 use crate::model::runs::{Convergence, Environment, Protocol};
 use crate::model::{RunResult, RunStatus};
 
-/// The baselines a ratio column is shown for, when they ran.
-const REFERENCES: &[&str] = &["fa2", "cudnn"];
-
 /// A ratio and its verdict in a few characters: `1.02× faster`, `1.00× unclear:
 /// cycles` (the reason in one word, [`unclear_word`]).
 pub fn ratio_cell(s: Option<&Speedup>) -> String {
@@ -157,7 +154,8 @@ fn plus_minus(pct: f64) -> String {
     format!("±{}%", format::value(Kind::Percent, Some(pct)))
 }
 
-/// The run table. `is_version` tells a ladder version from a baseline.
+/// The run table. `is_version` tells a ladder version from a baseline. A ratio column
+/// is shown for each of the problem kind's reference baselines that ran.
 pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String {
     let timed = |r: &&RunResult| r.status == RunStatus::Ok && r.median_us.is_some();
     let best = results
@@ -165,7 +163,10 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
         .filter(timed)
         .filter(|r| is_version(&r.version))
         .min_by(|a, b| a.median_us.partial_cmp(&b.median_us).expect("finite"));
-    let refs: Vec<&RunResult> = REFERENCES
+    let references = results
+        .first()
+        .map_or(&[][..], |r| r.shape.kind().reference_baselines());
+    let refs: Vec<&RunResult> = references
         .iter()
         .filter_map(|id| results.iter().filter(timed).find(|r| r.version == *id))
         .collect();
