@@ -4,8 +4,12 @@ to the best version (cuDNN/v28 when the best is v28) in each run, its verdict, t
 rounds and whether they converged, and the largest ratio over the smallest.
 Usage: converge-summary.py RUN.json..."""
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bundled_runs import shape_text  # noqa: E402
 
 by_shape = defaultdict(list)
 for path in sys.argv[1:]:
@@ -15,7 +19,7 @@ for path in sys.argv[1:]:
         print(f"{path}: not read ({e})")
         continue
     for c in doc["comparisons"]:
-        shape = ",".join(str(c["shape"][k]) for k in "bhsd") + (":causal" if c["causal"] else "")
+        shape = shape_text(c)
         by_shape[shape].append((path, c))
 
 for shape, runs in by_shape.items():

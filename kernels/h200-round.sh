@@ -16,7 +16,11 @@
 # repeat (the best version and cuDNN again, sustained), profile (one version, to see that profiling works), own
 # (a program of one's own and a PyTorch script profiled with `profile -- CMD`, a
 # .ncu-rep opened), multi (several GPUs: profile all and run all at three shapes with
-# --gpus all, timed against one GPU).
+# --gpus all, timed against one GPU), gemm-build (every GEMM version compiled, with
+# ptxas's registers and spills), gemm-check (every GEMM version and baseline at an odd
+# shape, burst, one round: correctness), gemm (the GEMM ladder and its baselines at
+# 8192³, 4096³ and 4000³, sustained, stored in profiles/gemm; GEMM_SHAPES for others),
+# gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm).
 # A step that would start after $DEADLINE seconds (default 540, inside the device's
 # 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
@@ -34,7 +38,7 @@ DEADLINE=${DEADLINE:-540}
 start=$(date +%s)
 big=1,16,8192,128
 
-pack() { [ "${PACK:-1}" = 1 ] && tar czf "$OUT/profiles.tgz" profiles/flash-attention 2>/dev/null; }
+pack() { [ "${PACK:-1}" = 1 ] && tar czf "$OUT/profiles.tgz" profiles/flash-attention $( [ -d profiles/gemm ] && echo profiles/gemm ) 2>/dev/null; }
 trap pack EXIT
 
 clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader; }
@@ -133,6 +137,30 @@ PY
       t0=$(date +%s); $BIN profile all --gpus all --profiles /tmp/multi-profiles; t1=$(date +%s)
       echo "profile all on $n GPUs: $((t1 - t0)) s"
       $BIN run all --baselines --gpus all --no-save --shape 1,64,1024,128 --shape $big --shape $big:causal ;;
+    gemm-build)
+      $BIN build all --ladder gemm ;;
+    gemm-check)
+      $BIN run all --ladder gemm --baselines --shape 1000,777,520 --regime burst --rounds 1 --no-save --json \
+        > "$OUT/gemm-check.json"
+      python3 - "$OUT/gemm-check.json" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["comparisons"]:
+    for r in c["results"]:
+        bad = [k["case"] + ": " + (k.get("message") or "") for k in r.get("checks", []) if k["status"] == "failed"]
+        print(r["version"], r["status"], r.get("rel_l2_err"), r.get("message") or "", *bad, sep=" | ")
+PY
+      ;;
+    gemm)
+      if [ -z "${gemm_started:-}" ]; then rm -f profiles/gemm/runs.json; gemm_started=1; fi
+      for s in ${GEMM_SHAPES:-8192,8192,8192 4096,4096,4096 4000,4000,4000}; do
+        $BIN run all --ladder gemm --baselines --shape $s
+        cp profiles/gemm/runs.json "$OUT/gemm-runs.json"
+      done ;;
+    gemm-profile)
+      $BIN profile all --ladder gemm
+      $BIN profile --ladder gemm --version torch-matmul -k 'regex:gemm|nvjet|xmma|cutlass' \
+        --launch-skip 2 -- python3 kernels/gemm/baselines/matmul_once.py
+      $BIN report --ladder gemm | head -20 ;;
     *) echo "unknown step $step" ;;
   esac
 done

@@ -129,7 +129,7 @@ mod tests {
             assert!(s.flops() > 0.0 && s.bytes() > 0.0, "{k}");
             let tensors = k.tensors(&s);
             assert_eq!(tensors.iter().filter(|t| t.output).count(), 1, "{k}");
-            assert!(k.input_names().len() >= 1, "{k}");
+            assert!(!k.input_names().is_empty(), "{k}");
             let cases = k.cases(&s);
             assert!(!cases.is_empty(), "{k}");
             for c in &cases {
@@ -216,7 +216,7 @@ mod tests {
     fn shapes_order_plain_first_then_by_size() {
         let att = kind("attention");
         let p = |t| Shape::parse(att, t).unwrap();
-        let mut v = vec![
+        let mut v = [
             p("1,16,8192,128:causal"),
             p("1,16,8192,128"),
             p("1,64,1024,128"),
