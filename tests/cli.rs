@@ -49,8 +49,12 @@ fn report_formats() {
         .unwrap();
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "stallscope/report/3");
+    assert_eq!(doc["schema"], "stallscope/report/4");
     let v = &doc["ladders"];
+    // A ladder of profiles alone names no problem kind; the flash-attention ladder's
+    // comes from its runs.
+    assert_eq!(v[0]["kind"], serde_json::Value::Null);
+    assert_eq!(v[0]["dims"], serde_json::json!([]));
     assert_eq!(v[0]["trail"][1]["label"], "mio_throttle @ LDS");
     assert_eq!(v[0]["trail"][1]["verdict"], "moved");
     assert_eq!(v[0]["versions"][0]["bottleneck"]["reason"], "lg_throttle");

@@ -21,7 +21,7 @@ fn json(args: &[&str]) -> Value {
 fn report_and_compare_agree_in_json() {
     let report = json(&["report", "--ladder", "sgemm-toy", "--format", "json"]);
     let compare: Value = serde_json::from_str(&compare_sgemm("json")).unwrap();
-    assert_eq!(report["schema"], "stallscope/report/3");
+    assert_eq!(report["schema"], "stallscope/report/4");
     assert_eq!(compare["schema"], "stallscope/compare/3");
     let units = report["units"].as_object().unwrap();
     let versions = report["ladders"][0]["versions"].as_array().unwrap();

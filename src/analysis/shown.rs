@@ -82,7 +82,7 @@ mod tests {
             problem: None,
             flops: None,
             peak_tflops: None,
-            kind: crate::kinds::legacy(),
+            kind: Some(crate::kinds::legacy()),
             reference_shape,
             versions: vec![Version {
                 id: "v1".into(),

@@ -269,7 +269,8 @@ pub(super) fn shown_shape(
     let mut why = None;
     let mut named = None;
     for l in ladders {
-        match text.resolve(l.kind) {
+        let Some(kind) = l.kind else { continue };
+        match text.resolve(kind) {
             Ok(s) if measured.contains(&s) => return Ok(Shown::at(s)),
             Ok(s) => named = named.or(Some(s)),
             Err(e) => why = why.or(Some(e)),

@@ -23,8 +23,10 @@ pub struct Ladder {
     /// FLOP of one launch, where known.
     pub flops: Option<f64>,
     pub peak_tflops: Option<f64>,
-    /// The problem kind its runs solve.
-    pub kind: Kind,
+    /// The problem kind its runs solve: the manifest's `kind`, else its runs' kind, else
+    /// (a manifest of before kinds naming a reference shape) attention's; none for a
+    /// ladder of profiles alone.
+    pub kind: Option<Kind>,
     pub reference_shape: Option<Shape>,
     pub versions: Vec<Version>,
     /// Where the ladder was read from (None for loose files).
@@ -371,7 +373,12 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             "an import was interrupted after it swapped its version in: the ladder is read with the manifest it left, which the next import or run puts in place",
         ));
     }
-    let kind = m.problem_kind().map_err(|e| anyhow!("{shown}: {e}"))?;
+    let named_kind = m
+        .kind
+        .as_deref()
+        .map(Kind::named)
+        .transpose()
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
     let reference_shape = m
         .parsed_reference_shape()
         .map_err(|e| anyhow!("{shown}: {e}"))?;
@@ -432,7 +439,9 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         problem: m.problem,
         flops: m.flops,
         peak_tflops: m.peak_tflops,
-        kind,
+        kind: named_kind
+            .or(run_file.runs.first().map(|r| r.shape.kind()))
+            .or(reference_shape.map(|s| s.kind())),
         reference_shape,
         versions,
         dir: Some(dir.to_path_buf()),
@@ -706,7 +715,7 @@ pub fn load_files(
         problem: None,
         flops: None,
         peak_tflops: None,
-        kind: crate::kinds::legacy(),
+        kind: None,
         reference_shape: None,
         versions,
         dir: None,

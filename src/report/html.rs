@@ -1220,7 +1220,7 @@ mod tests {
             problem: Some(HOSTILE.into()),
             flops: None,
             peak_tflops: None,
-            kind: crate::kinds::legacy(),
+            kind: Some(crate::kinds::legacy()),
             reference_shape: Some(crate::kinds::attention::shape(1, 64, 1024, 128, false)),
             versions,
             dir: None,

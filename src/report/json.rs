@@ -18,7 +18,9 @@ pub struct JsonExporter;
 /// 2: a version's `bottleneck` is the hottest (reason × opcode) cell or null.
 /// 3: a version carries the `verdicts` of its shown run; `runs` hold `rounds` as
 /// objects (runs.json's schema 2).
-pub const REPORT_SCHEMA: &str = "stallscope/report/3";
+/// 4: a ladder names its problem `kind` and the `dims` of its shapes; a run's `shape`
+/// names its kind and holds its flags (runs.json's schema 3).
+pub const REPORT_SCHEMA: &str = "stallscope/report/4";
 /// The version of the comparison document's layout. 2: `a` and `b` name each side as
 /// the report names a version (id, title, kernel; a file's path and launch).
 /// 3: `speed`, b's speed-up over a from their run results, with its verdict; since
@@ -47,6 +49,10 @@ struct LadderJson<'a> {
     name: &'a str,
     title: &'a str,
     problem: Option<&'a str>,
+    /// The problem kind its runs solve, and the names of its shape's dimensions, in the
+    /// order `run_shape` gives them.
+    kind: Option<&'static str>,
+    dims: Vec<&'static str>,
     /// FLOP of one launch at the reference shape.
     flops: Option<f64>,
     /// The shape the run metrics (`run_*`) are of.
@@ -131,6 +137,11 @@ impl Exporter for JsonExporter {
                 name: &a.ladder.name,
                 title: &a.ladder.title,
                 problem: a.ladder.problem.as_deref(),
+                kind: a.ladder.kind.map(|k| k.name()),
+                dims: a
+                    .ladder
+                    .kind
+                    .map_or(Vec::new(), |k| k.dims().iter().map(|d| d.name).collect()),
                 flops: a.ladder.flops,
                 run_shape: a.run_shape(),
                 trail: &a.analysis.trail,
