@@ -67,6 +67,11 @@ impl Compiler {
         let key = {
             let mut h = Sha256::new();
             h.update(source.as_bytes());
+            for (name, text) in HEADERS {
+                h.update([0u8]);
+                h.update(name.as_bytes());
+                h.update(text.as_bytes());
+            }
             for o in &options {
                 h.update([0u8]);
                 h.update(o.as_bytes());
@@ -127,18 +132,35 @@ pub fn nvrtc_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// The headers every kernel may include by name, whatever folder its source is in:
+/// the pipeline markers of `stallscope trace` (`kernels/stallscope_trace.h`).
+pub const HEADERS: &[(&str, &str)] = &[(
+    "stallscope_trace.h",
+    include_str!("../../kernels/stallscope_trace.h"),
+)];
+
 fn compile_raw(file: &str, source: &str, options: &[String]) -> Result<(Vec<u8>, String)> {
     let src = CString::new(source).context("the source holds a NUL byte")?;
     let name = CString::new(file).context("the file name holds a NUL byte")?;
+    let header_texts: Vec<CString> = HEADERS
+        .iter()
+        .map(|(_, text)| CString::new(*text).expect("a header holds no NUL"))
+        .collect();
+    let header_names: Vec<CString> = HEADERS
+        .iter()
+        .map(|(n, _)| CString::new(*n).expect("a header name holds no NUL"))
+        .collect();
+    let texts: Vec<*const c_char> = header_texts.iter().map(|h| h.as_ptr()).collect();
+    let names: Vec<*const c_char> = header_names.iter().map(|h| h.as_ptr()).collect();
     let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
     unsafe {
         sys::nvrtcCreateProgram(
             &mut prog,
             src.as_ptr(),
             name.as_ptr(),
-            0,
-            std::ptr::null(),
-            std::ptr::null(),
+            HEADERS.len() as i32,
+            texts.as_ptr(),
+            names.as_ptr(),
         )
     }
     .result()

@@ -23,6 +23,9 @@ pub enum Mode {
     Baseline,
     /// Launch one version after two warm-up launches, for ncu.
     Profile,
+    /// Launch the trace build of one version once after a warm-up, check it, write its
+    /// trace buffer to `--trace-out` and say [`Hello::Traced`].
+    Trace,
 }
 
 impl Mode {
@@ -31,6 +34,7 @@ impl Mode {
             Mode::Run => "run",
             Mode::Baseline => "baseline",
             Mode::Profile => "profile",
+            Mode::Trace => "trace",
         }
     }
 }
@@ -52,6 +56,16 @@ pub struct WorkerArgs {
     /// Skip the check cases (the timed shape is still checked).
     #[arg(long)]
     pub no_cases: bool,
+    /// Run the version's trace build (its pipeline markers stamping into a buffer), to
+    /// time it against the plain build.
+    #[arg(long)]
+    pub traced: bool,
+    /// Where `--mode trace` writes the trace buffer (little-endian 64-bit words).
+    #[arg(long)]
+    pub trace_out: Option<PathBuf>,
+    /// Marks a lane of the trace buffer holds.
+    #[arg(long)]
+    pub trace_cap: Option<u32>,
 }
 
 impl WorkerArgs {
@@ -75,6 +89,17 @@ impl WorkerArgs {
         }
         if self.no_cases {
             line.push("--no-cases".into());
+        }
+        if self.traced {
+            line.push("--traced".into());
+        }
+        if let Some(p) = &self.trace_out {
+            line.push("--trace-out".into());
+            line.push(p.clone().into());
+        }
+        if let Some(c) = self.trace_cap {
+            line.push("--trace-cap".into());
+            line.push(c.to_string().into());
         }
         line
     }
@@ -102,6 +127,8 @@ pub enum Command {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Hello {
     Ready(Ready),
+    /// A trace was taken ([`Mode::Trace`]).
+    Traced(Traced),
     Failed {
         message: String,
         /// Not run here rather than wrong (a PyTorch backend this machine lacks).
@@ -125,6 +152,23 @@ pub struct Ready {
     /// Versions of what the worker runs on (PyTorch, cuDNN, NVRTC), by name.
     #[serde(default)]
     pub versions: Vec<(String, String)>,
+}
+
+/// What a trace worker says once its buffer is written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Traced {
+    pub gpu: Option<String>,
+    /// Blocks of the traced launch (lanes: blocks × 4).
+    pub blocks: u32,
+    /// Marks a lane holds.
+    pub cap: u32,
+    /// The traced launch against the reference: a trace of a wrong result is refused.
+    pub error: Option<ErrorStats>,
+    /// The finest step %globaltimer took, ns.
+    pub timer_resolution_ns: Option<u64>,
+    /// The traced launch's time, ms (events around it).
+    #[serde(default)]
+    pub launch_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -277,6 +321,9 @@ mod tests {
             shape: "1,64,1024,128:causal".parse().unwrap(),
             seed: 42,
             no_cases: true,
+            traced: true,
+            trace_out: Some("/tmp/t.bin".into()),
+            trace_cap: Some(512),
         };
         let mut line = vec![OsString::from("stallscope")];
         line.extend(args.command_line());

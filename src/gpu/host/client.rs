@@ -65,22 +65,50 @@ impl Starting {
         timeout: Duration,
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Worker, WorkerError> {
-        let Starting { id, mut child } = self;
-        let limits = Limits::new(timeout, cancel);
-        let line = next_json_line(&mut child, &limits)?;
-        match serde_json::from_str::<Hello>(&line) {
-            Ok(Hello::Ready(ready)) => Ok(Worker {
+        match self.hello(timeout, cancel)? {
+            (id, child, Hello::Ready(ready)) => Ok(Worker {
                 id,
                 child,
                 ready,
                 calibrated: None,
                 timeout,
             }),
+            _ => Err(WorkerError::Broken(
+                "the worker took a trace where it was to serve the timing protocol".into(),
+            )),
+        }
+    }
+
+    /// Waits for a trace worker's one line ([`Hello::Traced`]); the worker ends after it.
+    pub fn traced(
+        self,
+        timeout: Duration,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<crate::gpu::wire::Traced, WorkerError> {
+        match self.hello(timeout, cancel)? {
+            (_, _, Hello::Traced(t)) => Ok(t),
+            _ => Err(WorkerError::Broken(
+                "the worker served the timing protocol where it was to take a trace".into(),
+            )),
+        }
+    }
+
+    /// The worker's first line, a failure said there as the error.
+    fn hello(
+        self,
+        timeout: Duration,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<(String, Child, Hello), WorkerError> {
+        let Starting { id, mut child } = self;
+        let limits = Limits::new(timeout, cancel);
+        let line = next_json_line(&mut child, &limits)?;
+        match serde_json::from_str::<Hello>(&line) {
             Ok(Hello::Failed { message, skipped }) => Err(if skipped {
                 WorkerError::Skipped(message)
             } else {
                 WorkerError::Failed(message)
             }),
+            Ok(hello) => Ok((id, child, hello)),
             Err(e) => Err(WorkerError::Broken(format!(
                 "the worker said something unexpected ({e}): {line}"
             ))),

@@ -157,6 +157,9 @@ fn profile_one(
         shape: crate::kinds::ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
         seed: 1,
         no_cases: false,
+        traced: false,
+        trace_out: None,
+        trace_cap: None,
     };
     let mut command: Vec<OsString> = vec![exe.into()];
     command.extend(args.command_line());

@@ -623,6 +623,9 @@ fn worker_command(
         shape: crate::kinds::ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
         seed,
         no_cases: !req.cases,
+        traced: false,
+        trace_out: None,
+        trace_cap: None,
     };
     let mut cmd = Command::new(exe);
     cmd.args(args.command_line());

@@ -53,6 +53,12 @@ pub struct KernelRecipe {
     pub dims: BTreeMap<String, Vec<u32>>,
     #[serde(default)]
     pub multiple_of: BTreeMap<String, u32>,
+    /// The names of the roles and stages that versions with pipeline markers
+    /// (`kernels/stallscope_trace.h`) number, unless a version names its own.
+    #[serde(default)]
+    pub trace_roles: Vec<String>,
+    #[serde(default)]
+    pub trace_stages: Vec<String>,
     #[serde(rename = "version")]
     pub versions: Vec<KernelVersion>,
     /// Where the manifest was read from (set on load).
@@ -134,7 +140,21 @@ pub struct KernelVersion {
     /// Passed to NVRTC after the defaults.
     #[serde(default)]
     pub options: Vec<String>,
+    /// Its source carries pipeline markers (`kernels/stallscope_trace.h`): `stallscope
+    /// trace` can trace it.
+    #[serde(default)]
+    pub marked: bool,
+    /// The roles its markers number (role 0 first, at most [`TRACE_ROLES`]) [default:
+    /// the recipe's `trace_roles`].
+    #[serde(default)]
+    pub trace_roles: Vec<String>,
+    /// The stages its markers number [default: the recipe's `trace_stages`].
+    #[serde(default)]
+    pub trace_stages: Vec<String>,
 }
+
+/// The most roles a traced block has (`SS_TRACE_ROLES` in `kernels/stallscope_trace.h`).
+pub const TRACE_ROLES: usize = 4;
 
 /// A 2-D tensor map over one of the kind's tensors, seen as its `[rows, cols]` matrix
 /// ([`crate::kinds::Tensor`]).
@@ -180,6 +200,12 @@ impl KernelRecipe {
             }
             for (d, m) in &l.multiple_of {
                 v.multiple_of.entry(d.clone()).or_insert(*m);
+            }
+            if v.marked && v.trace_roles.is_empty() {
+                v.trace_roles = l.trace_roles.clone();
+            }
+            if v.marked && v.trace_stages.is_empty() {
+                v.trace_stages = l.trace_stages.clone();
             }
         }
         l.validate().with_context(|| format!("in {name}"))?;
@@ -234,6 +260,25 @@ impl KernelRecipe {
             }
             if v.unsupported(&shape.unflagged()).is_none() {
                 v.launch(&shape)?;
+            }
+            if v.trace_roles.len() > TRACE_ROLES {
+                bail!(
+                    "version {}: {} trace roles (at most {TRACE_ROLES})",
+                    v.id,
+                    v.trace_roles.len()
+                );
+            }
+            if v.marked && (v.trace_roles.is_empty() || v.trace_stages.is_empty()) {
+                bail!(
+                    "version {}: marked, but no trace_roles or trace_stages name its marks (give them in the version or the recipe)",
+                    v.id
+                );
+            }
+            if !v.marked && !(v.trace_roles.is_empty() && v.trace_stages.is_empty()) {
+                bail!(
+                    "version {}: trace_roles and trace_stages are for a marked version (marked = true)",
+                    v.id
+                );
             }
             for m in &v.tensor_maps {
                 if !tensors.contains(&m.tensor.as_str()) {
@@ -385,6 +430,17 @@ pub const MAX_BLOCK_THREADS: i64 = 1024;
 pub const MAX_SHARED_BYTES: i64 = 232_448;
 
 impl KernelVersion {
+    /// Why `stallscope trace` cannot trace it, if it cannot.
+    pub fn untraceable(&self) -> Option<String> {
+        (!self.marked).then(|| {
+            format!(
+                "version {} has no pipeline markers (marked = true in the recipe, with its \
+                 source marking its stages through stallscope_trace.h)",
+                self.id
+            )
+        })
+    }
+
     /// The launch at a shape on a GPU of `DEFAULT_SMS` multiprocessors.
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
         self.launch_on(shape, DEFAULT_SMS)

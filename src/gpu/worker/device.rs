@@ -131,6 +131,26 @@ impl Device {
         })
     }
 
+    /// Writes `value` into the module global `name` of the kernel's module (the trace
+    /// buffer's address and capacity: a kernel's arguments stay its own).
+    pub fn set_global(&self, k: &Kernel, name: &str, value: &[u8]) -> Result<()> {
+        use cudarc::driver::DevicePtr;
+        let view = k
+            ._module
+            .get_global(name, &self._stream)
+            .cuda(&format!("{} has no module global {name}", k.name))?;
+        if view.len() != value.len() {
+            bail!(
+                "{}'s global {name} is {} bytes, not {}",
+                k.name,
+                view.len(),
+                value.len()
+            );
+        }
+        let (ptr, _record) = view.device_ptr(&self._stream);
+        unsafe { result::memcpy_htod_sync(ptr, value) }.cuda(&format!("setting {name}"))
+    }
+
     /// Launches a kernel. `args` point at the argument values, in order.
     pub fn launch(&self, k: &Kernel, l: &Launch, args: &mut [*mut c_void]) -> Result<()> {
         if l.shared_bytes > 48 * 1024 {

@@ -7,6 +7,7 @@ pub mod baselines;
 pub mod candidate;
 pub mod device;
 pub mod problem;
+pub mod trace;
 
 use self::candidate::Candidate;
 use self::device::{Device, Graph};
@@ -23,6 +24,8 @@ use std::io::BufRead;
 struct Version<'d> {
     problem: Problem<'d>,
     prepared: Prepared,
+    /// The trace build's buffer, where it is the trace build that runs.
+    _trace: Option<trace::TraceBuffer>,
 }
 
 impl Candidate for Version<'_> {
@@ -82,7 +85,9 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                 Ok(v) => v,
                 Err(e) => return failed(e),
             };
-            if !args.no_cases {
+            // The trace build is timed against the plain one, which was checked on the
+            // cases; its own first and last launches are checked still.
+            if !args.no_cases && !args.traced {
                 match check_cases(&dev, &recipe, v, &shape, args.seed) {
                     Ok(c) => ready.checks = c,
                     Err(e) => return failed(e),
@@ -97,12 +102,22 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                     return failed(anyhow::anyhow!("{m}"));
                 }
             }
-            let prepared = match problem.prepare(&recipe, v) {
-                Ok(p) => p,
+            let built = if args.traced {
+                let cap = args.trace_cap.unwrap_or(trace::DEFAULT_CAP);
+                trace::prepare(&problem, &recipe, v, cap).map(|(p, b)| (p, Some(b)))
+            } else {
+                problem.prepare(&recipe, v).map(|p| (p, None))
+            };
+            let (prepared, trace) = match built {
+                Ok(b) => b,
                 Err(e) => return failed(e),
             };
             ready.resources = prepared.kernel.resources.clone();
-            let mut c = Version { problem, prepared };
+            let mut c = Version {
+                problem,
+                prepared,
+                _trace: trace,
+            };
             serve(&dev, &mut c, ready)
         }
         Mode::Baseline => {
@@ -111,6 +126,30 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                 Err(e) => return failed(e),
             };
             serve(&dev, baseline.as_mut(), ready)
+        }
+        Mode::Trace => {
+            let traced = recipe
+                .version(&args.version)
+                .with_context(|| format!("no version {}", args.version))
+                .and_then(|v| {
+                    let out = args
+                        .trace_out
+                        .as_deref()
+                        .context("--mode trace needs --trace-out")?;
+                    let cap = args.trace_cap.unwrap_or(trace::DEFAULT_CAP);
+                    let t = trace::capture(&problem, &recipe, v, cap, out)?;
+                    let (rel, abs) = v.tolerances(&recipe);
+                    match t.error.as_ref().and_then(|e| judge(e, rel, abs)) {
+                        Some(why) => anyhow::bail!(
+                            "the trace build computes a wrong result, so its trace is refused: {why}"
+                        ),
+                        None => Ok(t),
+                    }
+                });
+            match traced {
+                Ok(t) => say(&Hello::Traced(t)),
+                Err(e) => failed(e),
+            }
         }
         Mode::Profile => unreachable!("handled above"),
     }

@@ -191,9 +191,21 @@ impl<'d> Problem<'d> {
 
     /// Compiles a version and binds its arguments (tensor maps included) to this problem.
     pub fn prepare(&self, recipe: &KernelRecipe, v: &KernelVersion) -> Result<Prepared> {
+        self.prepare_with(recipe, v, &[])
+    }
+
+    /// [`Problem::prepare`] with `extra` NVRTC options after the version's own (the
+    /// trace build's definition).
+    pub fn prepare_with(
+        &self,
+        recipe: &KernelRecipe,
+        v: &KernelVersion,
+        extra: &[String],
+    ) -> Result<Prepared> {
         let source = recipe.read(&v.source)?;
         let mut options = self.shape.kind().defines(&self.shape);
         options.extend(v.options.iter().cloned());
+        options.extend(extra.iter().cloned());
         let kernel = self.dev.kernel(&v.source, &source, &v.entry, &options)?;
         let launch = v.launch_on(&self.shape, self.dev.sm_count()? as u32)?;
         let maps = v
