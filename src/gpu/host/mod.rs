@@ -15,4 +15,5 @@ pub mod runner;
 pub mod script;
 pub mod stats;
 pub mod stopping;
+pub mod trace;
 pub mod window;

@@ -54,6 +54,9 @@ pub struct Request {
     /// The candidate the stopping rule takes ratios against [default: the fastest
     /// version].
     pub against: Option<String>,
+    /// Beside each marked version, its trace build ([`traced_id`]), timed alike: what
+    /// tracing costs.
+    pub traced_twins: bool,
 }
 
 impl Request {
@@ -73,6 +76,7 @@ impl Request {
             cases: true,
             placement: Placement::default(),
             against: None,
+            traced_twins: false,
         }
     }
 }
@@ -248,10 +252,21 @@ fn candidates(plan: &Plan, exe: &Path, scripts: &Path, report: &mut Report) -> V
                 message: Some(why),
                 ..plan.blank(&v.id, RunStatus::Skipped)
             }),
-            None => candidates.push(Candidate {
-                id: v.id.clone(),
-                cmd: worker_command(exe, req, Mode::Run, &v.id, shape, seed),
-            }),
+            None => {
+                candidates.push(Candidate {
+                    id: v.id.clone(),
+                    cmd: worker_command(exe, req, Mode::Run, &v.id, shape, seed),
+                });
+                if req.traced_twins && v.marked {
+                    let mut cmd = worker_args(req, Mode::Run, &v.id, shape, seed);
+                    cmd.traced = true;
+                    cmd.no_cases = true;
+                    candidates.push(Candidate {
+                        id: traced_id(&v.id),
+                        cmd: launch(exe, req, &cmd),
+                    });
+                }
+            }
         }
     }
     if !req.baselines {
@@ -608,6 +623,11 @@ fn failed(blank: &RunResult, e: &WorkerError) -> RunResult {
     }
 }
 
+/// The id the trace build of version `id` runs under beside it (`trace` times the two).
+pub fn traced_id(id: &str) -> String {
+    format!("{id}~traced")
+}
+
 fn worker_command(
     exe: &Path,
     req: &Request,
@@ -616,7 +636,18 @@ fn worker_command(
     shape: Shape,
     seed: u64,
 ) -> Command {
-    let args = WorkerArgs {
+    launch(exe, req, &worker_args(req, mode, id, shape, seed))
+}
+
+/// The worker's command line for a candidate, through the request's placement.
+fn launch(exe: &Path, req: &Request, args: &WorkerArgs) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(args.command_line());
+    req.placement.wrap(cmd)
+}
+
+fn worker_args(req: &Request, mode: Mode, id: &str, shape: Shape, seed: u64) -> WorkerArgs {
+    WorkerArgs {
         mode,
         recipe: req.kernels.clone(),
         version: id.to_string(),
@@ -626,10 +657,7 @@ fn worker_command(
         traced: false,
         trace_out: None,
         trace_cap: None,
-    };
-    let mut cmd = Command::new(exe);
-    cmd.args(args.command_line());
-    req.placement.wrap(cmd)
+    }
 }
 
 fn fresh_seed() -> u64 {
