@@ -323,6 +323,11 @@ fn the_markers_leave_a_version_s_code_unchanged_and_its_trace_build_compiles() {
                 "{}: the trace build stamps nothing",
                 v.id
             );
+            // What the marks cost the trace build is timed by `stallscope trace`; a
+            // serialized wgmma there is said, not refused.
+            for advisory in gpu::nvrtc::performance_advisories(&t.log) {
+                eprintln!("{} trace build: {advisory:?}", v.id);
+            }
         }
     }
     assert!(marked > 0, "no version is marked");
