@@ -322,9 +322,9 @@ attn_v18(const half* __restrict__ Q, const half* __restrict__ K,
     SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
     SS_TRACE_END(tr, 0);
-    SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+    SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
     turn_wait(mine);
-    SS_TRACE_END(tr, 7);
+    SS_TRACE_END(tr, 9);
     SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score<BC>(sc, qt, base + K_OFF);
@@ -351,9 +351,9 @@ attn_v18(const half* __restrict__ Q, const half* __restrict__ K,
         SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), parity);
         SS_TRACE_END(tr, 1);
-        SS_TRACE_BEGIN(tr, 7);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
-        SS_TRACE_END(tr, 7);
+        SS_TRACE_END(tr, 9);
         SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
@@ -390,9 +390,9 @@ attn_v18(const half* __restrict__ Q, const half* __restrict__ K,
         SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), (j / STAGES) & 1);
         SS_TRACE_END(tr, 1);
-        SS_TRACE_BEGIN(tr, 7);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
-        SS_TRACE_END(tr, 7);
+        SS_TRACE_END(tr, 9);
         SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
         const unsigned vt = base + V_OFF + s * KV_BYTES;

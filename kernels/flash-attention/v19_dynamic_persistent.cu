@@ -385,9 +385,9 @@ attn_v19(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s0), (tile / STAGES) & 1);
             SS_TRACE_END(tr, 0);
-            SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+            SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + s0 * KV_BYTES);
@@ -416,9 +416,9 @@ attn_v19(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
@@ -455,9 +455,9 @@ attn_v19(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             const unsigned vt = base + V_OFF + s * KV_BYTES;

@@ -450,10 +450,10 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     int pending_slot = 0;
     auto release_slot = [&]() {
         if (pending && tid == 0) {
-            SS_TRACE_BEGIN(tr, 5);  // the previous item's TMA store, finishing under this turn
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(pending_slot));
-            SS_TRACE_END(tr, 5);
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -465,9 +465,9 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
     SS_TRACE_END(tr, 0);
-    SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+    SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
     turn_wait(mine);
-    SS_TRACE_END(tr, 7);
+    SS_TRACE_END(tr, 9);
     SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score<BC>(sc, qt, base + K_OFF);
@@ -497,9 +497,9 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
@@ -546,9 +546,9 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
 #pragma unroll
@@ -572,9 +572,9 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
         SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), (gj / STAGES) & 1);
         SS_TRACE_END(tr, 1);
-        SS_TRACE_BEGIN(tr, 7);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
-        SS_TRACE_END(tr, 7);
+        SS_TRACE_END(tr, 9);
         SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score<BC>(sc, next_qt, base + K_OFF + sn * KV_BYTES);

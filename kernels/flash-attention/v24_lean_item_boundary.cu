@@ -466,10 +466,10 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
     bool pending = false;
     auto release_slot = [&]() {
         if (pending && tid == 0) {
-            SS_TRACE_BEGIN(tr, 5);  // the previous item's TMA store, finishing under this turn
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(done_slot));
-            SS_TRACE_END(tr, 5);
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -486,9 +486,9 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
         const int first = item_q0(item) + 64 * cw;  // this warpgroup's first row
         const unsigned qt = base + Q_OFF + qs * QSLOT_BYTES + cw * QW_BYTES;
         unsigned qa[D / 16][4];
-        SS_TRACE_BEGIN(tr, 6);  // this item's Q tile into registers (ldmatrix)
+        SS_TRACE_BEGIN(tr, 10);  // this item's Q tile into registers (ldmatrix)
         load_q(qa, qt, warp, lane);
-        SS_TRACE_END(tr, 6);
+        SS_TRACE_END(tr, 10);
         m[0] = m[1] = NEG_INF;
         l[0] = l[1] = 0.f;
         warp_first = first + warp * 16;
@@ -503,9 +503,9 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s0), (tile / STAGES) & 1);
             SS_TRACE_END(tr, 0);
-            SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+            SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, s0 * KV_BYTES));
@@ -546,9 +546,9 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, sn * KV_BYTES));
@@ -586,9 +586,9 @@ attn_v24(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             const Desc vd = shifted(v_desc, s * KV_BYTES);

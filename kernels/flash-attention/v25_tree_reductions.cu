@@ -340,9 +340,9 @@ attn_v25(const half* __restrict__ Q, const half* __restrict__ K,
         const int q0 = item_q0(item), tiles = item_tiles(item);
         const unsigned qt = base + Q_OFF + qs * QSLOT_BYTES + cw * QW_BYTES;
         unsigned qa[D / 16][4];
-        SS_TRACE_BEGIN(tr, 6);  // this item's Q tile into registers (ldmatrix)
+        SS_TRACE_BEGIN(tr, 10);  // this item's Q tile into registers (ldmatrix)
         load_q(qa, qt, warp, lane);
-        SS_TRACE_END(tr, 6);
+        SS_TRACE_END(tr, 10);
         const int first = q0 + 64 * cw;         // this warpgroup's first row
         float o[64];
 #pragma unroll
@@ -417,9 +417,9 @@ attn_v25(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s0), (tile / STAGES) & 1);
             SS_TRACE_END(tr, 0);
-            SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+            SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, s0 * KV_BYTES));
@@ -427,10 +427,10 @@ attn_v25(const half* __restrict__ Q, const half* __restrict__ K,
             turn_pass(other);
             // The previous item's output has left its Q slot: hand the slot back.
             if (tid == 0 && n > 0) {
-                SS_TRACE_BEGIN(tr, 5);  // the previous item's TMA store, finishing under this Q·Kᵀ
+                SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this Q·Kᵀ
                 bulk_wait_read();
                 mbar_arrive(empty_q(qs ^ 1));
-                SS_TRACE_END(tr, 5);
+                SS_TRACE_END(tr, 12);
             }
             wgmma_wait<0>();
             SS_TRACE_END(tr, 2);
@@ -455,9 +455,9 @@ attn_v25(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, sn * KV_BYTES));
@@ -494,9 +494,9 @@ attn_v25(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             const Desc vd = shifted(v_desc, s * KV_BYTES);

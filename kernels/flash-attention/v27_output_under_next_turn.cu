@@ -501,10 +501,10 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     // The Q slot of a stored output returns to the producer once the copy has read it.
     auto release_slot = [&]() {
         if (pending && tid == 0) {
-            SS_TRACE_BEGIN(tr, 5);  // the previous item's TMA store, finishing under this turn
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(done_slot));
-            SS_TRACE_END(tr, 5);
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -529,9 +529,9 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
         SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(gj % VST), (gj / VST) & 1);
         SS_TRACE_END(tr, 1);
-        SS_TRACE_BEGIN(tr, 7);  // the wait for this warpgroup's turn at the tensor cores
+        SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
         turn_wait(mine);
-        SS_TRACE_END(tr, 7);
+        SS_TRACE_END(tr, 9);
         SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
@@ -575,16 +575,16 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
     int item = item_slot[0];
     if (item < 0) return;
     enter(item, 0);
-    SS_TRACE_BEGIN(tr, 6);  // the item's Q tile into registers (ldmatrix)
+    SS_TRACE_BEGIN(tr, 10);  // the item's Q tile into registers (ldmatrix)
     load_q(qa, base + Q_OFF + cw * QW_BYTES, warp, lane);
-    SS_TRACE_END(tr, 6);
+    SS_TRACE_END(tr, 10);
     // The block's first turn: a Q·Kᵀ alone.
     SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
     SS_TRACE_END(tr, 0);
-    SS_TRACE_BEGIN(tr, 7);
+    SS_TRACE_BEGIN(tr, 9);
     turn_wait(mine);
-    SS_TRACE_END(tr, 7);
+    SS_TRACE_END(tr, 9);
     SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score(sc, qa, k_desc);
@@ -625,9 +625,9 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
             SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(gl % VST), (gl / VST) & 1);
             SS_TRACE_END(tr, 1);
-            SS_TRACE_BEGIN(tr, 7);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
-            SS_TRACE_END(tr, 7);
+            SS_TRACE_END(tr, 9);
             SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             pv(gl, tiles == 1);
@@ -644,18 +644,18 @@ attn_v27(const half* __restrict__ Q, const half* __restrict__ K,
             store_output();
             break;
         }
-        SS_TRACE_BEGIN(tr, 6);  // the next item's Q tile into registers (ldmatrix)
+        SS_TRACE_BEGIN(tr, 10);  // the next item's Q tile into registers (ldmatrix)
         load_q(qa, base + Q_OFF + (n % 2) * QSLOT_BYTES + cw * QW_BYTES, warp, lane);
-        SS_TRACE_END(tr, 6);
+        SS_TRACE_END(tr, 10);
         SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(gn % KST), (gn / KST) & 1);
         SS_TRACE_END(tr, 0);
         SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(gl % VST), (gl / VST) & 1);
         SS_TRACE_END(tr, 1);
-        SS_TRACE_BEGIN(tr, 7);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
-        SS_TRACE_END(tr, 7);
+        SS_TRACE_END(tr, 9);
         SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
