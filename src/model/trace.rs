@@ -1,0 +1,945 @@
+//! Pipeline traces: what a traced kernel's leader threads stamped at their stage marks
+//! (`stallscope trace`), decoded from the buffer the kernel wrote ([`decode`]) into
+//! spans per block and role, and stored as one compact file per version and shape in
+//! the version's folder (`profiles/LADDER/VERSION/trace-1,64,1024,128.json.gz`).
+//!
+//! The buffer is `blocks × 4` lanes (lane = block × 4 + role) of `2 + 3 × cap` 64-bit
+//! words. A lane's word 0 counts the marks its leader made (more than `cap`: it
+//! overflowed, its first `cap` kept), word 1 holds the SM id in its low 32 bits and has
+//! bit 63 set once the lane was opened (an unused lane is all zero); mark `i` is words
+//! `2 + 3i ..`: the SM's cycle counter (clock64), %globaltimer in ns, and a tag
+//! (stage in bits 0–15, kind in bits 16–31: 1 begin, 2 end).
+//!
+//! Spans within a block are in cycles of its SM (one counter for all its lanes);
+//! %globaltimer, whose step may be coarse (~32 ns to 1 µs), only places a block against
+//! the others and gives its nanoseconds per cycle where the block lasts long enough.
+
+use super::runs::Shape;
+use super::store::Store;
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The schema every trace file names.
+pub const SCHEMA: &str = "stallscope/trace/1";
+
+/// Lanes a block has in the buffer, one per role (roles beyond are refused).
+pub const LANES_PER_BLOCK: usize = 4;
+
+/// The kind bits of a begin mark and of an end mark.
+pub const BEGIN: u64 = 1;
+pub const END: u64 = 2;
+
+/// Bit 63 of a lane's word 1: the lane was opened.
+pub const USED_BIT: u64 = 1 << 63;
+
+/// The %globaltimer step assumed where it was not measured: the coarsest seen.
+pub const ASSUMED_RESOLUTION_NS: u64 = 1000;
+
+/// How many timer steps a stretch of time must last for its own nanoseconds per cycle
+/// (elapsed ns / elapsed cycles) to be trusted: at this many, a step's error is at most
+/// 2 % of it.
+pub const LONG_ENOUGH_STEPS: u64 = 100;
+
+/// The words of a lane: its count, its SM word and `cap` marks of three words.
+pub fn lane_words(cap: u32) -> u64 {
+    2 + 3 * u64::from(cap)
+}
+
+/// The words of a buffer of `blocks` blocks whose lanes hold `cap` marks.
+pub fn buffer_words(blocks: u32, cap: u32) -> u64 {
+    u64::from(blocks) * LANES_PER_BLOCK as u64 * lane_words(cap)
+}
+
+/// One version's trace at one shape: what was measured and where, and the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// The version traced.
+    pub version: String,
+    /// The problem it ran.
+    pub shape: Shape,
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// When it ran (RFC 3339, UTC).
+    #[serde(default)]
+    pub when: Option<String>,
+    /// The finest step %globaltimer took on that GPU, where it was measured.
+    #[serde(default)]
+    pub timer_resolution_ns: Option<u64>,
+    /// What tracing cost, where it was timed.
+    #[serde(default)]
+    pub overhead: Option<Overhead>,
+    pub timeline: Timeline,
+}
+
+/// The traced build's time against the plain one's, under the same protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    pub plain_us: f64,
+    pub traced_us: f64,
+}
+
+impl Overhead {
+    /// How much longer the traced build took, % of the plain one's time.
+    pub fn pct(&self) -> Option<f64> {
+        (self.plain_us > 0.0).then(|| (self.traced_us / self.plain_us - 1.0) * 100.0)
+    }
+}
+
+/// What [`decode`] makes of a buffer: the roles and stages by name, the lanes that
+/// overflowed, the marks that found no partner, and each block that marked anything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// Role names by index (0: the producer, 1: consumer 0, …), as the recipe gives them.
+    pub roles: Vec<String>,
+    /// Stage names by index.
+    pub stages: Vec<String>,
+    /// Marks a lane holds.
+    pub cap: u32,
+    /// Blocks of the launch (some may have marked nothing: they are not in `blocks`).
+    pub grid_blocks: u32,
+    /// Lanes that made more marks than they hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overflowed: Vec<Overflow>,
+    /// Begins without an end and ends without a begin, per block, role and stage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched: Vec<Unmatched>,
+    /// The blocks that made a mark, by block index.
+    pub blocks: Vec<Block>,
+}
+
+/// A lane that overflowed: its block, role and the marks its leader made (only the
+/// first `cap` are kept; begins left open where it was cut are dropped, not counted
+/// as unmatched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overflow {
+    pub block: u32,
+    pub role: u8,
+    pub marks: u64,
+}
+
+/// Marks of one block, role and stage that found no partner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unmatched {
+    pub block: u32,
+    pub role: u8,
+    pub stage: u16,
+    /// Begins never ended.
+    pub begins: u32,
+    /// Ends with no begin open.
+    pub ends: u32,
+}
+
+/// Where a block's nanoseconds per cycle come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// The block's own elapsed ns over its elapsed cycles: it lasted long enough.
+    Block,
+    /// The SM clock the caller gave ([`Clocks::sm_clock_mhz`]).
+    Given,
+    /// Every block's elapsed ns over their elapsed cycles, pooled.
+    Pooled,
+    /// None of these: the block is in cycles only.
+    Unknown,
+}
+
+/// One block's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    /// Its linear block index.
+    pub block: u32,
+    pub sm: u32,
+    /// Its first mark's %globaltimer after the kernel's first mark, ns (to within the
+    /// timer's step).
+    pub start_ns: u64,
+    /// Nanoseconds per cycle of its SM, where known.
+    #[serde(default)]
+    pub ns_per_cycle: Option<f64>,
+    pub clock: Clock,
+    /// From its first mark to its last, cycles.
+    pub cycles: u64,
+    /// Its spans by role, then start.
+    pub spans: Vec<Span>,
+}
+
+impl Block {
+    /// `cycles` after the block's first mark, in ns after the kernel's first mark.
+    pub fn ns_at(&self, cycles: u64) -> Option<f64> {
+        Some(self.start_ns as f64 + cycles as f64 * self.ns_per_cycle?)
+    }
+
+    /// How long the block lasted, ns, where its clock is known.
+    pub fn duration_ns(&self) -> Option<f64> {
+        Some(self.cycles as f64 * self.ns_per_cycle?)
+    }
+}
+
+/// One stage of one role, from its begin to its end, in cycles after the block's first
+/// mark. Written `[role, stage, start, end]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "[u64; 4]", into = "[u64; 4]")]
+pub struct Span {
+    pub role: u8,
+    pub stage: u16,
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Span {
+    pub fn cycles(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
+impl From<Span> for [u64; 4] {
+    fn from(s: Span) -> [u64; 4] {
+        [u64::from(s.role), u64::from(s.stage), s.start, s.end]
+    }
+}
+
+impl TryFrom<[u64; 4]> for Span {
+    type Error = String;
+    fn try_from([role, stage, start, end]: [u64; 4]) -> Result<Span, String> {
+        let bad = || {
+            format!(
+                "span [{role}, {stage}, {start}, {end}] is not [role, stage, start, end] with start ≤ end"
+            )
+        };
+        if start > end {
+            return Err(bad());
+        }
+        Ok(Span {
+            role: u8::try_from(role).map_err(|_| bad())?,
+            stage: u16::try_from(stage).map_err(|_| bad())?,
+            start,
+            end,
+        })
+    }
+}
+
+impl Timeline {
+    /// The name of role `r`.
+    pub fn role_name(&self, r: u8) -> &str {
+        self.roles.get(usize::from(r)).map_or("?", String::as_str)
+    }
+
+    /// The name of stage `s`.
+    pub fn stage_name(&self, s: u16) -> &str {
+        self.stages.get(usize::from(s)).map_or("?", String::as_str)
+    }
+
+    /// Every mark that found no partner.
+    pub fn unmatched_marks(&self) -> u64 {
+        self.unmatched
+            .iter()
+            .map(|u| u64::from(u.begins) + u64::from(u.ends))
+            .sum()
+    }
+
+    /// Whether a lane of block `b` overflowed (its figures are cut short).
+    pub fn cut(&self, b: &Block) -> bool {
+        self.overflowed.iter().any(|o| o.block == b.block)
+    }
+
+    /// Every span names a role and a stage there are names for and lies within its
+    /// block; a trace read from a file is checked so before anything indexes it.
+    pub fn check(&self) -> Result<()> {
+        if self.roles.is_empty() || self.roles.len() > LANES_PER_BLOCK {
+            bail!(
+                "the timeline names {} roles; a trace has 1 to {LANES_PER_BLOCK}",
+                self.roles.len()
+            );
+        }
+        if self.stages.is_empty() || self.stages.len() > usize::from(u16::MAX) + 1 {
+            bail!("the timeline names {} stages", self.stages.len());
+        }
+        for b in &self.blocks {
+            for s in &b.spans {
+                if usize::from(s.role) >= self.roles.len()
+                    || usize::from(s.stage) >= self.stages.len()
+                    || s.end > b.cycles
+                {
+                    bail!(
+                        "block {}: span [{}, {}, {}, {}] names a role or stage without a name, or ends after the block ({} cycles)",
+                        b.block,
+                        s.role,
+                        s.stage,
+                        s.start,
+                        s.end,
+                        b.cycles
+                    );
+                }
+            }
+            if b.ns_per_cycle.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
+                bail!("block {}: ns_per_cycle must be a positive number", b.block);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the caller knows of the clocks, for [`decode`]: the timer's measured step (else
+/// [`ASSUMED_RESOLUTION_NS`]) and the SM clock during the launch, for the blocks too
+/// short to give their own.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Clocks {
+    pub timer_resolution_ns: Option<u64>,
+    pub sm_clock_mhz: Option<f64>,
+}
+
+impl Clocks {
+    fn resolution(&self) -> u64 {
+        self.timer_resolution_ns
+            .filter(|&r| r > 0)
+            .unwrap_or(ASSUMED_RESOLUTION_NS)
+    }
+
+    /// Whether `ns` lasts long enough for its own ns per cycle.
+    fn long_enough(&self, ns: u64) -> bool {
+        ns >= LONG_ENOUGH_STEPS * self.resolution()
+    }
+}
+
+/// One mark as the buffer holds it.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    clock: u64,
+    ns: u64,
+    stage: u16,
+    kind: u64,
+}
+
+/// One lane's marks, read and checked.
+struct Lane {
+    role: u8,
+    sm: u32,
+    marks: Vec<Mark>,
+    made: u64,
+}
+
+/// Decodes a traced launch's buffer (`raw`, as the kernel left it) of `blocks` blocks
+/// whose lanes hold `cap` marks, naming roles and stages as the recipe does. Begins and
+/// ends pair per lane and stage, the latest begin first (so a stage may nest in itself;
+/// different stages may interleave); a mark without a partner is counted in
+/// [`Timeline::unmatched`]. An error names the block and role (and the mark) where the
+/// buffer breaks the layout: a size that is not the layout's, an unused lane holding
+/// data, a used lane of a role without a name, a kind that is neither begin nor end, a
+/// stage without a name, a cycle counter that goes back, or lanes of one block on two
+/// SMs.
+pub fn decode(
+    raw: &[u64],
+    blocks: u32,
+    cap: u32,
+    roles: &[String],
+    stages: &[String],
+    clocks: Clocks,
+) -> Result<Timeline> {
+    if roles.is_empty() || roles.len() > LANES_PER_BLOCK {
+        bail!(
+            "a trace names 1 to {LANES_PER_BLOCK} roles, not {} ({})",
+            roles.len(),
+            roles.join(", ")
+        );
+    }
+    if stages.is_empty() || stages.len() > usize::from(u16::MAX) + 1 {
+        bail!("a trace names 1 to 65536 stages, not {}", stages.len());
+    }
+    let want = buffer_words(blocks, cap);
+    if raw.len() as u64 != want {
+        bail!(
+            "the trace buffer holds {} words, but {blocks} blocks × {LANES_PER_BLOCK} lanes × (2 + 3 × {cap} marks) make {want}",
+            raw.len()
+        );
+    }
+    let stride = lane_words(cap) as usize;
+    let mut overflowed = Vec::new();
+    let mut unmatched = Vec::new();
+    // Per block: its lanes' spans in absolute cycles, its first and last marks.
+    struct Raw {
+        block: u32,
+        sm: u32,
+        first: Mark,
+        last: Mark,
+        spans: Vec<Span>,
+    }
+    let mut found: Vec<Raw> = Vec::new();
+    for block in 0..blocks {
+        let mut lanes = Vec::new();
+        for role in 0..LANES_PER_BLOCK {
+            let at = (block as usize * LANES_PER_BLOCK + role) * stride;
+            let words = &raw[at..at + stride];
+            let lane = read_lane(words, block, role as u8, cap, roles, stages)?;
+            if let Some(l) = lane {
+                if l.made > u64::from(cap) {
+                    overflowed.push(Overflow {
+                        block,
+                        role: l.role,
+                        marks: l.made,
+                    });
+                }
+                lanes.push(l);
+            }
+        }
+        if let Some(other) = lanes.iter().find(|l| l.sm != lanes[0].sm) {
+            bail!(
+                "block {block}: role {} ({}) ran on SM {} but role {} ({}) on SM {}: the lanes of one block share an SM",
+                lanes[0].role,
+                roles[usize::from(lanes[0].role)],
+                lanes[0].sm,
+                other.role,
+                roles[usize::from(other.role)],
+                other.sm
+            );
+        }
+        let all = || lanes.iter().flat_map(|l| &l.marks);
+        let (Some(first), Some(last)) = (
+            all().min_by_key(|m| m.clock).copied(),
+            all().max_by_key(|m| m.clock).copied(),
+        ) else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        for l in &lanes {
+            pair(l, block, cap, &mut spans, &mut unmatched);
+        }
+        found.push(Raw {
+            block,
+            sm: lanes[0].sm,
+            first,
+            last,
+            spans,
+        });
+    }
+
+    // The clock: each block's own where it lasted long enough, else the given one,
+    // else every block's pooled.
+    let elapsed = |r: &Raw| {
+        (
+            r.last.ns.saturating_sub(r.first.ns),
+            r.last.clock - r.first.clock,
+        )
+    };
+    let (pooled_ns, pooled_cycles) = found
+        .iter()
+        .map(elapsed)
+        .filter(|&(_, c)| c > 0)
+        .fold((0u64, 0u64), |(n, c), (dn, dc)| (n + dn, c + dc));
+    let pooled = (pooled_cycles > 0 && pooled_ns > 0 && clocks.long_enough(pooled_ns))
+        .then(|| pooled_ns as f64 / pooled_cycles as f64);
+    let given = clocks
+        .sm_clock_mhz
+        .filter(|&m| m.is_finite() && m > 0.0)
+        .map(|mhz| 1e3 / mhz);
+    let kernel_start = found.iter().map(|r| r.first.ns).min().unwrap_or(0);
+    let blocks_out = found
+        .into_iter()
+        .map(|r| {
+            let (ns, cycles) = elapsed(&r);
+            let (ns_per_cycle, clock) = if cycles > 0 && ns > 0 && clocks.long_enough(ns) {
+                (Some(ns as f64 / cycles as f64), Clock::Block)
+            } else if given.is_some() {
+                (given, Clock::Given)
+            } else if pooled.is_some() {
+                (pooled, Clock::Pooled)
+            } else {
+                (None, Clock::Unknown)
+            };
+            let origin = r.first.clock;
+            let mut spans: Vec<Span> = r
+                .spans
+                .into_iter()
+                .map(|s| Span {
+                    start: s.start - origin,
+                    end: s.end - origin,
+                    ..s
+                })
+                .collect();
+            spans.sort_by_key(|s| (s.role, s.start, s.end, s.stage));
+            Block {
+                block: r.block,
+                sm: r.sm,
+                start_ns: r.first.ns.saturating_sub(kernel_start),
+                ns_per_cycle,
+                clock,
+                cycles,
+                spans,
+            }
+        })
+        .collect();
+    Ok(Timeline {
+        roles: roles.to_vec(),
+        stages: stages.to_vec(),
+        cap,
+        grid_blocks: blocks,
+        overflowed,
+        unmatched,
+        blocks: blocks_out,
+    })
+}
+
+/// Reads one lane's words: `None` where the lane is unused (all zero).
+fn read_lane(
+    words: &[u64],
+    block: u32,
+    role: u8,
+    cap: u32,
+    roles: &[String],
+    stages: &[String],
+) -> Result<Option<Lane>> {
+    let name = roles
+        .get(usize::from(role))
+        .map_or("no name", String::as_str);
+    let here = || format!("block {block}, role {role} ({name})");
+    let (made, sm_word) = (words[0], words[1]);
+    if sm_word & USED_BIT == 0 {
+        if let Some(i) = words.iter().position(|&w| w != 0) {
+            bail!(
+                "{}: the lane is not marked used (bit 63 of its word 1 is clear) but its word {i} holds {:#x}",
+                here(),
+                words[i]
+            );
+        }
+        return Ok(None);
+    }
+    if usize::from(role) >= roles.len() {
+        bail!(
+            "{}: the lane was used, but the recipe names {} roles ({})",
+            here(),
+            roles.len(),
+            roles.join(", ")
+        );
+    }
+    if (sm_word & !USED_BIT) >> 32 != 0 {
+        bail!(
+            "{}: word 1 is {sm_word:#x}: the SM id takes its low 32 bits and bit 63 marks it used, nothing else",
+            here()
+        );
+    }
+    let kept = made.min(u64::from(cap)) as usize;
+    let mut marks = Vec::with_capacity(kept);
+    for i in 0..kept {
+        let [clock, ns, tag] = [words[2 + 3 * i], words[3 + 3 * i], words[4 + 3 * i]];
+        let (stage, kind) = (tag & 0xFFFF, (tag >> 16) & 0xFFFF);
+        if tag >> 32 != 0 || !(kind == BEGIN || kind == END) {
+            bail!(
+                "{}, mark {i}: tag {tag:#x} is not stage | kind << 16 with kind 1 (begin) or 2 (end)",
+                here()
+            );
+        }
+        if stage as usize >= stages.len() {
+            bail!(
+                "{}, mark {i}: stage {stage}, but the recipe names {} stages ({})",
+                here(),
+                stages.len(),
+                stages.join(", ")
+            );
+        }
+        if let Some(prev) = marks.last().map(|m: &Mark| m.clock)
+            && clock < prev
+        {
+            bail!(
+                "{}, mark {i}: the cycle counter went back ({prev} then {clock}): marks of a lane are in program order",
+                here()
+            );
+        }
+        marks.push(Mark {
+            clock,
+            ns,
+            stage: stage as u16,
+            kind,
+        });
+    }
+    Ok(Some(Lane {
+        role,
+        sm: sm_word as u32,
+        marks,
+        made,
+    }))
+}
+
+/// Pairs a lane's begins and ends per stage, the latest begin first, into `spans`
+/// (absolute cycles); what finds no partner goes to `unmatched`, but the begins an
+/// overflow left open (their ends were not kept).
+fn pair(lane: &Lane, block: u32, cap: u32, spans: &mut Vec<Span>, unmatched: &mut Vec<Unmatched>) {
+    use std::collections::BTreeMap;
+    let mut open: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+    let mut ends: BTreeMap<u16, u32> = BTreeMap::new();
+    for m in &lane.marks {
+        if m.kind == BEGIN {
+            open.entry(m.stage).or_default().push(m.clock);
+        } else if let Some(start) = open.get_mut(&m.stage).and_then(Vec::pop) {
+            spans.push(Span {
+                role: lane.role,
+                stage: m.stage,
+                start,
+                end: m.clock,
+            });
+        } else {
+            *ends.entry(m.stage).or_default() += 1;
+        }
+    }
+    let cut = lane.made > u64::from(cap);
+    let mut counts: BTreeMap<u16, (u32, u32)> = BTreeMap::new();
+    if !cut {
+        for (stage, starts) in &open {
+            if !starts.is_empty() {
+                counts.entry(*stage).or_default().0 = starts.len() as u32;
+            }
+        }
+    }
+    for (stage, n) in ends {
+        counts.entry(stage).or_default().1 = n;
+    }
+    unmatched.extend(counts.into_iter().map(|(stage, (begins, ends))| Unmatched {
+        block,
+        role: lane.role,
+        stage,
+        begins,
+        ends,
+    }));
+}
+
+// ---- files ----
+
+/// The file name of a trace at `shape`: `trace-1,64,1024,128.json.gz`, each flag set
+/// after a `-` (`trace-1,16,8192,128-causal.json.gz`).
+pub fn file_name(shape: &Shape) -> String {
+    let flags: String = shape.flags_set().iter().map(|f| format!("-{f}")).collect();
+    format!("trace-{}{flags}.json.gz", shape.dims_text())
+}
+
+/// Whether a file name is a trace's (`trace-….json.gz`, or `.json` uncompressed).
+pub fn is_trace_name(name: &str) -> bool {
+    name.starts_with("trace-") && (name.ends_with(".json.gz") || name.ends_with(".json"))
+}
+
+impl Trace {
+    /// A trace of `version` at `shape`, its timeline decoded; the rest unknown.
+    pub fn new(version: &str, shape: Shape, timeline: Timeline) -> Trace {
+        Trace {
+            schema: SCHEMA.to_string(),
+            version: version.to_string(),
+            shape,
+            gpu: None,
+            when: None,
+            timer_resolution_ns: None,
+            overhead: None,
+            timeline,
+        }
+    }
+
+    /// Its file name in the version's folder.
+    pub fn file_name(&self) -> String {
+        file_name(&self.shape)
+    }
+
+    /// The file's content: compact JSON, gzipped.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        use flate2::{Compression, write::GzEncoder};
+        use std::io::Write;
+        let json = serde_json::to_vec(self)?;
+        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+        gz.write_all(&json)?;
+        Ok(gz.finish()?)
+    }
+
+    /// A trace from a file's bytes (gzipped or not, inflated up to `max_inflated`),
+    /// checked: its schema, its spans within its names and blocks. `shown` names the
+    /// file in errors.
+    pub fn from_bytes(shown: &str, bytes: &[u8], max_inflated: u64) -> Result<Trace> {
+        use std::io::Read;
+        let inflated;
+        let json: &[u8] = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(bytes)
+                .take(max_inflated.saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(|e| anyhow!("{shown}: gzip data is damaged: {e}"))?;
+            if out.len() as u64 > max_inflated {
+                bail!(
+                    "{shown}: the gzip data inflates to more than {} (the decompressed-size limit, --max-decompressed)",
+                    crate::files::limits::size_text(max_inflated)
+                );
+            }
+            inflated = out;
+            &inflated
+        } else {
+            bytes
+        };
+        // The schema first, so that a file of another schema says so rather than
+        // failing on a field.
+        #[derive(Deserialize)]
+        struct Head {
+            schema: Option<String>,
+        }
+        let head: Head =
+            serde_json::from_slice(json).map_err(|e| anyhow!("{shown}: not a trace file ({e})"))?;
+        if head.schema.as_deref() != Some(SCHEMA) {
+            bail!(
+                "{shown}: schema {:?}, but this stallscope reads {SCHEMA:?} traces",
+                head.schema.unwrap_or_default()
+            );
+        }
+        let trace: Trace = serde_json::from_slice(json).map_err(|e| anyhow!("{shown}: {e}"))?;
+        trace
+            .timeline
+            .check()
+            .with_context(|| format!("{shown}: the trace of {}", trace.version))?;
+        Ok(trace)
+    }
+}
+
+/// Reads the trace file at `path` from `store`, within its limits.
+pub fn read_trace(store: &Store, path: &Path) -> Result<Trace> {
+    let shown = store.describe(path);
+    let bytes = store.read(path)?;
+    Trace::from_bytes(&shown, &bytes, store.limits.max_decompressed)
+}
+
+/// A version's traces with their paths, and the files that could not be read with why.
+pub type VersionTraces = (Vec<(PathBuf, Trace)>, Vec<(PathBuf, String)>);
+
+/// The traces in version `id`'s folder of the ladder in `ladder_dir` (`trace-*.json.gz`),
+/// by file name, each with its path; a file that cannot be read is an error beside them.
+/// A trace of another version, or whose name is not its shape's, is an error too: a
+/// writer would not replace it.
+pub fn version_traces(store: &Store, ladder_dir: &Path, id: &str) -> VersionTraces {
+    let dir = ladder_dir.join(id);
+    let (mut found, mut failed) = (Vec::new(), Vec::new());
+    let names = match store.files(&dir) {
+        Ok(names) => names,
+        Err(_) => return (found, failed),
+    };
+    for path in names {
+        let is_trace = path
+            .file_name()
+            .is_some_and(|n| is_trace_name(&n.to_string_lossy()));
+        if !is_trace {
+            continue;
+        }
+        match read_trace(store, &path) {
+            Ok(t) if t.version != id => failed.push((
+                path,
+                format!("the trace is of version {:?}, not {id:?}", t.version),
+            )),
+            Ok(t) if !named_for(&path, &t) => {
+                let want = t.file_name();
+                failed.push((
+                    path,
+                    format!("the trace is at {}: its file is named {want}", t.shape),
+                ))
+            }
+            Ok(t) => found.push((path, t)),
+            Err(e) => {
+                let text = format!("{e:#}");
+                let prefix = format!("{}: ", store.describe(&path));
+                let why = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
+                failed.push((path, why));
+            }
+        }
+    }
+    (found, failed)
+}
+
+/// Whether `path` is named for `trace`'s shape (gzipped or not).
+fn named_for(path: &Path, trace: &Trace) -> bool {
+    let want = trace.file_name();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    name.is_some_and(|n| n == want || Some(n.as_str()) == want.strip_suffix(".gz"))
+}
+
+/// Writes `trace` into its version's folder of the ladder in `ladder_dir` (which must
+/// exist), replacing the trace of that version and shape, under the ladder's lock, in
+/// one rename; returns its path. The ladder's manifest must name the version for
+/// loading to find it (the caller records it, as a run does).
+pub fn write_trace(ladder_dir: &Path, trace: &Trace) -> Result<PathBuf> {
+    crate::files::names::check_folder_name("version id", &trace.version)?;
+    if trace.version.contains(".staging-") {
+        bail!(
+            "version id {:?} holds \".staging-\", which marks an import in progress",
+            trace.version
+        );
+    }
+    trace
+        .timeline
+        .check()
+        .with_context(|| format!("the trace of {}", trace.version))?;
+    let bytes = trace.to_bytes()?;
+    let _lock = crate::files::lock::Lock::acquire(ladder_dir)?;
+    let dir = ladder_dir.join(&trace.version);
+    crate::files::confine::create_dir(ladder_dir, &dir)?;
+    let path = dir.join(trace.file_name());
+    crate::files::write::atomically(&path, &bytes)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A mark as (cycles, ns, stage, kind).
+    type M = (u64, u64, u64, u64);
+    /// A lane as (block, role, SM, marks made, its marks).
+    type L<'a> = (u32, usize, u32, u64, &'a [M]);
+
+    /// A buffer of `blocks` blocks and `cap` marks a lane, laid out as
+    /// kernels/stallscope_trace.h writes it: each lane given as (block, role, SM, marks
+    /// made, marks as (cycles, ns, stage, kind)).
+    fn buffer(blocks: u32, cap: u32, lanes: &[L]) -> Vec<u64> {
+        let mut raw = vec![0u64; buffer_words(blocks, cap) as usize];
+        let stride = lane_words(cap) as usize;
+        for &(block, role, sm, made, marks) in lanes {
+            let at = (block as usize * LANES_PER_BLOCK + role) * stride;
+            raw[at] = made;
+            raw[at + 1] = USED_BIT | u64::from(sm);
+            for (i, &(c, ns, stage, kind)) in marks.iter().enumerate().take(cap as usize) {
+                raw[at + 2 + 3 * i..at + 5 + 3 * i].copy_from_slice(&[c, ns, stage | kind << 16]);
+            }
+        }
+        raw
+    }
+
+    fn clocks() -> Clocks {
+        Clocks {
+            timer_resolution_ns: Some(32),
+            sm_clock_mhz: Some(1000.0),
+        }
+    }
+
+    #[test]
+    fn two_roles_of_a_block_decode_to_their_spans_from_the_block_s_first_mark() {
+        // Producer: stage 6 over cycles 100..300. Consumer 0: stage 2 over 200..500,
+        // stage 3 over 500..900. The block starts at cycle 100.
+        let producer: &[M] = &[(100, 10_000, 6, BEGIN), (300, 10_200, 6, END)];
+        let consumer: &[M] = &[
+            (200, 10_100, 2, BEGIN),
+            (500, 10_400, 2, END),
+            (500, 10_400, 3, BEGIN),
+            (900, 10_800, 3, END),
+        ];
+        let raw = buffer(2, 8, &[(0, 0, 5, 2, producer), (0, 1, 5, 4, consumer)]);
+        let roles = names(&["producer", "consumer 0"]);
+        let stages = names(&[
+            "wait K",
+            "wait V",
+            "Q·Kᵀ",
+            "softmax",
+            "P·V",
+            "store",
+            "issue loads",
+        ]);
+        let t = decode(&raw, 2, 8, &roles, &stages, clocks()).unwrap();
+        assert_eq!(t.blocks.len(), 1, "block 1 marked nothing");
+        let b = &t.blocks[0];
+        assert_eq!((b.block, b.sm, b.start_ns, b.cycles), (0, 5, 0, 800));
+        let spans: Vec<(u8, u16, u64, u64)> = b
+            .spans
+            .iter()
+            .map(|s| (s.role, s.stage, s.start, s.end))
+            .collect();
+        assert_eq!(spans, [(0, 6, 0, 200), (1, 2, 100, 400), (1, 3, 400, 800)]);
+        assert!(t.overflowed.is_empty() && t.unmatched.is_empty());
+        assert_eq!(t.stage_name(3), "softmax");
+    }
+
+    #[test]
+    fn an_overflowed_lane_and_an_unmatched_mark_are_counted_not_fatal() {
+        // Role 0 made 5 marks into a lane of 2: its first two kept. Role 1 ends a stage
+        // it never began.
+        let full: &[M] = &[(10, 1, 0, BEGIN), (20, 2, 0, END)];
+        let stray: &[M] = &[(15, 1, 1, END)];
+        let raw = buffer(1, 2, &[(0, 0, 3, 5, full), (0, 1, 3, 1, stray)]);
+        let t = decode(
+            &raw,
+            1,
+            2,
+            &names(&["a", "b"]),
+            &names(&["x", "y"]),
+            clocks(),
+        )
+        .unwrap();
+        assert_eq!(t.overflowed.len(), 1);
+        assert_eq!((t.overflowed[0].role, t.overflowed[0].marks), (0, 5));
+        assert_eq!(t.unmatched.len(), 1);
+        assert_eq!(
+            (
+                t.unmatched[0].role,
+                t.unmatched[0].stage,
+                t.unmatched[0].ends
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(t.blocks[0].spans.len(), 1);
+    }
+
+    #[test]
+    fn a_buffer_that_breaks_the_layout_is_an_error_naming_where() {
+        let roles = names(&["producer"]);
+        let stages = names(&["x"]);
+        let e = decode(&[0; 7], 1, 1, &roles, &stages, clocks()).unwrap_err();
+        assert!(format!("{e}").contains("holds 7 words"), "{e}");
+        // A stage past the recipe's names.
+        let bad: &[M] = &[(1, 1, 4, BEGIN)];
+        let raw = buffer(1, 2, &[(0, 0, 0, 1, bad)]);
+        let e = decode(&raw, 1, 2, &roles, &stages, clocks()).unwrap_err();
+        assert!(
+            format!("{e}").contains("block 0, role 0 (producer), mark 0: stage 4"),
+            "{e}"
+        );
+        // Two lanes of one block on two SMs.
+        let m: &[M] = &[(1, 1, 0, BEGIN)];
+        let raw = buffer(1, 1, &[(0, 0, 1, 1, m), (0, 1, 2, 1, m)]);
+        let e = decode(&raw, 1, 1, &names(&["a", "b"]), &stages, clocks()).unwrap_err();
+        assert!(format!("{e}").contains("share an SM"), "{e}");
+    }
+
+    #[test]
+    fn blocks_are_placed_by_the_global_timer_and_timed_by_their_own_clock() {
+        // Block 1 starts 5 µs after block 0; each lasts 4000 ns over 8000 cycles, 100
+        // steps of 32 ns and more: its own 0.5 ns a cycle.
+        let a: &[M] = &[(0, 1_000, 0, BEGIN), (8_000, 5_000, 0, END)];
+        let b: &[M] = &[(50, 6_000, 0, BEGIN), (8_050, 10_000, 0, END)];
+        let raw = buffer(2, 4, &[(0, 0, 1, 2, a), (1, 0, 2, 2, b)]);
+        let t = decode(&raw, 2, 4, &names(&["p"]), &names(&["x"]), clocks()).unwrap();
+        let starts: Vec<u64> = t.blocks.iter().map(|b| b.start_ns).collect();
+        assert_eq!(starts, [0, 5_000]);
+        assert!(
+            t.blocks
+                .iter()
+                .all(|b| b.clock == Clock::Block && b.ns_per_cycle == Some(0.5))
+        );
+    }
+
+    #[test]
+    fn a_trace_round_trips_through_its_file() {
+        let m: &[M] = &[(0, 0, 0, BEGIN), (10, 5, 0, END)];
+        let raw = buffer(1, 2, &[(0, 0, 0, 2, m)]);
+        let timeline = decode(&raw, 1, 2, &names(&["p"]), &names(&["x"]), clocks()).unwrap();
+        let shape = crate::kinds::attention::shape(1, 64, 1024, 128, true);
+        let t = Trace {
+            schema: SCHEMA.to_string(),
+            version: "v13".into(),
+            shape,
+            gpu: Some("NVIDIA H200".into()),
+            when: None,
+            timer_resolution_ns: Some(32),
+            overhead: Some(Overhead {
+                plain_us: 100.0,
+                traced_us: 102.0,
+            }),
+            timeline,
+        };
+        assert_eq!(t.file_name(), "trace-1,64,1024,128-causal.json.gz");
+        let bytes = t.to_bytes().unwrap();
+        let back = Trace::from_bytes("t", &bytes, 1 << 20).unwrap();
+        assert_eq!(back, t);
+        assert!((t.overhead.unwrap().pct().unwrap() - 2.0).abs() < 1e-9);
+    }
+}
