@@ -91,7 +91,7 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
     outln!(
         "{:<8} {:>26} {:>7} {:>10} {:>10} {:>10}  trace",
         "version",
-        "overhead (traced / plain)",
+        "plain over traced",
         "blocks",
         "marks/lane",
         "overflowed",
@@ -135,12 +135,11 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
             let dir = writable_profiles(common).join(&recipe.ladder);
             write_trace(&dir, &t)?.display().to_string()
         };
-        let cost_cell = match cost.as_ref().and_then(|k| k.speedup.as_ref()) {
-            Some(s) => format!(
-                "{:+.1} % (plain {})",
-                (s.ratio - 1.0) * 100.0,
-                s.verdict.word()
-            ),
+        // The plain build's speed-up over the trace build, rounds paired, with the
+        // verdict's rule (clocks apart or cycles disagreeing say unclear).
+        let speedup = cost.as_ref().and_then(|k| k.speedup.as_ref());
+        let cost_cell = match speedup {
+            Some(_) => crate::report::runs::ratio_cell(speedup),
             None if a.no_overhead => "not timed".into(),
             None => "unknown".into(),
         };
@@ -160,13 +159,14 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
                 c.info.cap
             );
         }
-        if let Some(pct) = overhead.and_then(|o| o.pct())
-            && pct > TRUSTED_OVERHEAD_PCT
+        if let Some(s) = speedup
+            && (s.ratio - 1.0) * 100.0 > TRUSTED_OVERHEAD_PCT
         {
             ok = false;
             eprintln!(
-                "{id}: tracing costs {pct:.1} %, more than {TRUSTED_OVERHEAD_PCT} %: the marks \
-                 stretch its stages, so its picture may not be the plain build's"
+                "{id}: tracing costs {:.1} % ({cost_cell}), more than {TRUSTED_OVERHEAD_PCT} %: \
+                 the marks stretch its stages, so its picture may not be the plain build's",
+                (s.ratio - 1.0) * 100.0
             );
         }
     }

@@ -166,9 +166,6 @@ pub struct Traced {
     pub error: Option<ErrorStats>,
     /// The finest step %globaltimer took, ns.
     pub timer_resolution_ns: Option<u64>,
-    /// The traced launch's time, ms (events around it).
-    #[serde(default)]
-    pub launch_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -289,7 +289,7 @@ const DIMS: &[Dim] = &[
 const BASELINES: &[Baseline] = &[
     Baseline {
         id: "cublas",
-        title: "cuBLAS (cublasGemmEx, fp16 in, fp32 accumulation)",
+        title: "cuBLAS (cublasGemmStridedBatchedEx, one batch: fp16 in, fp32 accumulation)",
         runs: BaselineRun::Builtin,
     },
     Baseline {

@@ -299,11 +299,6 @@ impl Shape {
         self
     }
 
-    /// Whether no flag is set.
-    pub fn is_plain(&self) -> bool {
-        self.flags == 0
-    }
-
     /// The dimensions alone, `1,64,1024,128`.
     pub fn dims_text(&self) -> String {
         self.dims()
@@ -434,6 +429,13 @@ impl ShapeText {
                 .map_err(|e| format!("shape {:?}: {e}", self.text))?;
         }
         Ok(shape)
+    }
+}
+
+/// A shape's own text, as a worker's command line carries it.
+impl From<Shape> for ShapeText {
+    fn from(s: Shape) -> ShapeText {
+        ShapeText::parse(&s.to_string()).expect("a shape's text parses")
     }
 }
 

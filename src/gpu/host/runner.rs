@@ -651,7 +651,7 @@ fn worker_args(req: &Request, mode: Mode, id: &str, shape: Shape, seed: u64) -> 
         mode,
         recipe: req.kernels.clone(),
         version: id.to_string(),
-        shape: crate::kinds::ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
+        shape: shape.into(),
         seed,
         no_cases: !req.cases,
         traced: false,

@@ -97,7 +97,7 @@ pub fn capture(
             mode: Mode::Trace,
             recipe: req.kernels.clone(),
             version: v.id.clone(),
-            shape: ShapeText::parse(&shape.to_string()).expect("a shape's own text"),
+            shape: shape.into(),
             seed: req.seed,
             no_cases: true,
             traced: true,

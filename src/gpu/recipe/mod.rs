@@ -144,7 +144,7 @@ pub struct KernelVersion {
     /// trace` can trace it.
     #[serde(default)]
     pub marked: bool,
-    /// The roles its markers number (role 0 first, at most [`TRACE_ROLES`]) [default:
+    /// The roles its markers number (role 0 first, at most `model::trace::LANES_PER_BLOCK`) [default:
     /// the recipe's `trace_roles`].
     #[serde(default)]
     pub trace_roles: Vec<String>,
@@ -152,9 +152,6 @@ pub struct KernelVersion {
     #[serde(default)]
     pub trace_stages: Vec<String>,
 }
-
-/// The most roles a traced block has (`SS_TRACE_ROLES` in `kernels/stallscope_trace.h`).
-pub const TRACE_ROLES: usize = 4;
 
 /// A 2-D tensor map over one of the kind's tensors, seen as its `[rows, cols]` matrix
 /// ([`crate::kinds::Tensor`]).
@@ -261,11 +258,12 @@ impl KernelRecipe {
             if v.unsupported(&shape.unflagged()).is_none() {
                 v.launch(&shape)?;
             }
-            if v.trace_roles.len() > TRACE_ROLES {
+            if v.trace_roles.len() > crate::model::trace::LANES_PER_BLOCK {
                 bail!(
-                    "version {}: {} trace roles (at most {TRACE_ROLES})",
+                    "version {}: {} trace roles (at most {})",
                     v.id,
-                    v.trace_roles.len()
+                    v.trace_roles.len(),
+                    crate::model::trace::LANES_PER_BLOCK
                 );
             }
             if v.marked && (v.trace_roles.is_empty() || v.trace_stages.is_empty()) {

@@ -5,8 +5,9 @@
 
 use super::device::{Buffer, Device};
 use super::problem::{Prepared, Problem};
-use crate::gpu::recipe::{KernelRecipe, KernelVersion, TRACE_ROLES};
+use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::Traced;
+use crate::model::trace::{LANES_PER_BLOCK, buffer_words};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 
@@ -24,14 +25,9 @@ pub struct TraceBuffer {
     pub cap: u32,
 }
 
-/// Words of one lane: its count, its SM, then three words a mark.
-pub fn lane_words(cap: u32) -> u64 {
-    2 + 3 * cap as u64
-}
-
 /// The capacity a lane gets: `asked`, lowered until the buffer fits its bound.
 pub fn capacity(blocks: u32, asked: u32) -> u32 {
-    let lanes = blocks as u64 * TRACE_ROLES as u64;
+    let lanes = blocks as u64 * LANES_PER_BLOCK as u64;
     let most = (MAX_BUFFER_BYTES / 8 / lanes.max(1)).saturating_sub(2) / 3;
     asked.min(most as u32).max(1)
 }
@@ -53,7 +49,7 @@ pub fn prepare(
     let blocks = x * y * z;
     let cap = capacity(blocks, asked_cap);
     let dev = problem.device();
-    let words = blocks as u64 * TRACE_ROLES as u64 * lane_words(cap);
+    let words = buffer_words(blocks, cap);
     let buf = dev.alloc((words * 8) as usize)?;
     dev.zero(&buf)?;
     dev.set_global(
@@ -83,7 +79,7 @@ pub fn capture(
     dev.sync()?;
     dev.zero(&trace.buf)?;
     problem.poison()?;
-    let launch_ms = dev.time_ms(|| problem.run(&mut prepared))?;
+    problem.run(&mut prepared)?;
     let error = problem.check_current()?;
     let words: Vec<u64> = dev.download(&trace.buf)?;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -95,7 +91,6 @@ pub fn capture(
         cap: trace.cap,
         error: Some(error),
         timer_resolution_ns: timer_resolution(dev).ok(),
-        launch_ms: Some(launch_ms),
     })
 }
 
@@ -134,8 +129,7 @@ mod tests {
         assert_eq!(capacity(132, 4096), 4096);
         let many = capacity(100_000, 4096);
         assert!((1..4096).contains(&many));
-        let bytes = 100_000u64 * TRACE_ROLES as u64 * lane_words(many) * 8;
+        let bytes = buffer_words(100_000, many) * 8;
         assert!(bytes <= MAX_BUFFER_BYTES, "{bytes}");
-        assert_eq!(lane_words(2), 8);
     }
 }

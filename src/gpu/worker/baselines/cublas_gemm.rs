@@ -18,11 +18,13 @@ impl<'p, 'd> CublasGemm<'p, 'd> {
             cublas: Cublas::new(problem.device(), "the cuBLAS GEMM baseline")?,
         })
     }
+}
 
+impl<'d> crate::gpu::worker::candidate::Launches<'d> for CublasGemm<'_, 'd> {
     /// C = A·B. Row-major C [M, N] is column-major N×M: Cᵀ = Bᵀ·Aᵀ = Bt·Aᵀ, where Bt
     /// (row-major [N, K]) is column-major K×N, used transposed, and A (row-major
     /// [M, K]) is column-major K×M: m = N, n = M, k = K, the `TN` case.
-    pub fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<()> {
         let p = self.problem;
         let (a, c) = (&p.tensor("A")?.1, &p.output().1);
         let bt = &p.tensor("Bt")?.1;
@@ -44,7 +46,7 @@ impl<'p, 'd> CublasGemm<'p, 'd> {
         )
     }
 
-    pub fn problem(&self) -> &Problem<'d> {
+    fn problem(&self) -> &Problem<'d> {
         self.problem
     }
 }

@@ -40,10 +40,12 @@ impl<'p, 'd> Unfused<'p, 'd> {
             probs,
         })
     }
+}
 
+impl<'d> crate::gpu::worker::candidate::Launches<'d> for Unfused<'_, 'd> {
     /// One forward pass: scores = Q·Kᵀ (fp32), P = softmax(scale · scores) (fp16),
     /// O = P·V (fp16).
-    pub fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<()> {
         let p = self.problem;
         let x = Dims::of(&p.shape);
         let (s, d) = (x.s as i32, x.d as i32);
@@ -104,7 +106,7 @@ impl<'p, 'd> Unfused<'p, 'd> {
         )
     }
 
-    pub fn problem(&self) -> &Problem<'d> {
+    fn problem(&self) -> &Problem<'d> {
         self.problem
     }
 }
