@@ -5,6 +5,7 @@ use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, Shape};
 use super::store::{Place, Store};
+use super::trace::{self, Trace};
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
 use crate::files::{self, confine::FileError, limits::SizeLimits};
 use crate::kinds::Kind;
@@ -51,6 +52,9 @@ pub struct Version {
     pub parent: Option<String>,
     /// The command ncu profiled into this version (`profile -- CMD`), to profile again.
     pub profiled_with: Option<super::manifest::ProfileCommand>,
+    /// Its pipeline traces (`stallscope trace`), one per shape, by file name: the
+    /// `trace-*.json.gz` files of its folder in the ladder folder.
+    pub traces: Vec<Trace>,
 }
 
 impl Version {
@@ -411,6 +415,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             .text(entry, "notes", entry.notes.as_deref(), report)
             .map(|(_, t)| t);
         let source = at.text(entry, "source", entry.source.as_deref(), report);
+        let traces = at.traces(entry, report);
         versions.push(Version {
             id: entry.id.clone(),
             title: entry.title.clone(),
@@ -428,6 +433,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             flops: entry.flops,
             parent: entry.parent.clone(),
             profiled_with: entry.profile.clone(),
+            traces,
         });
     }
     if let Some(problem) = m.parent_problems().first() {
@@ -494,6 +500,19 @@ impl Folder<'_> {
             }
         }
         Ok(pages)
+    }
+
+    /// The traces in the version's folder; one that cannot be read is a warning, and
+    /// the version loads without it.
+    fn traces(&self, entry: &manifest::VersionEntry, report: &mut LoadReport) -> Vec<Trace> {
+        let (found, failed) = trace::version_traces(self.store, self.dir, &entry.id);
+        for (path, why) in failed {
+            report.warnings.push(ParseError::file(
+                &path,
+                format!("{why}; version {} loads without this trace", entry.id),
+            ));
+        }
+        found.into_iter().map(|(_, t)| t).collect()
     }
 
     /// A text file a version's entry names under `key` (its notes, its source), with its

@@ -12,6 +12,7 @@ pub mod runs;
 pub mod source;
 pub mod staging;
 pub mod store;
+pub mod trace;
 
 pub use kernel_name::{TITLE_MAX, default_title, short_kernel_name};
 pub use ladder::{
@@ -24,3 +25,4 @@ pub use profile::Profile;
 pub use runs::{RunResult, RunStatus, Shape};
 pub use source::SourcePage;
 pub use store::{Place, Store};
+pub use trace::Trace;

@@ -156,6 +156,34 @@ impl Store {
         }
     }
 
+    /// The files directly in a folder (not its sub-folders), sorted by name; an error
+    /// where the folder cannot be listed (or is not there).
+    pub fn files(&self, path: &Path) -> Result<Vec<PathBuf>> {
+        let mut out = match self.place {
+            Place::Disk => std::fs::read_dir(path)
+                .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+                .map(|e| e.path())
+                .collect::<Vec<_>>(),
+            Place::Embedded => {
+                let (dir, rest) = embedded_root(path)?;
+                let dir = if rest.as_os_str().is_empty() {
+                    dir
+                } else {
+                    dir.get_dir(&rest)
+                        .ok_or_else(|| anyhow!("{} is not built in", path.display()))?
+                };
+                let base = path.to_path_buf();
+                dir.files()
+                    .map(|f| base.join(f.path().file_name().unwrap_or_default()))
+                    .collect()
+            }
+        };
+        out.sort();
+        Ok(out)
+    }
+
     /// The sub-folders of a folder, sorted by name.
     pub fn subdirs(&self, path: &Path) -> Result<Vec<PathBuf>> {
         let mut out = match self.place {
