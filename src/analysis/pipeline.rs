@@ -9,7 +9,7 @@
 //! Shares are of cycles within one block (one SM's counter), so they need no clock.
 
 use super::shown::Shown;
-use crate::model::trace::{Block, Timeline};
+use crate::model::trace::{Block, Span, Timeline};
 use crate::model::{Ladder, runs::Shape};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -19,6 +19,35 @@ pub const MIN_CHANGE: f64 = 0.05;
 
 /// How many changes a step's sentence tells at most.
 pub const SENTENCE_CHANGES: usize = 2;
+
+/// The most tracing may cost, % of the plain build's time, for the timeline to be taken
+/// as the plain kernel's (the goal): past it, the reports say so.
+pub const TRUSTED_OVERHEAD_PCT: f64 = 3.0;
+
+/// For the spans of one lane, in the order given, the row each takes so that no two
+/// spans on a row overlap (one that starts inside another goes on a row below; touching
+/// spans share one), and how many rows that makes.
+pub fn stack_rows(spans: &[&Span]) -> (Vec<usize>, usize) {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| (spans[i].start, std::cmp::Reverse(spans[i].end)));
+    let mut ends: Vec<u64> = Vec::new();
+    let mut rows = vec![0; spans.len()];
+    for i in order {
+        let s = spans[i];
+        match ends.iter().position(|&e| e <= s.start) {
+            Some(r) => {
+                ends[r] = s.end;
+                rows[i] = r;
+            }
+            None => {
+                rows[i] = ends.len();
+                ends.push(s.end);
+            }
+        }
+    }
+    let n = ends.len();
+    (rows, n)
+}
 
 /// Share of the block's time a role spent in a stage (its spans there merged).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -860,6 +889,22 @@ mod tests {
             now: 0.14,
         };
         assert_eq!(sentence(&[small], 2), None);
+    }
+
+    #[test]
+    fn spans_that_overlap_take_rows_below_and_touching_ones_share_a_row() {
+        let s = |start, end| Span {
+            role: 0,
+            stage: 0,
+            start,
+            end,
+        };
+        let spans = [s(0, 10), s(10, 20), s(12, 15), s(2, 4), s(14, 30)];
+        let refs: Vec<&Span> = spans.iter().collect();
+        // [0, 10] row 0, [2, 4] inside it row 1, [10, 20] row 0 again, [12, 15] row 1
+        // (free from 4), [14, 30] row 2.
+        assert_eq!(stack_rows(&refs), (vec![0, 0, 1, 1, 2], 3));
+        assert_eq!(stack_rows(&[]), (vec![], 0));
     }
 
     #[test]
