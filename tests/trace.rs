@@ -461,3 +461,30 @@ fn perfetto_without_a_trace_is_refused_and_a_block_in_cycles_only_is_left_out() 
         "{text}"
     );
 }
+
+#[test]
+fn check_reads_every_trace_and_names_the_one_that_does_not_read() {
+    let fixtures = path_arg(&common::fixture("trace"));
+    let out = stallscope(&["check", "--profiles", &fixtures]).success();
+    let out = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        out.contains("2 version(s), 2 file(s) checked; no problems"),
+        "{out}"
+    );
+    let (tmp, dir) = temp_ladder(&["v13"]);
+    trace::write_trace(&dir, &v13()).unwrap();
+    // The same trace again under another shape's name.
+    std::fs::copy(
+        dir.join("v13/trace-1,64,1024,128.json.gz"),
+        dir.join("v13/trace-1,16,8192,128.json.gz"),
+    )
+    .unwrap();
+    let out = stallscope(&["check", "--profiles", &path_arg(tmp.path())]).failure();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap()
+        + &String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        text.contains("v13/trace-1,16,8192,128.json.gz: the trace is at 1,64,1024,128: its file is named trace-1,64,1024,128.json.gz"),
+        "{text}"
+    );
+    assert!(text.contains("1 problem(s)"), "{text}");
+}
