@@ -280,6 +280,12 @@ pub fn sentence(changes: &[Change], most: usize) -> Option<String> {
 
 // ---- one block ----
 
+/// Intervals of cycles, `(start, end)`.
+type Intervals = Vec<(u64, u64)>;
+
+/// A role and a stage, by index.
+type Lane = (u8, u16);
+
 /// Merged intervals, in order.
 fn merged(mut iv: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     iv.sort_unstable();
@@ -336,8 +342,7 @@ fn indexed(b: &Block) -> Option<Indexed> {
             .push((s.start, s.end));
         lanes.entry(s.role).or_default().push((s.start, s.end));
     }
-    let sets: Vec<((u8, u16), Vec<(u64, u64)>)> =
-        sets.into_iter().map(|(k, v)| (k, merged(v))).collect();
+    let sets: Vec<(Lane, Intervals)> = sets.into_iter().map(|(k, v)| (k, merged(v))).collect();
     let mut out = Indexed::default();
     for (k, iv) in &sets {
         out.busy.insert(*k, length(iv) as f64 / time);

@@ -699,6 +699,9 @@ pub fn read_trace(store: &Store, path: &Path) -> Result<Trace> {
     Trace::from_bytes(&shown, &bytes, store.limits.max_decompressed)
 }
 
+/// A trace file that cannot be read, and why.
+pub type Unreadable = (PathBuf, String);
+
 /// The traces in version `id`'s folder of the ladder in `ladder_dir` (`trace-*.json.gz`),
 /// by file name, each with its path; a file that cannot be read is an error beside them.
 /// A trace of another version, or whose name is not its shape's, is an error too: a
@@ -707,7 +710,7 @@ pub fn version_traces(
     store: &Store,
     ladder_dir: &Path,
     id: &str,
-) -> (Vec<(PathBuf, Trace)>, Vec<(PathBuf, String)>) {
+) -> (Vec<(PathBuf, Trace)>, Vec<Unreadable>) {
     let dir = ladder_dir.join(id);
     let (mut found, mut failed) = (Vec::new(), Vec::new());
     let names = match store.files(&dir) {

@@ -729,10 +729,6 @@ fn matrix_figure(a: &Analysed, i: usize, m: &Matrix, hot_ops: &[OpcodeStat]) -> 
     )
 }
 
-// ---- run results ----
-
-/// A column of the run tables: its heading and a result's cell (`None`: empty). A field
-/// added to [`RunResult`] is one more entry here; a column empty in every row is left out.
 // ---- pipeline traces ----
 
 /// Per traced version: its median block drawn as lanes per role, its figures, and the
@@ -790,6 +786,10 @@ fn pipeline_section(a: &Analysed) -> Option<Section> {
     })
 }
 
+// ---- run results ----
+
+/// A column of the run tables: its heading and a result's cell (`None`: empty). A field
+/// added to [`RunResult`] is one more entry here; a column empty in every row is left out.
 struct RunColumn {
     heading: &'static str,
     /// Left-aligned text rather than a number.
