@@ -56,11 +56,7 @@ pub fn prepare(
     let words = blocks as u64 * TRACE_ROLES as u64 * lane_words(cap);
     let buf = dev.alloc((words * 8) as usize)?;
     dev.zero(&buf)?;
-    dev.set_global(
-        &prepared.kernel,
-        "stallscope_trace_buffer",
-        &buf.ptr.to_le_bytes(),
-    )?;
+    dev.set_global(&prepared.kernel, "stallscope_trace_buffer", &buf.ptr.to_le_bytes())?;
     dev.set_global(&prepared.kernel, "stallscope_trace_cap", &cap.to_le_bytes())?;
     Ok((prepared, TraceBuffer { buf, blocks, cap }))
 }
