@@ -20,7 +20,9 @@
 # ptxas's registers and spills), gemm-check (every GEMM version and baseline at an odd
 # shape, burst, one round: correctness), gemm (the GEMM ladder and its baselines at
 # 8192³, 4096³ and 4000³, sustained, stored in profiles/gemm; GEMM_SHAPES for others),
-# gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm).
+# gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm),
+# trace (the pipeline timelines of the marked versions, TRACE_VERSIONS, at the reference
+# shape, with what tracing costs; stored in profiles/flash-attention).
 # A step that would start after $DEADLINE seconds (default 540, inside the device's
 # 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
@@ -161,6 +163,8 @@ PY
       $BIN profile --ladder gemm --version torch-matmul -k 'regex:gemm|nvjet|xmma|cutlass' \
         --launch-skip 2 -- python3 kernels/gemm/baselines/matmul_once.py
       $BIN report --ladder gemm | head -20 ;;
+    trace)
+      $BIN trace ${TRACE_VERSIONS:-v13 v14 v18 v28} ;;
     *) echo "unknown step $step" ;;
   esac
 done

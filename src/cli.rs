@@ -122,6 +122,14 @@ pub enum Command {
     /// program (a PyTorch script, a CUDA binary …) and imports what ncu measured as
     /// version V of ladder L, the command stored with it.
     Profile(ProfileArgs),
+    /// On a GPU: take the in-kernel pipeline timeline of marked versions.
+    ///
+    /// Each version's trace build (its pipeline markers, `kernels/stallscope_trace.h`,
+    /// stamping the SM's cycle counter and %globaltimer from one leader per role) is
+    /// timed against the plain build under the one protocol (what tracing costs), then
+    /// launched once after a warm-up, checked like any run (a trace of a wrong result
+    /// is refused), and its timeline stored beside the version's profiles.
+    Trace(TraceArgs),
     /// Compile versions with NVRTC (no GPU needed) and print their registers and spills.
     Build(BuildArgs),
     /// Verify a profiles folder without changing it (--profiles DIR, else ./profiles when
@@ -400,6 +408,40 @@ pub struct ProfileArgs {
     pub set: String,
     /// Seconds one version's profile may take.
     #[arg(long, default_value_t = profile::DEFAULT_TIMEOUT_S)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Version ids, or `all` [default: every marked version].
+    pub versions: Vec<String>,
+    /// The ladder whose recipe to trace, where the kernels folder holds several
+    /// [default: flash-attention].
+    #[arg(long)]
+    pub ladder: Option<String>,
+    /// Problem shape in the dimensions of the recipe's problem kind, `:flag` after them
+    /// [default: the recipe's reference shape].
+    #[arg(long, value_name = "DIMS[:FLAG]")]
+    pub shape: Option<ShapeText>,
+    /// Set this flag of the problem kind on the shape (`--flag causal`).
+    #[arg(long = "flag", value_name = "FLAG")]
+    pub flags: Vec<String>,
+    /// Marks one role of one block may record (fewer for grids of many blocks, so that
+    /// the buffer stays within 1 GiB) [default: 4096].
+    #[arg(long, value_name = "N")]
+    pub cap: Option<u32>,
+    /// Do not time the trace build against the plain one (faster; the overhead is then
+    /// unknown).
+    #[arg(long)]
+    pub no_overhead: bool,
+    /// Seed of the random inputs [default: fresh].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the traces, do not store them.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Seconds one version's trace may take.
+    #[arg(long, default_value_t = crate::gpu::host::trace::DEFAULT_TIMEOUT_S)]
     pub timeout: u64,
 }
 

@@ -1260,3 +1260,21 @@ fn compare_names_files_by_short_unique_names() {
         "{line}"
     );
 }
+
+#[test]
+fn trace_refuses_a_version_without_markers_and_says_what_marks_one() {
+    stallscope()
+        .args(["trace", "v01"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "version v01 has no pipeline markers (marked = true in the recipe",
+        ));
+    stallscope()
+        .args(["trace", "--ladder", "gemm"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "no version of gemm has pipeline markers",
+        ));
+}

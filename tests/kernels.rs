@@ -189,3 +189,146 @@ fn a_run_records_each_version_parent_in_the_profiles_manifest() {
     let parents: Vec<_> = m.versions.iter().map(|v| v.parent.as_deref()).collect();
     assert_eq!(parents, [None, Some("v15")]);
 }
+
+/// The source with every pipeline mark (`SS_TRACE_…(…);`) turned into spaces of its
+/// length: the same lines and columns, no marks.
+fn blank_marks(src: &str) -> String {
+    let mut out = src.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(at) = src[from..].find("SS_TRACE_").map(|i| i + from) {
+        // Past the macro's parentheses and the semicolon after them.
+        let mut depth = 0usize;
+        let mut end = at;
+        for (i, c) in src[at..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if src[end..].starts_with(';') {
+            end += 1;
+        }
+        out[at..end].fill(b' ');
+        from = end;
+    }
+    String::from_utf8(out).expect("marks are ASCII")
+}
+
+/// The code sections (`.text.*`) of a cubin, by name: its SASS, without the line table
+/// or the other sections a source's text reaches.
+fn text_sections(elf: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
+    assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF cubin");
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3A), u16_at(0x3C), u16_at(0x3E));
+    let section = |i: usize| {
+        let h = shoff + i * shentsize;
+        (u32_at(h), u64_at(h + 0x18), u64_at(h + 0x20))
+    };
+    let (_, names_at, _) = section(shstrndx);
+    let name = |off: usize| {
+        let s = &elf[names_at + off..];
+        String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap()]).into_owned()
+    };
+    (0..shnum)
+        .map(section)
+        .map(|(n, at, size)| (name(n), elf[at..at + size].to_vec()))
+        .filter(|(n, _)| n.starts_with(".text."))
+        .collect()
+}
+
+#[test]
+fn marks_blank_to_spaces_of_their_length() {
+    let src = "a();\n    SS_TRACE_BEGIN(tr, f(2));\nb();\nSS_TRACE_OPEN(tr, 1, x == (0));\n";
+    let blank = blank_marks(src);
+    assert_eq!(blank.len(), src.len());
+    assert_eq!(blank.lines().count(), src.lines().count());
+    assert!(!blank.contains("SS_TRACE") && blank.contains("a();") && blank.contains("b();"));
+    assert_eq!(blank.lines().nth(1).unwrap().trim(), "");
+}
+
+#[test]
+fn every_marked_version_includes_the_markers_and_marks_each_stage() {
+    for l in ladders() {
+        for v in l.versions.iter().filter(|v| v.marked) {
+            let src = l.read(&v.source).unwrap();
+            assert!(src.contains("#include \"stallscope_trace.h\""), "{}", v.id);
+            assert!(src.contains("SS_TRACE_OPEN("), "{} opens no lane", v.id);
+            let stages: std::collections::BTreeSet<usize> = src
+                .match_indices("SS_TRACE_BEGIN(tr, ")
+                .filter_map(|(i, m)| {
+                    src[i + m.len()..]
+                        .split(')')
+                        .next()
+                        .and_then(|n| n.trim().parse().ok())
+                })
+                .collect();
+            assert!(
+                stages.iter().all(|&s| s < v.trace_stages.len()),
+                "{}: stages {stages:?} of {:?}",
+                v.id,
+                v.trace_stages
+            );
+            let ends = src.matches("SS_TRACE_END(").count();
+            let begins = src.matches("SS_TRACE_BEGIN(").count();
+            assert_eq!(begins, ends, "{}: every begin has its end", v.id);
+        }
+    }
+}
+
+#[test]
+fn the_markers_leave_a_version_s_code_unchanged_and_its_trace_build_compiles() {
+    if !gpu::nvrtc::nvrtc_present() {
+        skip(
+            "the_markers_leave_a_version_s_code_unchanged_and_its_trace_build_compiles",
+            "nvrtc",
+            "NVRTC (libnvrtc.so) is not installed here",
+        );
+        return;
+    }
+    let c = gpu::nvrtc::Compiler::new("sm_90a").unwrap();
+    let mut marked = 0;
+    for l in ladders() {
+        let shape = l.reference_shape();
+        for v in l.versions.iter().filter(|v| v.marked) {
+            marked += 1;
+            let src = l.read(&v.source).unwrap();
+            let mut opts = l.kind.defines(&shape);
+            opts.extend(v.options.iter().cloned());
+            let with = c.compile(&v.source, &src, &opts).unwrap();
+            let without = c.compile(&v.source, &blank_marks(&src), &opts).unwrap();
+            let code = text_sections(&with.cubin);
+            assert!(!code.is_empty(), "{}: no code section", v.id);
+            assert!(
+                code == text_sections(&without.cubin),
+                "{}: the marks change the code of the default build",
+                v.id
+            );
+            let mut traced = opts.clone();
+            traced.push("-DSTALLSCOPE_TRACE".into());
+            let t = c
+                .compile(&v.source, &src, &traced)
+                .unwrap_or_else(|e| panic!("{} trace build: {e:#}", v.id));
+            assert!(
+                text_sections(&t.cubin) != code,
+                "{}: the trace build stamps nothing",
+                v.id
+            );
+            // What the marks cost the trace build is timed by `stallscope trace`; a
+            // serialized wgmma there is said, not refused.
+            for advisory in gpu::nvrtc::performance_advisories(&t.log) {
+                eprintln!("{} trace build: {advisory:?}", v.id);
+            }
+        }
+    }
+    assert!(marked > 0, "no version is marked");
+}

@@ -16,6 +16,7 @@
 //   O (64×128) += P · V    4 wgmma m64n128k16, B = V N-major (V is [key][d])
 // Copies stay cp.async, double-buffered as in v09.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -123,12 +124,15 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
     const int tiles = (kend + BC - 1) / BC;
 
     const Copier copier;
+    SS_TRACE_OPEN(tr, 1, threadIdx.x == 0);  // role 1: the one warpgroup, which loads and computes
+    SS_TRACE_BEGIN(tr, 6);
     copier.load(base + Q_OFF, Q + head, q0, S);
     commit();
     copier.load(base + K_OFF, K + head, 0, S);
     commit();
     copier.load(base + V_OFF, V + head, 0, S);
     commit();
+    SS_TRACE_END(tr, 6);
 
     float o[64];
 #pragma unroll
@@ -142,15 +146,20 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
         const int j0 = j * BC;
         const unsigned kt = base + K_OFF + (j & 1) * KV_BYTES;
         const unsigned vt = base + V_OFF + (j & 1) * KV_BYTES;
+        SS_TRACE_BEGIN(tr, 0);
         wait_groups<1>();   // Q and K tile j have landed
         fence_async_proxy();
         __syncthreads();
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 6);
         if (j + 1 < tiles) copier.load(base + K_OFF + ((j + 1) & 1) * KV_BYTES, K + head, j0 + BC, S);
         commit();
+        SS_TRACE_END(tr, 6);
 
         // S = Q · Kᵀ over 8 d-slices of 16: a slice is 32 bytes into the 128-byte rows
         // of one tile half (d 0-63, then 64-127).
         float s[32];
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < D / 16; ++ks) {
@@ -160,7 +169,9 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
         }
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 2);
 
+        SS_TRACE_BEGIN(tr, 3);
         if (j0 + BC > S || (causal && j0 + BC - 1 > warp_first)) {
 #pragma unroll
             for (int i = 0; i < 32; ++i) {
@@ -208,15 +219,21 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
                 *dst = *reinterpret_cast<unsigned*>(&h);
             }
         fence_async_proxy();
+        SS_TRACE_END(tr, 3);
 
+        SS_TRACE_BEGIN(tr, 1);
         wait_groups<1>();   // V tile j has landed
         fence_async_proxy();
         __syncthreads();    // and every warp's part of P is written
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 6);
         if (j + 1 < tiles) copier.load(base + V_OFF + ((j + 1) & 1) * KV_BYTES, V + head, j0 + BC, S);
         commit();
+        SS_TRACE_END(tr, 6);
 
         // O += P · V over 4 key-slices of 16. P: K-major, 32 bytes a slice. V: N-major,
         // a slice is 16 keys = 2 swizzle atoms (2 KB); the d-halves are a tile-half apart.
+        SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
@@ -229,8 +246,10 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
         }
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 4);
     }
 
+    SS_TRACE_BEGIN(tr, 5);
     half* out = O + head;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -244,4 +263,5 @@ attn_v10(const half* __restrict__ Q, const half* __restrict__ K,
             *reinterpret_cast<__half2*>(out + (long)row[r] * D + jd * 8 + t * 2) =
                 __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
     }
+    SS_TRACE_END(tr, 5);
 }

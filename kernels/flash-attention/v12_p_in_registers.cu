@@ -6,6 +6,7 @@
 // 64×128×16 wgmmas directly: no st.shared of P, no async-proxy fence, and one barrier
 // less per tile. B (V) still comes from shared memory through its descriptor.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -142,12 +143,17 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    SS_TRACE_OPEN(tr, 1, threadIdx.x == 0);  // role 1: the one warpgroup, which loads and computes
     if (threadIdx.x == 0) {
+        SS_TRACE_BEGIN(tr, 6);
         load_tile(base + Q_OFF, tmQ, row0 + q0, bar_q);
         load_tile(base + K_OFF, tmK, row0, bar_k);
         load_tile(base + V_OFF, tmV, row0, bar_v);
+        SS_TRACE_END(tr, 6);
     }
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(bar_q, 0);
+    SS_TRACE_END(tr, 8);
 
     float o[64];
 #pragma unroll
@@ -163,16 +169,23 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
         const unsigned vt = base + V_OFF + (j & 1) * KV_BYTES;
         const unsigned stage = j & 1, parity = (j >> 1) & 1;
         // Every warp is done with tile j - 1, whose stages receive tile j + 1.
+        SS_TRACE_BEGIN(tr, 7);
         __syncthreads();
+        SS_TRACE_END(tr, 7);
         if (threadIdx.x == 0 && j + 1 < tiles) {
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + K_OFF + (stage ^ 1) * KV_BYTES, tmK, row0 + j0 + BC, bar_k + 8 * (stage ^ 1));
             load_tile(base + V_OFF + (stage ^ 1) * KV_BYTES, tmV, row0 + j0 + BC, bar_v + 8 * (stage ^ 1));
+            SS_TRACE_END(tr, 6);
         }
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(bar_k + 8 * stage, parity);
+        SS_TRACE_END(tr, 0);
 
         // S = Q · Kᵀ over 8 d-slices of 16: a slice is 32 bytes into the 128-byte rows
         // of one tile half (d 0-63, then 64-127).
         float s[32];
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < D / 16; ++ks) {
@@ -182,7 +195,9 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
         }
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 2);
 
+        SS_TRACE_BEGIN(tr, 3);
         if (j0 + BC > S || (causal && j0 + BC - 1 > warp_first)) {
 #pragma unroll
             for (int i = 0; i < 32; ++i) {
@@ -232,10 +247,14 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
             pa[kk][2] = *reinterpret_cast<unsigned*>(&h2);
             pa[kk][3] = *reinterpret_cast<unsigned*>(&h3);
         }
+        SS_TRACE_END(tr, 3);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(bar_v + 8 * stage, parity);
+        SS_TRACE_END(tr, 1);
 
         // O += P · V over 4 key-slices of 16. P: registers. V: N-major,
         // a slice is 16 keys = 2 swizzle atoms (2 KB); the d-halves are a tile-half apart.
+        SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk) {
@@ -248,8 +267,10 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
         }
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 4);
     }
 
+    SS_TRACE_BEGIN(tr, 5);
     half* out = O + head;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -263,4 +284,5 @@ attn_v12(const half* __restrict__ Q, const half* __restrict__ K,
             *reinterpret_cast<__half2*>(out + (long)row[r] * D + jd * 8 + t * 2) =
                 __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
     }
+    SS_TRACE_END(tr, 5);
 }

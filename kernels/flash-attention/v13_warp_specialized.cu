@@ -11,6 +11,7 @@
 // own pace, so the softmax of one overlaps the tensor-core work of the other, and each
 // K/V tile loaded serves 128 queries.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -169,17 +170,28 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
         // Producer: registers are handed to the consumers; one thread does the copies.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer
+        SS_TRACE_BEGIN(tr, 6);
         mbar_expect(bar_q, CONSUMERS * QW_BYTES);
         for (int c = 0; c < CONSUMERS; ++c) {
             tma_load(base + Q_OFF + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, bar_q);
             tma_load(base + Q_OFF + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, bar_q);
         }
+        SS_TRACE_END(tr, 6);
         for (int j = 0; j < tiles; ++j) {
             const int s = j % STAGES, use = j / STAGES;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + K_OFF + s * KV_BYTES, tmK, row0 + j * BC, full_k(s));
+            SS_TRACE_END(tr, 6);
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
+            SS_TRACE_END(tr, 6);
         }
         return;
     }
@@ -198,7 +210,10 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
     const int row[2] = {first + warp * 16 + g, first + warp * 16 + g + 8};
     const float c = scale * 1.4426950408889634f;
     const int warp_first = first + warp * 16;
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(bar_q, 0);
+    SS_TRACE_END(tr, 8);
 
     for (int j = 0; j < tiles; ++j) {
         const int j0 = j * BC;
@@ -208,9 +223,12 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
         const unsigned vt = base + V_OFF + s * KV_BYTES;
         // A tile wholly above this warpgroup's rows (causal): release it unread.
         const bool skip = causal && j0 > first + 63;
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(s), parity);
+        SS_TRACE_END(tr, 0);
         float sc[32];
         if (!skip) {
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < D / 16; ++ks) {
@@ -219,6 +237,7 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
             }
             wgmma_commit();
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 2);
         }
         mbar_arrive(empty_k(s));
         if (skip) {
@@ -227,6 +246,7 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
             continue;
         }
 
+        SS_TRACE_BEGIN(tr, 3);
         if (j0 + BC > S || (causal && j0 + BC - 1 > warp_first)) {
 #pragma unroll
             for (int i = 0; i < 32; ++i) {
@@ -274,17 +294,23 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
             pa[kk][2] = *reinterpret_cast<unsigned*>(&h2);
             pa[kk][3] = *reinterpret_cast<unsigned*>(&h3);
         }
+        SS_TRACE_END(tr, 3);
 
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), parity);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk)
             wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 4);
         mbar_arrive(empty_v(s));
     }
 
+    SS_TRACE_BEGIN(tr, 5);
     half* out = O + (long)blockIdx.y * S * D;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -298,4 +324,5 @@ attn_v13(const half* __restrict__ Q, const half* __restrict__ K,
             *reinterpret_cast<__half2*>(out + (long)row[r] * D + jd * 8 + t * 2) =
                 __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
     }
+    SS_TRACE_END(tr, 5);
 }

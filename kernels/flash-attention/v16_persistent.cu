@@ -10,6 +10,7 @@
 // head by head, and within a head the last query tiles (the longest under a causal
 // mask) first.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -222,24 +223,37 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its items
         int tile = 0;   // running K/V tile count: stage tile % STAGES, use tile / STAGES
         int n = 0;      // items of this block so far: Q slot n % 2, use n / 2
         for (int i = blockIdx.x; i < items; i += gridDim.x, ++n) {
             const int q0 = item_q0(i), row0 = item_head(i) * S, tiles = item_tiles(i);
             const int qs = n % 2, quse = n / 2;
+            SS_TRACE_BEGIN(tr, 7);
             if (quse > 0) mbar_wait(empty_q(qs), (quse - 1) & 1);
+            SS_TRACE_END(tr, 7);
             const unsigned qdst = base + Q_OFF + qs * QSLOT_BYTES;
+            SS_TRACE_BEGIN(tr, 6);
             mbar_expect(full_q(qs), QSLOT_BYTES);
             for (int c = 0; c < CONSUMERS; ++c) {
                 tma_load(qdst + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, full_q(qs));
                 tma_load(qdst + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, full_q(qs));
             }
+            SS_TRACE_END(tr, 6);
             for (int j = 0; j < tiles; ++j, ++tile) {
                 const int s = tile % STAGES, use = tile / STAGES;
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + K_OFF + s * KV_BYTES, tmK, row0 + j * BC, full_k(s));
+                SS_TRACE_END(tr, 6);
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
+                SS_TRACE_END(tr, 6);
             }
         }
         return;
@@ -252,6 +266,7 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
     const int g = lane >> 2, t = lane & 3;
     const float c = scale * 1.4426950408889634f;
     int tile = 0, n = 0;
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers, one lane across their items
     for (int item = blockIdx.x; item < items; item += gridDim.x, ++n) {
         const int q0 = item_q0(item), tiles = item_tiles(item);
         const int qs = n % 2;
@@ -263,7 +278,9 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
         float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
         const int row[2] = {first + warp * 16 + g, first + warp * 16 + g + 8};
         const int warp_first = first + warp * 16;
+        SS_TRACE_BEGIN(tr, 8);
         mbar_wait(full_q(qs), (n / 2) & 1);
+        SS_TRACE_END(tr, 8);
 
         // Softmax of a score tile in place (scores → probabilities), returning the
         // correction for O; masks only where the tile needs them.
@@ -320,15 +337,21 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
         float corr[2];
         if (my_tiles > 0) {
             const int s0 = tile % STAGES;
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s0), (tile / STAGES) & 1);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + s0 * KV_BYTES);
             wgmma_commit();
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(s0));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, 0, corr);
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
         // Steady state: every iteration has a next tile (no branch around a wgmma: the
         // compiler would serialize them).
@@ -338,31 +361,46 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
             const unsigned parity = (gj / STAGES) & 1, parity_n = ((gj + 1) / STAGES) & 1;
             // Both waits before the fence: a wait loop between the fence and a wgmma makes
             // the compiler fence again and serialize the wgmmas.
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(sn), parity_n);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
             wgmma_commit();
             const unsigned vt = base + V_OFF + s * KV_BYTES;
+            SS_TRACE_BEGIN(tr, 4);
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
                 wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
             wgmma_commit();
             wgmma_wait<1>();                   // the scores of tile j + 1 are ready
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(sn));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, (j + 1) * BC, corr);   // overlaps P·V of tile j
+            SS_TRACE_END(tr, 3);
             wgmma_wait<0>();                   // P·V of tile j is done with O and V
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
+            SS_TRACE_BEGIN(tr, 3);
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
         // The last tile: only its P·V is left.
         if (my_tiles > 0) {
             const int gj = tile + my_tiles - 1, s = gj % STAGES;
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             const unsigned vt = base + V_OFF + s * KV_BYTES;
 #pragma unroll
@@ -370,6 +408,7 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
                 wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
             wgmma_commit();
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
         }
@@ -377,14 +416,19 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
         for (int j = my_tiles; j < tiles; ++j) {
             const int s = (tile + j) % STAGES;
             const unsigned parity = ((tile + j) / STAGES) & 1;
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s), parity);
+            SS_TRACE_END(tr, 0);
             mbar_arrive(empty_k(s));
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
+            SS_TRACE_END(tr, 1);
             mbar_arrive(empty_v(s));
         }
 
         mbar_arrive(empty_q(qs));                  // the scores are done with this Q slot
         tile += tiles;
+        SS_TRACE_BEGIN(tr, 5);
         half* out = O + (long)item_head(item) * S * D;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -398,5 +442,6 @@ attn_v16(const half* __restrict__ Q, const half* __restrict__ K,
                 *reinterpret_cast<__half2*>(out + (long)row[r] * D + jd * 8 + t * 2) =
                     __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
         }
+        SS_TRACE_END(tr, 5);
     }
 }

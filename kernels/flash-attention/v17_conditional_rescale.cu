@@ -6,6 +6,7 @@
 // `__any_sync`); otherwise it goes straight on to packing P. The result is bit-identical:
 // multiplying by 1.0f is exact.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -206,17 +207,28 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
         // Producer: registers are handed to the consumers; one thread does the copies.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer
+        SS_TRACE_BEGIN(tr, 6);
         mbar_expect(bar_q, CONSUMERS * QW_BYTES);
         for (int c = 0; c < CONSUMERS; ++c) {
             tma_load(base + Q_OFF + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, bar_q);
             tma_load(base + Q_OFF + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, bar_q);
         }
+        SS_TRACE_END(tr, 6);
         for (int j = 0; j < tiles; ++j) {
             const int s = j % STAGES, use = j / STAGES;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + K_OFF + s * KV_BYTES, tmK, row0 + j * BC, full_k(s));
+            SS_TRACE_END(tr, 6);
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
+            SS_TRACE_END(tr, 6);
         }
         return;
     }
@@ -235,7 +247,10 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
     const int row[2] = {first + warp * 16 + g, first + warp * 16 + g + 8};
     const float c = scale * 1.4426950408889634f;
     const int warp_first = first + warp * 16;
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(bar_q, 0);
+    SS_TRACE_END(tr, 8);
 
     // Softmax of a score tile in place (scores → probabilities), returning the
     // correction for O; masks only where the tile needs them.
@@ -291,15 +306,21 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
     unsigned pa[BC / 16][4];
     float corr[2];
     if (my_tiles > 0) {
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(0), 0);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score<BC>(sc, qt, base + K_OFF);
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(0));
+        SS_TRACE_BEGIN(tr, 3);
         softmax(sc, 0, corr);
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
     }
     // Steady state: every iteration has a next tile (no branch around a wgmma: the
     // compiler would serialize them).
@@ -308,33 +329,48 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
         const unsigned parity = (j / STAGES) & 1, parity_n = ((j + 1) / STAGES) & 1;
         // Both waits before the fence: a wait loop between the fence and a wgmma makes
         // the compiler fence again and serialize the wgmmas.
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(sn), parity_n);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), parity);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
         wgmma_commit();
         const unsigned vt = base + V_OFF + s * KV_BYTES;
+        SS_TRACE_BEGIN(tr, 4);
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk)
             wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
         wgmma_commit();
         wgmma_wait<1>();                   // the scores of tile j + 1 are ready
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(sn));
+        SS_TRACE_BEGIN(tr, 3);
         softmax(sc, (j + 1) * BC, corr);   // overlaps P·V of tile j
+        SS_TRACE_END(tr, 3);
         wgmma_wait<0>();                   // P·V of tile j is done with O and V
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(s));
+        SS_TRACE_BEGIN(tr, 3);
         if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
         }
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
     }
     // The last tile: only its P·V is left.
     if (my_tiles > 0) {
         const int j = my_tiles - 1, s = j % STAGES;
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), (j / STAGES) & 1);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
         const unsigned vt = base + V_OFF + s * KV_BYTES;
 #pragma unroll
@@ -342,6 +378,7 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
             wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
         wgmma_commit();
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(s));
     }
@@ -349,12 +386,17 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
     for (int j = my_tiles; j < tiles; ++j) {
         const int s = j % STAGES;
         const unsigned parity = (j / STAGES) & 1;
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(s), parity);
+        SS_TRACE_END(tr, 0);
         mbar_arrive(empty_k(s));
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), parity);
+        SS_TRACE_END(tr, 1);
         mbar_arrive(empty_v(s));
     }
 
+    SS_TRACE_BEGIN(tr, 5);
     half* out = O + (long)blockIdx.y * S * D;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -368,4 +410,5 @@ attn_v17(const half* __restrict__ Q, const half* __restrict__ K,
             *reinterpret_cast<__half2*>(out + (long)row[r] * D + jd * 8 + t * 2) =
                 __floats2half2_rn(o[4 * jd + 2 * r] * inv, o[4 * jd + 2 * r + 1] * inv);
     }
+    SS_TRACE_END(tr, 5);
 }

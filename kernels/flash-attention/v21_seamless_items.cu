@@ -11,6 +11,7 @@
 // alone. The Q slot of a finished item goes back to the producer at the consumer's next
 // turn, once the copy engine has read the output staged in it.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -260,11 +261,14 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its items
         int tile = 0;   // running K/V tile count: stage tile % STAGES, use tile / STAGES
         int item = blockIdx.x;
         for (int n = 0;; ++n) {  // items of this block so far: Q slot n % 2, use n / 2
             const int qs = n % 2, quse = n / 2;
+            SS_TRACE_BEGIN(tr, 7);
             if (quse > 0) mbar_wait(empty_q(qs), (quse - 1) & 1);
+            SS_TRACE_END(tr, 7);
             item_slot[qs] = item;
             if (item < 0) {      // no more work: the consumers see -1 and stop
                 mbar_arrive(full_q(qs));
@@ -272,21 +276,31 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             }
             const int q0 = item_q0(item), row0 = item_head(item) * S, tiles = item_tiles(item);
             const unsigned qdst = base + Q_OFF + qs * QSLOT_BYTES;
+            SS_TRACE_BEGIN(tr, 6);
             mbar_expect(full_q(qs), QSLOT_BYTES);
             for (int c = 0; c < CONSUMERS; ++c) {
                 tma_load(qdst + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, full_q(qs));
                 tma_load(qdst + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, full_q(qs));
             }
+            SS_TRACE_END(tr, 6);
             // The next item, asked for now: the answer is needed only after this item's
             // tiles are queued. (The empty asm keeps the compiler from using the result,
             // and so waiting for the atomic, before the first tile's copies.)
             unsigned drawn = atomicAdd(&sched_next, 1u);
             for (int j = 0; j < tiles; ++j, ++tile) {
                 const int s = tile % STAGES, use = tile / STAGES;
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + K_OFF + s * KV_BYTES, tmK, row0 + j * BC, full_k(s));
+                SS_TRACE_END(tr, 6);
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
+                SS_TRACE_END(tr, 6);
             }
             asm volatile("" : "+r"(drawn));
             int next = gridDim.x + (int)drawn;
@@ -319,7 +333,10 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
 
     // The item in hand: its Q tile, rows, key tiles, running softmax state.
     int n = 0;                                  // items so far: Q slot n % 2
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers, one lane across their items
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(full_q(0), 0);
+    SS_TRACE_END(tr, 8);
     int item = item_slot[0];
     if (item < 0) return;
     int tiles, first, head_row, warp_first, row[2];
@@ -433,8 +450,10 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     int pending_slot = 0;
     auto release_slot = [&]() {
         if (pending && tid == 0) {
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(pending_slot));
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -443,17 +462,25 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
     unsigned pa[BC / 16][4];
     float corr[2];
     // The block's first Q·Kᵀ, alone.
+    SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
+    SS_TRACE_END(tr, 0);
+    SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
     turn_wait(mine);
+    SS_TRACE_END(tr, 9);
+    SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score<BC>(sc, qt, base + K_OFF);
     wgmma_commit();
     turn_pass(other);
     wgmma_wait<0>();
+    SS_TRACE_END(tr, 2);
     fence_regs(sc);
     mbar_arrive(empty_k(0));
+    SS_TRACE_BEGIN(tr, 3);
     softmax(sc, 0, corr);
     pack_p(sc, pa);
+    SS_TRACE_END(tr, 3);
 
     int tile = 0;                               // running K/V tile count at the item's start
     for (;;) {
@@ -464,13 +491,21 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             const unsigned parity = (gj / STAGES) & 1, parity_n = ((gj + 1) / STAGES) & 1;
             // Both waits before the fence: a wait loop between the fence and a wgmma
             // makes the compiler fence again and serialize the wgmmas.
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(sn), parity_n);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score<BC>(sc, qt, base + K_OFF + sn * KV_BYTES);
             wgmma_commit();
             const unsigned vt = base + V_OFF + s * KV_BYTES;
+            SS_TRACE_BEGIN(tr, 4);
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
                 wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
@@ -478,17 +513,23 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             turn_pass(other);
             if (j == 0) release_slot();         // the previous item's output has been read
             wgmma_wait<1>();                    // the scores of tile j + 1 are ready
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(sn));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, (j + 1) * BC, corr);    // overlaps P·V of tile j and the other's turn
+            SS_TRACE_END(tr, 3);
             wgmma_wait<0>();                    // P·V of tile j is done with O and V
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
+            SS_TRACE_BEGIN(tr, 3);
             if (!RESCALE_VOTE || __any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
                 for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
             }
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
 
         // The item's last P·V, in one turn with the next item's first Q·Kᵀ.
@@ -497,11 +538,18 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
         const unsigned vt = base + V_OFF + s * KV_BYTES;
         release_slot();                         // a one-tile item: the next Q may need it
         const int ns = (n + 1) % 2;
+        SS_TRACE_BEGIN(tr, 8);
         mbar_wait(full_q(ns), ((n + 1) / 2) & 1);
+        SS_TRACE_END(tr, 8);
         const int next = item_slot[ns];
         if (next < 0) {                         // the block's last P·V, alone
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
@@ -509,26 +557,39 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
             wgmma_commit();
             turn_pass(other);
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
+            SS_TRACE_BEGIN(tr, 5);
             store_output(l);
+            SS_TRACE_END(tr, 5);
             break;
         }
         const unsigned next_qt = base + Q_OFF + ns * QSLOT_BYTES + cw * QW_BYTES;
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(sn), ((gj + 1) / STAGES) & 1);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(s), (gj / STAGES) & 1);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
+        SS_TRACE_END(tr, 9);
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score<BC>(sc, next_qt, base + K_OFF + sn * KV_BYTES);
         wgmma_commit();
+        SS_TRACE_BEGIN(tr, 4);
 #pragma unroll
         for (int kk = 0; kk < BC / 16; ++kk)
             wgmma_64x128_rs_nmajor_b(o, pa[kk], desc(vt + kk * 2048, BC * 128, 1024), 1);
         wgmma_commit();
         turn_pass(other);
         wgmma_wait<1>();                        // the next item's first scores are ready
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(sn));
+        SS_TRACE_BEGIN(tr, 3);
         // Their softmax starts afresh with the next item's rows (for the mask); the
         // finished item's row sums are kept for its output.
         const float l_done[2] = {l[0], l[1]};
@@ -539,21 +600,29 @@ attn_v21(const half* __restrict__ Q, const half* __restrict__ K,
         row[0] = warp_first + g;
         row[1] = warp_first + g + 8;
         softmax(sc, 0, corr);                   // overlaps the last P·V and the other's turn
+        SS_TRACE_END(tr, 3);
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(s));
+        SS_TRACE_BEGIN(tr, 5);
         warp_first = done_first;
         row[0] = warp_first + g;
         row[1] = warp_first + g + 8;
         store_output(l_done);
+        SS_TRACE_END(tr, 5);
         pending = true;
         pending_slot = n % 2;
 #pragma unroll
         for (int i = 0; i < 64; ++i) o[i] = 0.f;
+        SS_TRACE_BEGIN(tr, 3);
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
         tile += tiles;
         ++n;
         enter(next, n % 2);
     }
+    SS_TRACE_BEGIN(tr, 5);
     if (tid == 0) bulk_wait();                  // the last output is written
+    SS_TRACE_END(tr, 5);
 }

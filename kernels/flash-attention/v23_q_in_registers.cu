@@ -8,6 +8,7 @@
 // layout of the wgmma A operand — that of mma.m16n8k16, warp w holding rows 16w…16w+15)
 // and the score wgmmas read only K from shared memory, as the P·V wgmmas read only V.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -254,11 +255,14 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its items
         int tile = 0;   // running K/V tile count: stage tile % STAGES, use tile / STAGES
         int item = blockIdx.x;
         for (int n = 0;; ++n) {  // items of this block so far: Q slot n % 2, use n / 2
             const int qs = n % 2, quse = n / 2;
+            SS_TRACE_BEGIN(tr, 7);
             if (quse > 0) mbar_wait(empty_q(qs), (quse - 1) & 1);
+            SS_TRACE_END(tr, 7);
             item_slot[qs] = item;
             if (item < 0) {      // no more work: the consumers see -1 and stop
                 mbar_arrive(full_q(qs));
@@ -266,21 +270,31 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
             }
             const int q0 = item_q0(item), row0 = item_head(item) * S, tiles = item_tiles(item);
             const unsigned qdst = base + Q_OFF + qs * QSLOT_BYTES;
+            SS_TRACE_BEGIN(tr, 6);
             mbar_expect(full_q(qs), QSLOT_BYTES);
             for (int c = 0; c < CONSUMERS; ++c) {
                 tma_load(qdst + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, full_q(qs));
                 tma_load(qdst + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, full_q(qs));
             }
+            SS_TRACE_END(tr, 6);
             // The next item, asked for now: the answer is needed only after this item's
             // tiles are queued. (The empty asm keeps the compiler from using the result,
             // and so waiting for the atomic, before the first tile's copies.)
             unsigned drawn = atomicAdd(&sched_next, 1u);
             for (int j = 0; j < tiles; ++j, ++tile) {
                 const int s = tile % STAGES, use = tile / STAGES;
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + K_OFF + s * KV_BYTES, tmK, row0 + j * BC, full_k(s));
+                SS_TRACE_END(tr, 6);
+                SS_TRACE_BEGIN(tr, 7);
                 if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 6);
                 load_tile(base + V_OFF + s * KV_BYTES, tmV, row0 + j * BC, full_v(s));
+                SS_TRACE_END(tr, 6);
             }
             asm volatile("" : "+r"(drawn));
             int next = gridDim.x + (int)drawn;
@@ -315,15 +329,20 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
     const Desc k_desc = make_desc(base + K_OFF, 16, 1024);
     const Desc v_desc = make_desc(base + V_OFF, BC * 128, 1024);
     int tile = 0;
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers, one lane across their items
     for (int n = 0;; ++n) {
         const int qs = n % 2;
+        SS_TRACE_BEGIN(tr, 8);
         mbar_wait(full_q(qs), (n / 2) & 1);
+        SS_TRACE_END(tr, 8);
         const int item = item_slot[qs];
         if (item < 0) break;
         const int q0 = item_q0(item), tiles = item_tiles(item);
         const unsigned qt = base + Q_OFF + qs * QSLOT_BYTES + cw * QW_BYTES;
         unsigned qa[D / 16][4];
+        SS_TRACE_BEGIN(tr, 10);  // this item's Q tile into registers (ldmatrix)
         load_q(qa, qt, warp, lane);
+        SS_TRACE_END(tr, 10);
         const int first = q0 + 64 * cw;         // this warpgroup's first row
         float o[64];
 #pragma unroll
@@ -384,22 +403,32 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
         float corr[2];
         {
             const int s0 = tile % STAGES;
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(s0), (tile / STAGES) & 1);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, s0 * KV_BYTES));
             wgmma_commit();
             turn_pass(other);
             // The previous item's output has left its Q slot: hand the slot back.
             if (tid == 0 && n > 0) {
+                SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this Q·Kᵀ
                 bulk_wait_read();
                 mbar_arrive(empty_q(qs ^ 1));
+                SS_TRACE_END(tr, 12);
             }
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(s0));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, 0, corr);
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
         // Steady state: every iteration has a next tile (no branch around a wgmma: the
         // compiler would serialize them).
@@ -409,36 +438,55 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
             const unsigned parity = (gj / STAGES) & 1, parity_n = ((gj + 1) / STAGES) & 1;
             // Both waits before the fence: a wait loop between the fence and a wgmma
             // makes the compiler fence again and serialize the wgmmas.
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(sn), parity_n);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), parity);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, sn * KV_BYTES));
             wgmma_commit();
             const Desc vd = shifted(v_desc, s * KV_BYTES);
+            SS_TRACE_BEGIN(tr, 4);
 #pragma unroll
             for (int kk = 0; kk < BC / 16; ++kk)
                 wgmma_64x128_rs_nmajor_b(o, pa[kk], desc_at(vd, kk * 2048), 1);
             wgmma_commit();
             turn_pass(other);
             wgmma_wait<1>();                   // the scores of tile j + 1 are ready
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(sn));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, (j + 1) * BC, corr);   // overlaps P·V of tile j and the other's turn
+            SS_TRACE_END(tr, 3);
             wgmma_wait<0>();                   // P·V of tile j is done with O and V
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
+            SS_TRACE_BEGIN(tr, 3);
             if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
                 for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
             }
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
         // The last tile: only its P·V is left.
         {
             const int gj = tile + tiles - 1, s = gj % STAGES;
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(s), (gj / STAGES) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             const Desc vd = shifted(v_desc, s * KV_BYTES);
 #pragma unroll
@@ -447,12 +495,14 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
             wgmma_commit();
             turn_pass(other);
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(s));
         }
         tile += tiles;
 
         // The output, while the other warpgroup has the tensor cores.
+        SS_TRACE_BEGIN(tr, 5);
         const int row0 = item_head(item) * S;
         float inv[2];
 #pragma unroll
@@ -494,6 +544,9 @@ attn_v23(const half* __restrict__ Q, const half* __restrict__ K,
                         __floats2half2_rn(o[4 * jd + 2 * r] * inv[r], o[4 * jd + 2 * r + 1] * inv[r]);
             }
         }
+        SS_TRACE_END(tr, 5);
     }
+    SS_TRACE_BEGIN(tr, 5);
     if (tid == 0) bulk_wait();                  // the last output is written
+    SS_TRACE_END(tr, 5);
 }

@@ -12,6 +12,7 @@
 // each K tile before the V tile of the step before it (K runs one tile ahead of V across
 // item boundaries).
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -263,10 +264,13 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its items
         // Puts item `it` in Q slot n % 2 and loads its Q; false when there is none (-1).
         auto begin_item = [&](int it, int n) {
             const int qs = n % 2, quse = n / 2;
+            SS_TRACE_BEGIN(tr, 7);
             if (quse > 0) mbar_wait(empty_q(qs), (quse - 1) & 1);
+            SS_TRACE_END(tr, 7);
             item_slot[qs] = it;
             if (it < 0) {        // no more work: the consumers see -1 and stop
                 mbar_arrive(full_q(qs));
@@ -274,22 +278,32 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
             }
             const int q0 = item_q0(it), row0 = item_head(it) * S;
             const unsigned qdst = base + Q_OFF + qs * QSLOT_BYTES;
+            SS_TRACE_BEGIN(tr, 6);
             mbar_expect(full_q(qs), QSLOT_BYTES);
             for (int c = 0; c < CONSUMERS; ++c) {
                 tma_load(qdst + c * QW_BYTES, tmQ, 0, row0 + q0 + 64 * c, full_q(qs));
                 tma_load(qdst + c * QW_BYTES + 64 * 128, tmQ, 64, row0 + q0 + 64 * c, full_q(qs));
             }
+            SS_TRACE_END(tr, 6);
             return true;
         };
         auto load_k = [&](int t, int row) {
             const int s = t % KST, use = t / KST;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + K_OFF + s * KV_BYTES, tmK, row, full_k(s));
+            SS_TRACE_END(tr, 6);
         };
         auto load_v = [&](int t, int row) {
             const int s = t % VST, use = t / VST;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + V_OFF + s * KV_BYTES, tmV, row, full_v(s));
+            SS_TRACE_END(tr, 6);
         };
         int item = blockIdx.x;
         int n = 0;       // items begun: Q slot n % 2
@@ -344,6 +358,7 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
     // The K and V tiles of stage 0; a stage's are these shifted by its offset.
     const Desc k_desc = make_desc(base + K_OFF, 16, 1024);
     const Desc v_desc = make_desc(base + V_OFF, BC * 128, 1024);
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers, one lane across their items
 
     // The item in hand: its slot, rows (for the mask), key tiles and softmax state.
     int qs = 0, tiles = 0, first = 0, head_row = 0, warp_first = 0, row[2] = {0, 0};
@@ -466,8 +481,10 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
     int pending_slot = 0;
     auto release_slot = [&]() {
         if (pending && tid == 0) {
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(pending_slot));
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -480,24 +497,36 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
     };
 
     int n = 0;                                  // items so far: Q slot n % 2
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(full_q(0), 0);
+    SS_TRACE_END(tr, 8);
     int item = item_slot[0];
     if (item < 0) return;
     enter(item, 0);
+    SS_TRACE_BEGIN(tr, 10);  // the item's Q tile into registers (ldmatrix)
     load_q(qa, base + Q_OFF + cw * QW_BYTES, warp, lane);
+    SS_TRACE_END(tr, 10);
     int tile = 0;                               // the item's first stream tile
     // The block's first turn: a Q·Kᵀ alone.
+    SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
+    SS_TRACE_END(tr, 0);
+    SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
     turn_wait(mine);
+    SS_TRACE_END(tr, 9);
+    SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score(sc, qa, k_desc);
     wgmma_commit();
     turn_pass(other);
     wgmma_wait<0>();
+    SS_TRACE_END(tr, 2);
     fence_regs(sc);
     mbar_arrive(empty_k(0));
+    SS_TRACE_BEGIN(tr, 3);
     softmax(sc, 0, corr);
     pack_p(sc, pa);
+    SS_TRACE_END(tr, 3);
     for (;;) {
         // Steady state: turns of (next Q·Kᵀ, this P·V). Every iteration has a next tile
         // (no branch around a wgmma: the compiler would serialize them).
@@ -505,76 +534,120 @@ attn_v26(const half* __restrict__ Q, const half* __restrict__ K,
             const int gj = tile + j, gn = gj + 1;   // stream tiles of this P·V and next Q·Kᵀ
             // Both waits before the fence: a wait loop between the fence and a wgmma
             // makes the compiler fence again and serialize the wgmmas.
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full_k(gn % KST), (gn / KST) & 1);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(gj % VST), (gj / VST) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_fence();
             score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
             wgmma_commit();
+            SS_TRACE_BEGIN(tr, 4);
             pv(gj, j == 0);
             wgmma_commit();
             turn_pass(other);
             if (j == 0) release_slot();         // the previous output has been read by now
             wgmma_wait<1>();                    // the scores of tile j + 1 are ready
+            SS_TRACE_END(tr, 2);
             fence_regs(sc);
             mbar_arrive(empty_k(gn % KST));
+            SS_TRACE_BEGIN(tr, 3);
             softmax(sc, (j + 1) * BC, corr);    // overlaps P·V of tile j and the other's turn
+            SS_TRACE_END(tr, 3);
             wgmma_wait<0>();                    // P·V of tile j is done with O and V
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(gj % VST));
+            SS_TRACE_BEGIN(tr, 3);
             if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
                 for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
             }
             pack_p(sc, pa);
+            SS_TRACE_END(tr, 3);
         }
 
         // The boundary: this item's last P·V, paired with the next item's first Q·Kᵀ.
         const int gl = tile + tiles - 1, gn = tile + tiles;
         release_slot();                         // (a one-tile item has not released it yet)
         ++n;
+        SS_TRACE_BEGIN(tr, 8);
         mbar_wait(full_q(n % 2), (n / 2) & 1);
+        SS_TRACE_END(tr, 8);
         const int next = item_slot[n % 2];
         float inv[2];
         if (next < 0) {
             // The block's last turn: the P·V alone, then the output.
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(gl % VST), (gl / VST) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             pv(gl, tiles == 1);
             wgmma_commit();
             turn_pass(other);
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(gl % VST));
+            SS_TRACE_BEGIN(tr, 5);
             stage_output(inv);
             store_output(inv);
+            SS_TRACE_END(tr, 5);
             break;
         }
+        SS_TRACE_BEGIN(tr, 10);  // the next item's Q tile into registers (ldmatrix)
         load_q(qa, base + Q_OFF + (n % 2) * QSLOT_BYTES + cw * QW_BYTES, warp, lane);
+        SS_TRACE_END(tr, 10);
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(gn % KST), (gn / KST) & 1);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(gl % VST), (gl / VST) & 1);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
+        SS_TRACE_END(tr, 9);
+        SS_TRACE_BEGIN(tr, 4);
         wgmma_fence();
         pv(gl, tiles == 1);
         wgmma_commit();
+        SS_TRACE_BEGIN(tr, 2);
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
         wgmma_commit();
         turn_pass(other);
         wgmma_wait<1>();                        // the last P·V is done: O is final
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(gl % VST));
+        SS_TRACE_BEGIN(tr, 5);
         stage_output(inv);                      // while the next item's Q·Kᵀ runs
+        SS_TRACE_END(tr, 5);
         wgmma_wait<0>();
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(gn % KST));
+        SS_TRACE_BEGIN(tr, 5);
         store_output(inv);
+        SS_TRACE_END(tr, 5);
         pending = true;
         pending_slot = qs;
         tile = gn;
         enter(next, n % 2);
+        SS_TRACE_BEGIN(tr, 3);
         softmax(sc, 0, corr);
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
     }
+    SS_TRACE_BEGIN(tr, 5);
     if (tid == 0) bulk_wait();                  // the last output is written
+    SS_TRACE_END(tr, 5);
 }

@@ -10,6 +10,7 @@
 // and its first two K and V tiles into L2 (cp.async.bulk.prefetch.tensor: no shared
 // memory, no barrier). When the copies into shared memory come, they hit L2.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 
 #define NEG_INF __int_as_float(0xff800000)
 
@@ -275,19 +276,24 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its items
         // Consumer c's 64 rows of item `it`'s Q into slot n % 2.
         auto load_q_rows = [&](int it, int n, int c) {
             const int qs = n % 2, row = item_head(it) * S + item_q0(it) + 64 * c;
             const unsigned qdst = base + Q_OFF + qs * QSLOT_BYTES + c * QW_BYTES;
+            SS_TRACE_BEGIN(tr, 6);
             mbar_expect(full_q(qs, c), QW_BYTES);
             tma_load(qdst, tmQ, 0, row, full_q(qs, c));
             tma_load(qdst + 64 * 128, tmQ, 64, row, full_q(qs, c));
+            SS_TRACE_END(tr, 6);
         };
         // Puts item `it` in Q slot n % 2 and loads consumer 0's Q rows; false when there
         // is none (-1).
         auto begin_item = [&](int it, int n) {
             const int qs = n % 2, quse = n / 2;
+            SS_TRACE_BEGIN(tr, 7);
             if (quse > 0) mbar_wait(empty_q(qs), (quse - 1) & 1);
+            SS_TRACE_END(tr, 7);
             item_slot[qs] = it;
             if (it < 0) {        // no more work: the consumers see -1 and stop
                 for (int c = 0; c < CONSUMERS; ++c) mbar_arrive(full_q(qs, c));
@@ -314,13 +320,21 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
         };
         auto load_k = [&](int t, int row) {
             const int s = t % KST, use = t / KST;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_k(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + K_OFF + s * KV_BYTES, tmK, row, full_k(s));
+            SS_TRACE_END(tr, 6);
         };
         auto load_v = [&](int t, int row) {
             const int s = t % VST, use = t / VST;
+            SS_TRACE_BEGIN(tr, 7);
             if (use > 0) mbar_wait(empty_v(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 7);
+            SS_TRACE_BEGIN(tr, 6);
             load_tile(base + V_OFF + s * KV_BYTES, tmV, row, full_v(s));
+            SS_TRACE_END(tr, 6);
         };
         int item = blockIdx.x;
         int n = 0;       // items begun: Q slot n % 2
@@ -342,7 +356,9 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
                     asm volatile("" : "+r"(drawn));
                     next = gridDim.x + (int)drawn;
                     if (next < items) {
+                        SS_TRACE_BEGIN(tr, 11);  // the next item's Q and first K/V tiles prefetched into L2
                         prefetch_item(next);
+                        SS_TRACE_END(tr, 11);
                     } else {
                         next = -1;
                         __threadfence();   // the last draw is ordered before the count of blocks done
@@ -385,6 +401,7 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
     // The K and V tiles of stage 0; a stage's are these shifted by its offset.
     const Desc k_desc = make_desc(base + K_OFF, 16, 1024);
     const Desc v_desc = make_desc(base + V_OFF, BC * 128, 1024);
+    SS_TRACE_OPEN(tr, 1 + cw, tid == 0);  // roles 1 and 2: the consumers, one lane across their items
 
     // The item in hand: its slot, rows (for the mask), key tiles and softmax state.
     int qs = 0, tiles = 0, first = 0, head_row = 0;
@@ -479,18 +496,21 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
     // copied its Q rows to registers long ago). No branch: it runs while a wgmma is in
     // flight, and a branch there makes the compiler serialize the wgmmas.
     auto stage_output = [&]() {
+        SS_TRACE_BEGIN(tr, 5);  // staging the finished output, marked wherever it is called
 #pragma unroll
         for (int r = 0; r < 2; ++r)
 #pragma unroll
             for (int jd = 0; jd < D / 8; ++jd)
                 st_shared(stage_at(r, jd),
                           __floats2half2_rn(o[4 * jd + 2 * r] * done_inv[r], o[4 * jd + 2 * r + 1] * done_inv[r]));
+        SS_TRACE_END(tr, 5);
     };
     // Sends the staged output out with the TMA or, for a tile that runs past the end of
     // the head (the tensor map spans all heads), copies this thread's own staged values
     // of the rows inside the head with plain stores.
     bool pending = false;                       // a stored output still occupies its slot
     auto store_output = [&]() {
+        SS_TRACE_BEGIN(tr, 5);  // storing the staged output, marked wherever it is called
         if (done_first + 64 <= S) {
             const unsigned st = base + Q_OFF + done_slot * QSLOT_BYTES + cw * QW_BYTES;
             fence_async_proxy();
@@ -512,12 +532,15 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
             }
         }
         pending = true;
+        SS_TRACE_END(tr, 5);
     };
     // The Q slot of a stored output returns to the producer once the copy has read it.
     auto release_slot = [&]() {
         if (pending && tid == 0) {
+            SS_TRACE_BEGIN(tr, 12);  // the previous item's TMA store, finishing under this turn
             bulk_wait_read();
             mbar_arrive(empty_q(done_slot));
+            SS_TRACE_END(tr, 12);
         }
         pending = false;
     };
@@ -536,9 +559,16 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
         const int gj = tile_base + j, gn = gj + 1;  // stream tiles of this P·V and next Q·Kᵀ
         // Both waits before the fence: a wait loop between the fence and a wgmma makes
         // the compiler fence again and serialize the wgmmas.
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(gn % KST), (gn / KST) & 1);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(gj % VST), (gj / VST) & 1);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 9);  // the wait for this warpgroup's turn at the tensor cores
         turn_wait(mine);
+        SS_TRACE_END(tr, 9);
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
         wgmma_commit();
@@ -546,6 +576,7 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
             stage_output();
             wgmma_fence();                      // the registers of O, read, go back to the tensor cores
         }
+        SS_TRACE_BEGIN(tr, 4);
         pv(gj, j == 0);
         wgmma_commit();
         turn_pass(other);
@@ -553,38 +584,56 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
         // back well before the item's last tile, when the producer loads the next Q.
         if (j == 1) release_slot();
         wgmma_wait<1>();                        // the scores of tile j + 1 are ready
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(gn % KST));
+        SS_TRACE_BEGIN(tr, 3);
         softmax(sc, (j + 1) * BC, corr);        // overlaps P·V of tile j and the other's turn
+        SS_TRACE_END(tr, 3);
         wgmma_wait<0>();                        // P·V of tile j is done with O and V
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(gj % VST));
         if (staging) store_output();
+        SS_TRACE_BEGIN(tr, 3);
         if (__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) {
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] *= corr[(i >> 1) & 1];
         }
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
     };
 
     int n = 0;                                  // items so far: Q slot n % 2
+    SS_TRACE_BEGIN(tr, 8);
     mbar_wait(full_q(0, cw), 0);
+    SS_TRACE_END(tr, 8);
     int item = item_slot[0];
     if (item < 0) return;
     enter(item, 0);
+    SS_TRACE_BEGIN(tr, 10);  // the item's Q tile into registers (ldmatrix)
     load_q(qa, base + Q_OFF + cw * QW_BYTES, warp, lane);
+    SS_TRACE_END(tr, 10);
     // The block's first turn: a Q·Kᵀ alone.
+    SS_TRACE_BEGIN(tr, 0);
     mbar_wait(full_k(0), 0);
+    SS_TRACE_END(tr, 0);
+    SS_TRACE_BEGIN(tr, 9);
     turn_wait(mine);
+    SS_TRACE_END(tr, 9);
+    SS_TRACE_BEGIN(tr, 2);
     wgmma_fence();
     score(sc, qa, k_desc);
     wgmma_commit();
     turn_pass(other);
     wgmma_wait<0>();
+    SS_TRACE_END(tr, 2);
     fence_regs(sc);
     mbar_arrive(empty_k(0));
+    SS_TRACE_BEGIN(tr, 3);
     softmax(sc, 0, corr);
     pack_p(sc, pa);
+    SS_TRACE_END(tr, 3);
     bool unstaged = false;                      // O holds a finished item's output
     for (;;) {
         if (tiles > 1) {
@@ -603,46 +652,76 @@ attn_v29(const half* __restrict__ Q, const half* __restrict__ K,
         }
         release_slot();                         // (nor has an item of two)
         ++n;
+        SS_TRACE_BEGIN(tr, 8);
         mbar_wait(full_q(n % 2, cw), (n / 2) & 1);
+        SS_TRACE_END(tr, 8);
         const int next = item_slot[n % 2];
         if (next < 0) {
             // The block's last turn: the P·V alone, then the output.
+            SS_TRACE_BEGIN(tr, 1);
             mbar_wait(full_v(gl % VST), (gl / VST) & 1);
+            SS_TRACE_END(tr, 1);
+            SS_TRACE_BEGIN(tr, 9);
             turn_wait(mine);
+            SS_TRACE_END(tr, 9);
+            SS_TRACE_BEGIN(tr, 4);
             wgmma_fence();
             pv(gl, tiles == 1);
             wgmma_commit();
             turn_pass(other);
             wgmma_wait<0>();
+            SS_TRACE_END(tr, 4);
             fence_regs(o);
             mbar_arrive(empty_v(gl % VST));
+            SS_TRACE_BEGIN(tr, 5);
             finish();
+            SS_TRACE_END(tr, 5);
             stage_output();
             store_output();
             break;
         }
+        SS_TRACE_BEGIN(tr, 10);  // the next item's Q tile into registers (ldmatrix)
         load_q(qa, base + Q_OFF + (n % 2) * QSLOT_BYTES + cw * QW_BYTES, warp, lane);
+        SS_TRACE_END(tr, 10);
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full_k(gn % KST), (gn / KST) & 1);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         mbar_wait(full_v(gl % VST), (gl / VST) & 1);
+        SS_TRACE_END(tr, 1);
+        SS_TRACE_BEGIN(tr, 9);
         turn_wait(mine);
+        SS_TRACE_END(tr, 9);
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_fence();
         score(sc, qa, shifted(k_desc, (gn % KST) * KV_BYTES));
         wgmma_commit();
+        SS_TRACE_BEGIN(tr, 4);
         pv(gl, tiles == 1);
         wgmma_commit();
         turn_pass(other);
+        SS_TRACE_BEGIN(tr, 5);  // the finished item's row sums inverted (finish), under both products
         finish();
+        SS_TRACE_END(tr, 5);
         enter(next, n % 2);
         tile_base = gn;
         wgmma_wait<1>();                        // the next item's first scores are ready
+        SS_TRACE_END(tr, 2);
         fence_regs(sc);
         mbar_arrive(empty_k(gn % KST));
+        SS_TRACE_BEGIN(tr, 3);
         softmax(sc, 0, corr);                   // overlaps the last P·V
+        SS_TRACE_END(tr, 3);
         wgmma_wait<0>();                        // O is final
+        SS_TRACE_END(tr, 4);
         fence_regs(o);
         mbar_arrive(empty_v(gl % VST));
         unstaged = true;
+        SS_TRACE_BEGIN(tr, 3);
         pack_p(sc, pa);
+        SS_TRACE_END(tr, 3);
     }
+    SS_TRACE_BEGIN(tr, 5);
     if (tid == 0) bulk_wait();                  // the last output is written
+    SS_TRACE_END(tr, 5);
 }

@@ -18,6 +18,7 @@ pub mod options;
 mod profile;
 mod report;
 mod run;
+mod trace;
 
 pub use ladders::{default_ladders, resolve_paths, writable_profiles};
 pub use output::output_failed;
@@ -58,6 +59,7 @@ pub fn run(cli: Cli) -> Result<bool> {
                 &writable_profiles(common),
             ),
         },
+        Some(Command::Trace(a)) => trace::trace_command(common, &a),
         Some(Command::Build(a)) => build::build_command(common, &a),
         Some(Command::Check) => check::check_command(common),
         Some(Command::Doctor) => doctor::doctor_command(),

@@ -699,18 +699,14 @@ pub fn read_trace(store: &Store, path: &Path) -> Result<Trace> {
     Trace::from_bytes(&shown, &bytes, store.limits.max_decompressed)
 }
 
-/// A trace file that cannot be read, and why.
-pub type Unreadable = (PathBuf, String);
+/// A version's traces with their paths, and the files that could not be read with why.
+pub type VersionTraces = (Vec<(PathBuf, Trace)>, Vec<(PathBuf, String)>);
 
 /// The traces in version `id`'s folder of the ladder in `ladder_dir` (`trace-*.json.gz`),
 /// by file name, each with its path; a file that cannot be read is an error beside them.
 /// A trace of another version, or whose name is not its shape's, is an error too: a
 /// writer would not replace it.
-pub fn version_traces(
-    store: &Store,
-    ladder_dir: &Path,
-    id: &str,
-) -> (Vec<(PathBuf, Trace)>, Vec<Unreadable>) {
+pub fn version_traces(store: &Store, ladder_dir: &Path, id: &str) -> VersionTraces {
     let dir = ladder_dir.join(id);
     let (mut found, mut failed) = (Vec::new(), Vec::new());
     let names = match store.files(&dir) {
@@ -1232,5 +1228,163 @@ mod tests {
         assert!(write_trace(dir.path(), &bad).is_err());
         bad.version = "v13.staging-1".into();
         assert!(write_trace(dir.path(), &bad).is_err());
+    }
+
+    // ---- the GPU side's tests of the same decoder (buffers as lane tuples) ----
+
+    fn names(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A mark as (cycles, ns, stage, kind).
+    type M = (u64, u64, u64, u64);
+    /// A lane as (block, role, SM, marks made, its marks).
+    type L<'a> = (u32, usize, u32, u64, &'a [M]);
+
+    /// A buffer of `blocks` blocks and `cap` marks a lane, laid out as
+    /// kernels/stallscope_trace.h writes it: each lane given as (block, role, SM, marks
+    /// made, marks as (cycles, ns, stage, kind)).
+    fn buffer(blocks: u32, cap: u32, lanes: &[L]) -> Vec<u64> {
+        let mut raw = vec![0u64; buffer_words(blocks, cap) as usize];
+        let stride = lane_words(cap) as usize;
+        for &(block, role, sm, made, marks) in lanes {
+            let at = (block as usize * LANES_PER_BLOCK + role) * stride;
+            raw[at] = made;
+            raw[at + 1] = USED_BIT | u64::from(sm);
+            for (i, &(c, ns, stage, kind)) in marks.iter().enumerate().take(cap as usize) {
+                raw[at + 2 + 3 * i..at + 5 + 3 * i].copy_from_slice(&[c, ns, stage | kind << 16]);
+            }
+        }
+        raw
+    }
+
+    #[test]
+    fn two_roles_of_a_block_decode_to_their_spans_from_the_block_s_first_mark() {
+        // Producer: stage 6 over cycles 100..300. Consumer 0: stage 2 over 200..500,
+        // stage 3 over 500..900. The block starts at cycle 100.
+        let producer: &[M] = &[(100, 10_000, 6, BEGIN), (300, 10_200, 6, END)];
+        let consumer: &[M] = &[
+            (200, 10_100, 2, BEGIN),
+            (500, 10_400, 2, END),
+            (500, 10_400, 3, BEGIN),
+            (900, 10_800, 3, END),
+        ];
+        let raw = buffer(2, 8, &[(0, 0, 5, 2, producer), (0, 1, 5, 4, consumer)]);
+        let roles = names(&["producer", "consumer 0"]);
+        let stages = names(&[
+            "wait K",
+            "wait V",
+            "Q·Kᵀ",
+            "softmax",
+            "P·V",
+            "store",
+            "issue loads",
+        ]);
+        let t = decode(&raw, 2, 8, &roles, &stages, clocks()).unwrap();
+        assert_eq!(t.blocks.len(), 1, "block 1 marked nothing");
+        let b = &t.blocks[0];
+        assert_eq!((b.block, b.sm, b.start_ns, b.cycles), (0, 5, 0, 800));
+        let spans: Vec<(u8, u16, u64, u64)> = b
+            .spans
+            .iter()
+            .map(|s| (s.role, s.stage, s.start, s.end))
+            .collect();
+        assert_eq!(spans, [(0, 6, 0, 200), (1, 2, 100, 400), (1, 3, 400, 800)]);
+        assert!(t.overflowed.is_empty() && t.unmatched.is_empty());
+        assert_eq!(t.stage_name(3), "softmax");
+    }
+
+    #[test]
+    fn an_overflowed_lane_and_an_unmatched_mark_are_counted_not_fatal() {
+        // Role 0 made 5 marks into a lane of 2: its first two kept. Role 1 ends a stage
+        // it never began.
+        let full: &[M] = &[(10, 1, 0, BEGIN), (20, 2, 0, END)];
+        let stray: &[M] = &[(15, 1, 1, END)];
+        let raw = buffer(1, 2, &[(0, 0, 3, 5, full), (0, 1, 3, 1, stray)]);
+        let t = decode(
+            &raw,
+            1,
+            2,
+            &names(&["a", "b"]),
+            &names(&["x", "y"]),
+            clocks(),
+        )
+        .unwrap();
+        assert_eq!(t.overflowed.len(), 1);
+        assert_eq!((t.overflowed[0].role, t.overflowed[0].marks), (0, 5));
+        assert_eq!(t.unmatched.len(), 1);
+        assert_eq!(
+            (
+                t.unmatched[0].role,
+                t.unmatched[0].stage,
+                t.unmatched[0].ends
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(t.blocks[0].spans.len(), 1);
+    }
+
+    #[test]
+    fn a_buffer_that_breaks_the_layout_is_an_error_naming_where() {
+        let roles = names(&["producer"]);
+        let stages = names(&["x"]);
+        let e = decode(&[0; 7], 1, 1, &roles, &stages, clocks()).unwrap_err();
+        assert!(format!("{e}").contains("holds 7 words"), "{e}");
+        // A stage past the recipe's names.
+        let bad: &[M] = &[(1, 1, 4, BEGIN)];
+        let raw = buffer(1, 2, &[(0, 0, 0, 1, bad)]);
+        let e = decode(&raw, 1, 2, &roles, &stages, clocks()).unwrap_err();
+        assert!(
+            format!("{e}").contains("block 0, role 0 (producer), mark 0: stage 4"),
+            "{e}"
+        );
+        // Two lanes of one block on two SMs.
+        let m: &[M] = &[(1, 1, 0, BEGIN)];
+        let raw = buffer(1, 1, &[(0, 0, 1, 1, m), (0, 1, 2, 1, m)]);
+        let e = decode(&raw, 1, 1, &names(&["a", "b"]), &stages, clocks()).unwrap_err();
+        assert!(format!("{e}").contains("share an SM"), "{e}");
+    }
+
+    #[test]
+    fn blocks_are_placed_by_the_global_timer_and_timed_by_their_own_clock() {
+        // Block 1 starts 5 µs after block 0; each lasts 4000 ns over 8000 cycles, 100
+        // steps of 32 ns and more: its own 0.5 ns a cycle.
+        let a: &[M] = &[(0, 1_000, 0, BEGIN), (8_000, 5_000, 0, END)];
+        let b: &[M] = &[(50, 6_000, 0, BEGIN), (8_050, 10_000, 0, END)];
+        let raw = buffer(2, 4, &[(0, 0, 1, 2, a), (1, 0, 2, 2, b)]);
+        let t = decode(&raw, 2, 4, &names(&["p"]), &names(&["x"]), clocks()).unwrap();
+        let starts: Vec<u64> = t.blocks.iter().map(|b| b.start_ns).collect();
+        assert_eq!(starts, [0, 5_000]);
+        assert!(
+            t.blocks
+                .iter()
+                .all(|b| b.clock == Clock::Block && b.ns_per_cycle == Some(0.5))
+        );
+    }
+
+    #[test]
+    fn a_trace_round_trips_through_its_file() {
+        let m: &[M] = &[(0, 0, 0, BEGIN), (10, 5, 0, END)];
+        let raw = buffer(1, 2, &[(0, 0, 0, 2, m)]);
+        let timeline = decode(&raw, 1, 2, &names(&["p"]), &names(&["x"]), clocks()).unwrap();
+        let shape = crate::kinds::attention::shape(1, 64, 1024, 128, true);
+        let t = Trace {
+            schema: SCHEMA.to_string(),
+            version: "v13".into(),
+            shape,
+            gpu: Some("NVIDIA H200".into()),
+            when: None,
+            timer_resolution_ns: Some(32),
+            overhead: Some(Overhead {
+                plain_us: 100.0,
+                traced_us: 102.0,
+            }),
+            timeline,
+        };
+        assert_eq!(t.file_name(), "trace-1,64,1024,128-causal.json.gz");
+        let bytes = t.to_bytes().unwrap();
+        let back = Trace::from_bytes("t", &bytes, 1 << 20).unwrap();
+        assert_eq!(back, t);
+        assert!((t.overhead.unwrap().pct().unwrap() - 2.0).abs() < 1e-9);
     }
 }

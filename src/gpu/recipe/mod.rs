@@ -274,7 +274,7 @@ impl KernelRecipe {
                     v.id
                 );
             }
-            if !v.marked && !(v.trace_roles.is_empty() && v.trace_stages.is_empty()) {
+            if !v.marked && (!v.trace_roles.is_empty() || !v.trace_stages.is_empty()) {
                 bail!(
                     "version {}: trace_roles and trace_stages are for a marked version (marked = true)",
                     v.id
