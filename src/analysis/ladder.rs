@@ -2,6 +2,7 @@
 //! figures no kernel gives.
 
 use super::catalogue::MetricId;
+use super::pipeline::{self, LadderPipeline};
 use super::shown::Shown;
 use super::trail::{self, TrailStep};
 use super::version::{VersionAnalysis, analyse};
@@ -13,6 +14,8 @@ use serde::Serialize;
 pub struct LadderAnalysis {
     pub versions: Vec<VersionAnalysis>,
     pub trail: Vec<TrailStep>,
+    /// The versions' pipeline traces at the shape shown, and the steps between them.
+    pub pipeline: LadderPipeline,
 }
 
 /// The analysis of every version of `ladder`, its run metrics read from the results
@@ -24,7 +27,12 @@ pub fn analyse_ladder(ladder: &Ladder, shown: Shown) -> LadderAnalysis {
         .map(|v| analyse(ladder, v, shown))
         .collect();
     let trail = trail::trail(ladder, &versions);
-    LadderAnalysis { versions, trail }
+    let pipeline = pipeline::ladder_pipeline(ladder, shown);
+    LadderAnalysis {
+        versions,
+        trail,
+        pipeline,
+    }
 }
 
 /// Figures no kernel gives, one line each with what to check: a throughput above the

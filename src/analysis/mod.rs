@@ -8,6 +8,7 @@ mod ladder;
 mod matrix;
 pub mod noise;
 pub mod occupancy;
+pub mod pipeline;
 pub mod sass;
 mod shown;
 pub mod speed;

@@ -4,7 +4,7 @@
 //! it keeps in its own state (`S`).
 
 use crate::model::runs::{Regime, RunResult, Shape};
-use crate::model::{Ladder, Version};
+use crate::model::{Ladder, Trace, Version};
 
 /// The run shape whose results are shown, as the caller chose it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,6 +50,15 @@ impl Shown {
             .find(|r| r.regime() != Some(Regime::Burst))
             .or(at.last())
             .copied()
+    }
+
+    /// The pipeline trace shown for a version of `ladder`: the one at the shown shape
+    /// (without one, its last).
+    pub fn trace<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a Trace> {
+        match self.shape(ladder) {
+            Some(w) => v.traces.iter().find(|t| t.shape == w),
+            None => v.traces.last(),
+        }
     }
 }
 

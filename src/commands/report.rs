@@ -62,6 +62,16 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
         );
     }
     let analysed: Vec<Analysed> = ladders.iter().map(|l| Analysed::new(l, shown)).collect();
+    if a.format == Format::Perfetto && !analysed.iter().any(|a| a.analysis.pipeline.any()) {
+        let at = a
+            .shape
+            .as_ref()
+            .map(|s| format!(" at {s}"))
+            .unwrap_or_default();
+        bail!(
+            "--format perfetto writes pipeline traces, and no version of these ladders has one{at} (stallscope trace takes them on a GPU)"
+        );
+    }
     for a in &analysed {
         for w in analysis::implausible(a.ladder, &a.analysis) {
             eprintln!("warning: {}", format::printable(&w));

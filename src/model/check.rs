@@ -2,9 +2,10 @@
 //! anything in it. Every
 //! manifest parses and names each version once, every file it names exists, lies in
 //! the ladder's folders and parses, every version's launch can be picked, the run file
-//! reads, every parent is an earlier version, and nothing is left of an interrupted
-//! import (what a live one, holding its ladder's lock, has staged is not listed); one
-//! line per problem.
+//! reads, every parent is an earlier version, every trace in a version's folder reads
+//! (its schema, its spans, its version and shape those of its folder and name), and
+//! nothing is left of an interrupted import (what a live one, holding its ladder's
+//! lock, has staged is not listed); one line per problem.
 
 use super::ladder::{named_file_error, read_manifest, roots};
 use super::runs::{self, RunFile};
@@ -130,6 +131,13 @@ fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
                     .push(format!("{shown}: version {}: {first}", entry.id));
             }
         }
+        let (traces, broken) = super::trace::version_traces(store, dir, &entry.id);
+        out.files += traces.len() + broken.len();
+        out.problems.extend(
+            broken
+                .into_iter()
+                .map(|(path, why)| format!("{}: {why}", store.describe(&path))),
+        );
         for (key, rel) in [("notes", &entry.notes), ("source", &entry.source)] {
             if let Some(rel) = rel {
                 out.files += 1;

@@ -776,9 +776,461 @@ pub fn write_trace(ladder_dir: &Path, trace: &Trace) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A trace buffer written as the kernels' header writes it (`kernels/stallscope_trace.h`),
+/// for the tests: lanes opened with their SM, marks counted in word 0 and kept up to
+/// the capacity.
+#[cfg(test)]
+pub(crate) mod raw {
+    // Named from the crate's root: inside a module of its own, `super` is this file.
+    use crate::model::trace::{BEGIN, END, LANES_PER_BLOCK, USED_BIT, lane_words};
+
+    pub struct Buffer {
+        pub words: Vec<u64>,
+        pub blocks: u32,
+        pub cap: u32,
+    }
+
+    impl Buffer {
+        pub fn new(blocks: u32, cap: u32) -> Buffer {
+            let words = vec![0; blocks as usize * LANES_PER_BLOCK * lane_words(cap) as usize];
+            Buffer { words, blocks, cap }
+        }
+
+        fn base(&self, block: u32, role: u32) -> usize {
+            (block as usize * LANES_PER_BLOCK + role as usize) * lane_words(self.cap) as usize
+        }
+
+        /// What the leader does first: word 0 zeroed, word 1 the SM with bit 63.
+        pub fn open(&mut self, block: u32, role: u32, sm: u32) {
+            let at = self.base(block, role);
+            self.words[at] = 0;
+            self.words[at + 1] = USED_BIT | u64::from(sm);
+        }
+
+        /// One mark: kept where the lane has room, counted in any case.
+        pub fn mark(&mut self, block: u32, role: u32, clock: u64, ns: u64, stage: u16, kind: u64) {
+            let at = self.base(block, role);
+            let i = self.words[at];
+            if i < u64::from(self.cap) {
+                let m = at + 2 + 3 * i as usize;
+                self.words[m] = clock;
+                self.words[m + 1] = ns;
+                self.words[m + 2] = u64::from(stage) | kind << 16;
+            }
+            self.words[at] = i + 1;
+        }
+
+        pub fn begin(&mut self, block: u32, role: u32, clock: u64, ns: u64, stage: u16) {
+            self.mark(block, role, clock, ns, stage, BEGIN);
+        }
+
+        pub fn end(&mut self, block: u32, role: u32, clock: u64, ns: u64, stage: u16) {
+            self.mark(block, role, clock, ns, stage, END);
+        }
+    }
+
+    pub fn roles() -> Vec<String> {
+        ["producer", "consumer 0", "consumer 1"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    pub fn stages() -> Vec<String> {
+        [
+            "load K", "load V", "Q·Kᵀ", "softmax", "P·V", "store", "wait",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    pub const LOAD_K: u16 = 0;
+    pub const LOAD_V: u16 = 1;
+    pub const QK: u16 = 2;
+    pub const SOFTMAX: u16 = 3;
+    pub const PV: u16 = 4;
+    pub const STORE: u16 = 5;
+    pub const WAIT: u16 = 6;
+
+    /// Three blocks, eight marks a lane:
+    ///
+    /// - block 0 on SM 5, from clock 10 000 and 1 000 000 ns, 2 ns a cycle, 2000 cycles
+    ///   (4000 ns: long enough at a 32 ns timer). Producer: load K [0, 400], load V
+    ///   [400, 800]. Consumer 0: Q·Kᵀ [500, 1000], softmax [1000, 1600], P·V [1600,
+    ///   2000]. Consumer 1: Q·Kᵀ [1000, 1400], softmax [1500, 1900] with a softmax
+    ///   [1600, 1700] nested in it, then a store begun at 1950 and never ended. Role 3
+    ///   unused.
+    /// - block 1 on SM 9, from clock 50 000 and 1 000 500 ns (500 ns after block 0),
+    ///   100 cycles in 100 ns: too short for its own clock. Producer: load K [0, 100] and
+    ///   an end of load V with no begin at 100. Consumer 0 made 10 marks, 8 kept: Q·Kᵀ
+    ///   [0, 20], softmax [20, 40], P·V [40, 60], then a store begun at 60 and a wait at
+    ///   70, both cut by the overflow.
+    /// - block 2 marked nothing.
+    pub fn scenario() -> Buffer {
+        let mut b = Buffer::new(3, 8);
+        let ns0 = |c: u64| 1_000_000 + 2 * (c - 10_000);
+        let span =
+            |b: &mut Buffer, block, role, stage, from: u64, to: u64, ns: &dyn Fn(u64) -> u64| {
+                b.begin(block, role, from, ns(from), stage);
+                b.end(block, role, to, ns(to), stage);
+            };
+        for role in 0..3 {
+            b.open(0, role, 5);
+        }
+        span(&mut b, 0, 0, LOAD_K, 10_000, 10_400, &ns0);
+        span(&mut b, 0, 0, LOAD_V, 10_400, 10_800, &ns0);
+        span(&mut b, 0, 1, QK, 10_500, 11_000, &ns0);
+        span(&mut b, 0, 1, SOFTMAX, 11_000, 11_600, &ns0);
+        span(&mut b, 0, 1, PV, 11_600, 12_000, &ns0);
+        span(&mut b, 0, 2, QK, 11_000, 11_400, &ns0);
+        b.begin(0, 2, 11_500, ns0(11_500), SOFTMAX);
+        span(&mut b, 0, 2, SOFTMAX, 11_600, 11_700, &ns0);
+        b.end(0, 2, 11_900, ns0(11_900), SOFTMAX);
+        b.begin(0, 2, 11_950, ns0(11_950), STORE);
+
+        let ns1 = |c: u64| 1_000_500 + (c - 50_000);
+        b.open(1, 0, 9);
+        b.open(1, 1, 9);
+        span(&mut b, 1, 0, LOAD_K, 50_000, 50_100, &ns1);
+        b.end(1, 0, 50_100, ns1(50_100), LOAD_V);
+        span(&mut b, 1, 1, QK, 50_000, 50_020, &ns1);
+        span(&mut b, 1, 1, SOFTMAX, 50_020, 50_040, &ns1);
+        span(&mut b, 1, 1, PV, 50_040, 50_060, &ns1);
+        b.begin(1, 1, 50_060, ns1(50_060), STORE);
+        b.begin(1, 1, 50_070, ns1(50_070), WAIT);
+        // Past the capacity: counted, not kept.
+        b.end(1, 1, 50_090, ns1(50_090), WAIT);
+        b.end(1, 1, 50_095, ns1(50_095), STORE);
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::raw::*;
     use super::*;
+
+    fn clocks() -> Clocks {
+        Clocks {
+            timer_resolution_ns: Some(32),
+            sm_clock_mhz: Some(1980.0),
+        }
+    }
+
+    fn decoded(clocks: Clocks) -> Timeline {
+        let b = scenario();
+        decode(&b.words, b.blocks, b.cap, &roles(), &stages(), clocks).unwrap()
+    }
+
+    fn span(role: u8, stage: u16, start: u64, end: u64) -> Span {
+        Span {
+            role,
+            stage,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn a_buffer_decodes_into_spans_per_block_in_cycles_from_its_first_mark() {
+        let t = decoded(clocks());
+        assert_eq!(t.grid_blocks, 3);
+        // Block 2 marked nothing: it is not there.
+        assert_eq!(t.blocks.iter().map(|b| b.block).collect::<Vec<_>>(), [0, 1]);
+        let b0 = &t.blocks[0];
+        assert_eq!((b0.sm, b0.start_ns, b0.cycles), (5, 0, 2000));
+        assert_eq!(
+            b0.spans,
+            [
+                span(0, LOAD_K, 0, 400),
+                span(0, LOAD_V, 400, 800),
+                span(1, QK, 500, 1000),
+                span(1, SOFTMAX, 1000, 1600),
+                span(1, PV, 1600, 2000),
+                span(2, QK, 1000, 1400),
+                // Nested in itself: the inner end closes the inner begin.
+                span(2, SOFTMAX, 1500, 1900),
+                span(2, SOFTMAX, 1600, 1700),
+            ]
+        );
+        let b1 = &t.blocks[1];
+        assert_eq!((b1.sm, b1.start_ns, b1.cycles), (9, 500, 100));
+        assert_eq!(
+            b1.spans,
+            [
+                span(0, LOAD_K, 0, 100),
+                span(1, QK, 0, 20),
+                span(1, SOFTMAX, 20, 40),
+                span(1, PV, 40, 60),
+            ]
+        );
+    }
+
+    #[test]
+    fn overflows_and_marks_without_a_partner_are_counted_never_fatal() {
+        let t = decoded(clocks());
+        assert_eq!(
+            t.overflowed,
+            [Overflow {
+                block: 1,
+                role: 1,
+                marks: 10
+            }]
+        );
+        // Block 1's consumer 0 left a store and a wait open where it was cut: not
+        // counted. Consumer 1's store of block 0 and the producer's stray end are.
+        assert_eq!(
+            t.unmatched,
+            [
+                Unmatched {
+                    block: 0,
+                    role: 2,
+                    stage: STORE,
+                    begins: 1,
+                    ends: 0
+                },
+                Unmatched {
+                    block: 1,
+                    role: 0,
+                    stage: LOAD_V,
+                    begins: 0,
+                    ends: 1
+                },
+            ]
+        );
+        assert_eq!(t.unmatched_marks(), 2);
+        assert!(t.cut(&t.blocks[1]) && !t.cut(&t.blocks[0]));
+    }
+
+    #[test]
+    fn a_block_long_enough_gives_its_own_clock_a_short_one_takes_the_given_or_the_pooled() {
+        // Block 0: 4000 ns over 2000 cycles, at least 100 steps of 32 ns.
+        let t = decoded(clocks());
+        assert_eq!(t.blocks[0].clock, Clock::Block);
+        assert_eq!(t.blocks[0].ns_per_cycle, Some(2.0));
+        // Block 1: 100 ns is three steps: the given 1980 MHz.
+        assert_eq!(t.blocks[1].clock, Clock::Given);
+        let given = t.blocks[1].ns_per_cycle.unwrap();
+        assert!((given - 1000.0 / 1980.0).abs() < 1e-12, "{given}");
+        assert_eq!(t.blocks[1].ns_at(100), Some(500.0 + 100.0 * given));
+        // Without a given clock: both blocks pooled, 4100 ns over 2100 cycles.
+        let t = decoded(Clocks {
+            sm_clock_mhz: None,
+            ..clocks()
+        });
+        assert_eq!(t.blocks[1].clock, Clock::Pooled);
+        let pooled = t.blocks[1].ns_per_cycle.unwrap();
+        assert!((pooled - 4100.0 / 2100.0).abs() < 1e-12, "{pooled}");
+        // A timer of unknown step is taken at 1 µs: no block and not the pool lasts
+        // 100 µs, and nothing is given: cycles only.
+        let t = decoded(Clocks::default());
+        assert_eq!(t.blocks[0].clock, Clock::Unknown);
+        assert_eq!(t.blocks[0].ns_per_cycle, None);
+        assert_eq!(t.blocks[0].duration_ns(), None);
+    }
+
+    /// The error for `words` changed by `edit`, as decoded with the scenario's names.
+    fn refused(edit: impl FnOnce(&mut Buffer)) -> String {
+        let mut b = scenario();
+        edit(&mut b);
+        let e = decode(&b.words, b.blocks, b.cap, &roles(), &stages(), clocks()).unwrap_err();
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn a_buffer_that_breaks_the_layout_is_refused_naming_the_lane() {
+        let stride = lane_words(8) as usize;
+        let lane = |block: usize, role: usize| (block * 4 + role) * stride;
+        let e = refused(|b| {
+            b.words.pop();
+        });
+        assert!(
+            e.contains("holds 311 words") && e.contains("make 312"),
+            "{e}"
+        );
+        // Block 2's producer lane unused, yet a mark in it.
+        let e = refused(|b| b.words[lane(2, 0) + 2] = 7);
+        assert!(
+            e.starts_with("block 2, role 0 (producer): the lane is not marked used"),
+            "{e}"
+        );
+        // Block 1's role 3 used, but three roles have names.
+        let e = refused(|b| b.open(1, 3, 9));
+        assert!(
+            e.starts_with(
+                "block 1, role 3 (no name): the lane was used, but the recipe names 3 roles"
+            ),
+            "{e}"
+        );
+        // A kind 3 in block 0's consumer 0, mark 1.
+        let e = refused(|b| b.words[lane(0, 1) + 2 + 3 + 2] = u64::from(QK) | 3 << 16);
+        assert!(
+            e.starts_with("block 0, role 1 (consumer 0), mark 1: tag 0x30002"),
+            "{e}"
+        );
+        // A stage past the names.
+        let e = refused(|b| b.words[lane(0, 1) + 2 + 2] = 7 | BEGIN << 16);
+        assert!(
+            e.contains("mark 0: stage 7, but the recipe names 7 stages"),
+            "{e}"
+        );
+        // The counter going back.
+        let e = refused(|b| b.words[lane(0, 0) + 2 + 3] = 9_999);
+        assert!(
+            e.contains("role 0 (producer), mark 1: the cycle counter went back (10000 then 9999)"),
+            "{e}"
+        );
+        // Two SMs in one block.
+        let e = refused(|b| b.words[lane(0, 2) + 1] = USED_BIT | 6);
+        assert!(
+            e.contains("block 0: role 0 (producer) ran on SM 5 but role 2 (consumer 1) on SM 6"),
+            "{e}"
+        );
+        // Bits in word 1 beside the SM and the used bit.
+        let e = refused(|b| b.words[lane(0, 0) + 1] |= 1 << 40);
+        assert!(
+            e.contains("block 0, role 0 (producer): word 1 is 0x8000010000000005"),
+            "{e}"
+        );
+        let b = scenario();
+        let e = decode(&b.words, 3, 8, &[], &stages(), clocks()).unwrap_err();
+        assert!(e.to_string().contains("1 to 4 roles, not 0"), "{e}");
+    }
+
+    fn trace() -> Trace {
+        let mut t = Trace::new(
+            "v13",
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            decoded(clocks()),
+        );
+        t.gpu = Some("NVIDIA H200".into());
+        t.timer_resolution_ns = Some(32);
+        t.overhead = Some(Overhead {
+            plain_us: 100.0,
+            traced_us: 102.5,
+        });
+        t
+    }
+
+    #[test]
+    fn a_trace_file_reads_back_as_written_with_spans_as_arrays() {
+        let t = trace();
+        assert_eq!(t.file_name(), "trace-1,64,1024,128.json.gz");
+        let bytes = t.to_bytes().unwrap();
+        assert!(bytes.starts_with(&[0x1f, 0x8b]));
+        assert_eq!(Trace::from_bytes("t", &bytes, 1 << 20).unwrap(), t);
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(
+            json.contains(r#""spans":[[0,0,0,400],[0,1,400,800]"#),
+            "{json}"
+        );
+        assert!(json.contains(
+            r#""shape":{"kind":"attention","b":1,"h":64,"s":1024,"d":128,"causal":false}"#
+        ));
+        assert!((t.overhead.unwrap().pct().unwrap() - 2.5).abs() < 1e-9);
+        let causal = crate::kinds::attention::shape(1, 16, 8192, 128, true);
+        assert_eq!(file_name(&causal), "trace-1,16,8192,128-causal.json.gz");
+    }
+
+    #[test]
+    fn a_trace_file_that_does_not_hold_together_is_refused_saying_why() {
+        let t = trace();
+        let json = serde_json::to_string(&t).unwrap();
+        let e = Trace::from_bytes(
+            "x.json",
+            json.replace(SCHEMA, "stallscope/trace/9").as_bytes(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("x.json: schema \"stallscope/trace/9\", but this stallscope reads"),
+            "{e}"
+        );
+        // A span past its block's end.
+        let e = Trace::from_bytes(
+            "x.json",
+            json.replace("[2,3,1500,1900]", "[2,3,1500,2900]")
+                .as_bytes(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("block 0: span [2, 3, 1500, 2900]"),
+            "{e:#}"
+        );
+        // A stage without a name.
+        let e = Trace::from_bytes(
+            "x.json",
+            json.replace("[2,3,1500,1900]", "[2,9,1500,1900]")
+                .as_bytes(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}")
+                .contains("span [2, 9, 1500, 1900] names a role or stage without a name"),
+            "{e:#}"
+        );
+        // A span ending before it starts.
+        let e = Trace::from_bytes(
+            "x.json",
+            json.replace("[2,3,1500,1900]", "[2,3,1900,1500]")
+                .as_bytes(),
+            1 << 20,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is not [role, stage, start, end] with start ≤ end"),
+            "{e}"
+        );
+        // Inflating past the limit.
+        let e = Trace::from_bytes("x.json.gz", &t.to_bytes().unwrap(), 100).unwrap_err();
+        assert!(
+            e.to_string().contains("inflates to more than 100 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_trace_is_written_into_its_version_folder_and_found_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = trace();
+        let path = write_trace(dir.path(), &t).unwrap();
+        assert_eq!(path, dir.path().join("v13/trace-1,64,1024,128.json.gz"));
+        let store = Store::disk(crate::files::limits::SizeLimits::DEFAULT);
+        let (found, failed) = version_traces(&store, dir.path(), "v13");
+        assert_eq!(failed, Vec::<(PathBuf, String)>::new());
+        assert_eq!(found, vec![(path.clone(), t.clone())]);
+        // Copied under another name, and into another version's folder: both refused.
+        std::fs::copy(&path, dir.path().join("v13/trace-1,1,1,1.json.gz")).unwrap();
+        std::fs::create_dir(dir.path().join("v14")).unwrap();
+        std::fs::copy(&path, dir.path().join("v14/trace-1,64,1024,128.json.gz")).unwrap();
+        let (found, failed) = version_traces(&store, dir.path(), "v13");
+        assert_eq!(found.len(), 1);
+        assert_eq!(failed.len(), 1);
+        assert!(
+            failed[0]
+                .1
+                .contains("its file is named trace-1,64,1024,128.json.gz"),
+            "{failed:?}"
+        );
+        let (_, failed) = version_traces(&store, dir.path(), "v14");
+        assert!(
+            failed[0]
+                .1
+                .contains("the trace is of version \"v13\", not \"v14\""),
+            "{failed:?}"
+        );
+        // A version id that names no plain folder is refused before anything is written.
+        let mut bad = t.clone();
+        bad.version = "../v13".into();
+        assert!(write_trace(dir.path(), &bad).is_err());
+        bad.version = "v13.staging-1".into();
+        assert!(write_trace(dir.path(), &bad).is_err());
+    }
+
+    // ---- the GPU side's tests of the same decoder (buffers as lane tuples) ----
 
     fn names(xs: &[&str]) -> Vec<String> {
         xs.iter().map(|s| s.to_string()).collect()
@@ -804,13 +1256,6 @@ mod tests {
             }
         }
         raw
-    }
-
-    fn clocks() -> Clocks {
-        Clocks {
-            timer_resolution_ns: Some(32),
-            sm_clock_mhz: Some(1000.0),
-        }
     }
 
     #[test]

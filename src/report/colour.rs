@@ -138,6 +138,24 @@ pub fn reason_hue(r: StallReason) -> Hue {
     }
 }
 
+/// One hue per stage of a pipeline trace, by its index in the trace's stages (after ten,
+/// they come round again).
+pub fn stage_hue(stage: usize) -> Hue {
+    const HUES: [Hue; 10] = [
+        Hue::Blue,
+        Hue::LightBlue,
+        Hue::Magenta,
+        Hue::Yellow,
+        Hue::Green,
+        Hue::Cyan,
+        Hue::Gray,
+        Hue::LightMagenta,
+        Hue::LightYellow,
+        Hue::LightGreen,
+    ];
+    HUES[stage % HUES.len()]
+}
+
 /// Every colour of the HTML page and its charts: the custom property, its value in the
 /// light scheme and in the dark scheme. The hues are the terminal's named colours as
 /// common light and dark palettes draw them.

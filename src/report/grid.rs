@@ -5,6 +5,7 @@ use super::comparison::{Document, Sass};
 use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::format::{self, UNKNOWN};
 use super::order::{display_order, stall_rows};
+use super::pipeline;
 use super::texts::{
     label_cell, stall_heading, stall_samples_cell, stall_source_cell, step_name, verdict_text,
     z_text,
@@ -373,6 +374,40 @@ fn comparison_grid(doc: &Document, (a, b): (String, String)) -> Grid {
     }
 }
 
+/// The document as a grid for the table and Markdown: a section per version.
+pub fn pipeline_grid(doc: &pipeline::Document) -> Grid {
+    let mut preamble = vec![match &doc.shape {
+        Some(s) => format!("Pipeline traces at {s}"),
+        None => "Pipeline traces".to_string(),
+    }];
+    preamble.extend(pipeline::NOTES.iter().map(|n| n.to_string()));
+    let mut rows = Vec::new();
+    for v in &doc.versions {
+        rows.push(Row::Section(format!("{} · {}", v.id, v.facts.join(" · "))));
+        for r in &v.rows {
+            rows.push(Row::Cells(vec![
+                format!("{} · {}", r.role, r.what),
+                r.all.clone(),
+                r.block.clone(),
+                r.overlapped.clone(),
+            ]));
+        }
+    }
+    Grid {
+        preamble,
+        header: [
+            "role · stage",
+            "all blocks",
+            "median block",
+            "overlapped most by",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        text_columns: vec![3],
+    }
+}
+
 pub struct TextExporter {
     pub markdown: bool,
     /// The terminal's width, when the timeline is to fit it (text only): the versions
@@ -461,6 +496,13 @@ fn text_timeline(a: &Analysed, width: Option<usize>) -> String {
             out.push_str(&text(&format!("  {r}: {}", stall_help(r))));
         }
     }
+    if let Some(doc) = pipeline::document(a) {
+        out.push('\n');
+        out.push_str(&render_text_within(&pipeline_grid(&doc), width));
+        for l in pipeline::lines(&doc) {
+            out.push_str(&text(&l));
+        }
+    }
     out
 }
 
@@ -516,6 +558,17 @@ fn markdown_timeline(a: &Analysed) -> String {
         if let Some(m) = &a.analysis.versions[i].matrix {
             out.push('\n');
             out.push_str(&render_markdown(&matrix(&a.ladder.versions[i], m), "###"));
+        }
+    }
+    if let Some(doc) = pipeline::document(a) {
+        out.push('\n');
+        out.push_str(&render_markdown(&pipeline_grid(&doc), "###"));
+        let lines = pipeline::lines(&doc);
+        if !lines.is_empty() {
+            out.push('\n');
+        }
+        for l in lines {
+            out.push_str(&format!("- {}\n", esc(&l)));
         }
     }
     out

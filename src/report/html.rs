@@ -11,7 +11,7 @@ use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::order::{display_order, stall_rows};
 use super::svg::{self, Chart};
 use super::texts::{self, escape};
-use super::{format, markdown, runs};
+use super::{format, markdown, pipeline, runs};
 use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus};
 use crate::ncu::StallReason;
@@ -86,6 +86,7 @@ fn ladder_page(a: &Analysed) -> String {
         charts_section(a),
         metrics_section(a),
         matrices_section(a),
+        pipeline_section(a),
         runs_section(a),
         notes_section(a),
     ]
@@ -726,6 +727,63 @@ fn matrix_figure(a: &Analysed, i: usize, m: &Matrix, hot_ops: &[OpcodeStat]) -> 
         format::thousands(m.total as f64),
         hot_ops.len(),
     )
+}
+
+// ---- pipeline traces ----
+
+/// Per traced version: its median block drawn as lanes per role, its figures, and the
+/// step from the version it was built on.
+fn pipeline_section(a: &Analysed) -> Option<Section> {
+    let doc = pipeline::document(a)?;
+    let mut html = String::from("<p class=\"lead\">");
+    let notes: Vec<String> = pipeline::NOTES.iter().map(|n| escape(n)).collect();
+    html.push_str(&notes.join(" "));
+    html.push_str("</p>\n");
+    for v in &doc.versions {
+        let svg = v
+            .block
+            .and_then(|b| svg::pipeline_timeline(v.trace, b))
+            .unwrap_or_default();
+        let _ = write!(
+            html,
+            "<figure class=\"chart-figure\" id=\"{}\">\n{svg}\n<figcaption><strong>{} · {}.</strong> {}",
+            anchor(a.ladder, &format!("pipeline-{}", v.id)),
+            escape(&v.id),
+            escape(&v.title),
+            escape(&v.facts.join(" · "))
+        );
+        if let Some(step) = &v.step {
+            let _ = write!(html, "<br><span class=\"step\">{}</span>", escape(step));
+        }
+        for w in &v.warnings {
+            let _ = write!(
+                html,
+                "<br><span class=\"warning\">warning: {}</span>",
+                escape(w)
+            );
+        }
+        html.push_str("</figcaption>\n</figure>\n");
+        html.push_str(
+            "<div class=\"scroll\"><table class=\"metrics pipeline\"><thead><tr><th class=\"text\">role</th><th class=\"text\">stage</th><th>all blocks</th><th>median block</th><th class=\"text\">overlapped most by</th></tr></thead><tbody>\n",
+        );
+        for r in &v.rows {
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
+                escape(&r.role),
+                escape(&r.what),
+                escape(&r.all),
+                escape(&r.block),
+                escape(&r.overlapped)
+            );
+        }
+        html.push_str("</tbody></table></div>\n");
+    }
+    Some(Section {
+        key: "pipeline",
+        title: "Pipeline traces",
+        html,
+    })
 }
 
 // ---- run results ----

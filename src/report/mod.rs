@@ -12,6 +12,8 @@ mod json;
 mod markdown;
 mod order;
 mod output_format;
+pub mod perfetto;
+pub mod pipeline;
 pub mod runs;
 pub mod svg;
 mod texts;

@@ -1,7 +1,7 @@
 //! The output formats `report` and `compare` write, and the exporter of each.
 
 use super::exporter::Exporter;
-use super::{csv_rows, grid, html, json, svg};
+use super::{csv_rows, grid, html, json, perfetto, svg};
 
 /// What `report` writes: the ladder timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -19,6 +19,9 @@ pub enum Format {
     Html,
     /// One chart alone (name it with --chart).
     Svg,
+    /// The pipeline traces (stallscope trace) as a Chrome trace-event JSON that
+    /// ui.perfetto.dev opens: a process per block, a thread per role, a span per stage.
+    Perfetto,
 }
 
 /// What `compare` writes: the comparison of two versions (or files), each format its
@@ -71,6 +74,7 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Svg => Box::new(svg::SvgExporter {
             chart: svg::Chart::Speed,
         }),
+        Format::Perfetto => Box::new(perfetto::PerfettoExporter),
     }
 }
 

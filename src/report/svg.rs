@@ -9,7 +9,9 @@ use super::order::{display_order, stall_rows};
 use super::texts::escape;
 use super::{colour, format};
 use crate::analysis::catalogue::{HEADLINE, Headline};
+use crate::analysis::pipeline::stack_rows;
 use crate::analysis::{Kind, MetricId, VersionAnalysis};
+use crate::model::trace::{Span, Trace};
 use crate::ncu::StallReason;
 use std::fmt::Write;
 
@@ -661,6 +663,134 @@ fn draw_legend(out: &mut String, entries: &[(String, &str)], left: f64, top: f64
             text(out, x + 15.0, y, "start", "", name);
         }
     }
+}
+
+// ---- pipeline timeline ----
+
+/// One row of spans in a lane, and the room between lanes.
+const SPAN_ROW: f64 = 14.0;
+const LANE_GAP: f64 = 10.0;
+/// Room for the roles' names left of the lanes.
+const LANE_LABELS: f64 = 100.0;
+
+/// Block `b` of a trace (an index into its timeline's blocks) as one lane per role:
+/// each span a bar coloured by its stage (one that overlaps another on a row below), a
+/// lane's gaps its waits; the time axis in µs where the block's clock is known, else in
+/// cycles; a legend of the stages it shows. `None` where there is no block `b`.
+pub fn pipeline_timeline(trace: &Trace, b: usize) -> Option<String> {
+    let t = &trace.timeline;
+    let block = t.blocks.get(b)?;
+    let (left, right) = (LANE_LABELS + 8.0, WIDTH - 16.0);
+    let plot_w = right - left;
+    let cycles = block.cycles.max(1) as f64;
+    let x = |c: f64| left + c / cycles * plot_w;
+    let lanes: Vec<(usize, Vec<&Span>, Vec<usize>, usize)> = (0..t.roles.len())
+        .map(|r| {
+            let spans: Vec<&Span> = block
+                .spans
+                .iter()
+                .filter(|s| usize::from(s.role) == r)
+                .collect();
+            let (rows, n) = stack_rows(&spans);
+            (r, spans, rows, n.max(1))
+        })
+        .collect();
+    let mut stages: Vec<u16> = block.spans.iter().map(|s| s.stage).collect();
+    stages.sort_unstable();
+    stages.dedup();
+    let legend: Vec<(String, &str)> = stages
+        .iter()
+        .map(|&s| {
+            (
+                t.stage_name(s).to_string(),
+                colour::stage_hue(usize::from(s)).css_var(),
+            )
+        })
+        .collect();
+    let top = 10.0;
+    let lanes_h: f64 = lanes.iter().map(|l| l.3 as f64 * SPAN_ROW + LANE_GAP).sum();
+    let axis_y = top + lanes_h;
+    let legend_top = axis_y + 54.0;
+    let legend_rows = legend_layout(&legend, WIDTH - left).len().max(1) as f64;
+    let height = legend_top + legend_rows * 16.0;
+    let title = format!(
+        "{}: block {} on SM {}, lanes per role, spans coloured by stage",
+        trace.version, block.block, block.sm
+    );
+    let mut out = String::new();
+    open_svg(&mut out, "pipeline", height, &title);
+    // The axis: µs where the block's clock is known, else cycles.
+    let (unit, per_cycle) = match block.ns_per_cycle {
+        Some(npc) => ("µs", npc / 1e3),
+        None => ("cycles", 1.0),
+    };
+    let max = cycles * per_cycle;
+    let step = nice_step(max, 8);
+    for k in 0..=40 {
+        let v = k as f64 * step;
+        if v > max * (1.0 + 1e-9) {
+            break;
+        }
+        let xv = x(v / per_cycle);
+        let _ = write!(
+            out,
+            "<line class=\"grid\" x1=\"{xv:.1}\" x2=\"{xv:.1}\" y1=\"{top:.1}\" y2=\"{axis_y:.1}\"/>"
+        );
+        text(&mut out, xv, axis_y + 14.0, "middle", "muted", &tick(v));
+    }
+    text(
+        &mut out,
+        left,
+        axis_y + 30.0,
+        "start",
+        "muted",
+        &format!("{unit} from the block's first mark"),
+    );
+    let mut y = top;
+    for (r, spans, rows, n) in &lanes {
+        let h = *n as f64 * SPAN_ROW;
+        let role = t.role_name(*r as u8);
+        text(&mut out, LANE_LABELS, y + SPAN_ROW * 0.75, "end", "", role);
+        let _ = write!(
+            out,
+            "<line class=\"axis\" x1=\"{left:.1}\" x2=\"{right:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>",
+            y + h + 1.0,
+            y + h + 1.0
+        );
+        for (s, row) in spans.iter().zip(rows) {
+            let (x0, x1) = (x(s.start as f64), x(s.end as f64));
+            let stage = t.stage_name(s.stage);
+            let when = match (block.ns_at(s.start), block.ns_at(s.end)) {
+                (Some(a), Some(b)) => format!(
+                    "{:.3}–{:.3} µs after the kernel's first mark, ",
+                    a / 1e3,
+                    b / 1e3
+                ),
+                _ => String::new(),
+            };
+            let _ = write!(
+                out,
+                "<rect class=\"mark span\" data-version=\"{}\" data-role=\"{}\" data-stage=\"{}\" x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" style=\"fill:{}\"><title>{}</title></rect>",
+                escape(&trace.version),
+                escape(role),
+                escape(stage),
+                y + *row as f64 * SPAN_ROW + 1.0,
+                (x1 - x0).max(0.5),
+                SPAN_ROW - 2.0,
+                colour::stage_hue(usize::from(s.stage)).css_var(),
+                escape(&format!(
+                    "{role} · {stage}: {when}cycles {}–{} ({})",
+                    s.start,
+                    s.end,
+                    s.cycles()
+                )),
+            );
+        }
+        y += h + LANE_GAP;
+    }
+    draw_legend(&mut out, &legend, left, legend_top);
+    out.push_str("</svg>");
+    Some(out)
 }
 
 // ---- signals ----
