@@ -37,9 +37,14 @@ __device__ unsigned long long* stallscope_trace_buffer;
 __device__ unsigned int stallscope_trace_cap;
 }
 
+// Everything a mark needs is in the leader's registers: the lane's address, the marks
+// made and the capacity (read from the module global once, at the open). A mark then
+// costs two counter reads and four stores the SM does not wait for; a global load per
+// mark would put a round trip to L2 on the critical path of every stage.
 struct ss_trace_lane {
     unsigned long long* words;  // null: this thread does not trace
     unsigned int marks;
+    unsigned int cap;
 };
 
 __device__ __forceinline__ unsigned long long ss_trace_globaltimer() {
@@ -49,11 +54,12 @@ __device__ __forceinline__ unsigned long long ss_trace_globaltimer() {
 }
 
 __device__ __forceinline__ ss_trace_lane ss_trace_open(unsigned int role, bool leader) {
-    ss_trace_lane lane = {nullptr, 0};
+    ss_trace_lane lane = {nullptr, 0, 0};
     if (!leader || stallscope_trace_buffer == nullptr || role >= SS_TRACE_ROLES) return lane;
     const unsigned long long block =
         blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    const unsigned long long stride = 2ull + 3ull * stallscope_trace_cap;
+    lane.cap = stallscope_trace_cap;
+    const unsigned long long stride = 2ull + 3ull * lane.cap;
     lane.words = stallscope_trace_buffer + (block * SS_TRACE_ROLES + role) * stride;
     unsigned int sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -65,13 +71,13 @@ __device__ __forceinline__ ss_trace_lane ss_trace_open(unsigned int role, bool l
 __device__ __forceinline__ void ss_trace_mark(ss_trace_lane& lane, unsigned int stage, unsigned int kind) {
     if (lane.words == nullptr) return;
     const unsigned int i = lane.marks++;
-    if (i < stallscope_trace_cap) {
+    if (i < lane.cap) {
         unsigned long long* m = lane.words + 2 + 3ull * i;
-        m[0] = clock64();
-        m[1] = ss_trace_globaltimer();
-        m[2] = (unsigned long long)((stage & 0xFFFFu) | (kind << 16));
+        __stcg(m, (unsigned long long)clock64());
+        __stcg(m + 1, ss_trace_globaltimer());
+        __stcg(m + 2, (unsigned long long)((stage & 0xFFFFu) | (kind << 16)));
     }
-    lane.words[0] = lane.marks;
+    __stcg(lane.words, (unsigned long long)lane.marks);
 }
 
 #define SS_TRACE_OPEN(lane, role, leader) ss_trace_lane lane = ss_trace_open((role), (leader))
