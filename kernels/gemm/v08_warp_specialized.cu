@@ -21,6 +21,7 @@
 // 4 × 48 KB + 1024 + 64 = 197,696 bytes; tensor maps A (box 128 × 64) and Bt (box
 // 256 × 64), 128-byte swizzle.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"
 
 constexpr int BM = 128, BN = 256, BK = 64;
 constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 rows of the tile each
@@ -172,10 +173,15 @@ gemm_v08(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         // stage s (K tile s + 4u) waits for the consumers' release of use u - 1.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer
         for (int kt = 0; kt < ktiles; ++kt) {
             const int s = kt % STAGES, use = kt / STAGES;
+            SS_TRACE_BEGIN(tr, 4);
             if (use > 0) mbar_wait(empty(s), (use - 1) & 1);
+            SS_TRACE_END(tr, 4);
+            SS_TRACE_BEGIN(tr, 5);
             load_stage(base + s * STAGE_BYTES, tmA, tmB, kt, m0, n0, full(s));
+            SS_TRACE_END(tr, 5);
         }
         return;
     }
@@ -187,11 +193,15 @@ gemm_v08(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    SS_TRACE_OPEN(tr, 1 + cw, threadIdx.x % 128 == 0);  // roles 1 and 2: the consumers
 
     for (int kt = 0; kt < ktiles; ++kt) {
         const int s = kt % STAGES;
         const unsigned st = base + s * STAGE_BYTES;
+        SS_TRACE_BEGIN(tr, 0);
         mbar_wait(full(s), (kt / STAGES) & 1);
+        SS_TRACE_END(tr, 0);
+        SS_TRACE_BEGIN(tr, 1);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks)
@@ -200,9 +210,14 @@ gemm_v08(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         // Tile kt - 1's wgmmas are done: this warp releases its stage. Tile kt's stay in
         // flight while the warp waits for the next stage.
         wgmma_wait<1>();
+        SS_TRACE_END(tr, 1);
         if (kt > 0 && lane == 0) mbar_arrive(empty((kt - 1) % STAGES));
     }
+    SS_TRACE_BEGIN(tr, 2);
     wgmma_wait<0>();
     fence_regs(acc);
+    SS_TRACE_END(tr, 2);
+    SS_TRACE_BEGIN(tr, 3);
     store_block(C, M, N, m0 + cw * 64, n0, acc, warp, lane);
+    SS_TRACE_END(tr, 3);
 }

@@ -23,6 +23,7 @@
 // Launch: grid min(SMS, cdiv(M, 128) · cdiv(N, 256)), block 384, dynamic shared memory
 // 197,696 bytes; tensor maps A (box 128 × 64) and Bt (box 256 × 64), 128-byte swizzle.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"
 
 constexpr int BM = 128, BN = 256, BK = 64;
 constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 rows of the tile each
@@ -185,14 +186,19 @@ gemm_v09(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x != 0) return;
+        SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its tiles
         int it = 0;   // K tiles loaded by this block so far: stage it % STAGES, use it / STAGES
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
             int tm, tn;
             tile_of(t, rows, cols, tm, tn);
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int s = it % STAGES, use = it / STAGES;
+                SS_TRACE_BEGIN(tr, 4);
                 if (use > 0) mbar_wait(empty(s), (use - 1) & 1);
+                SS_TRACE_END(tr, 4);
+                SS_TRACE_BEGIN(tr, 5);
                 load_stage(base + s * STAGE_BYTES, tmA, tmB, kt, tm * BM, tn * BN, full(s));
+                SS_TRACE_END(tr, 5);
             }
         }
         return;
@@ -205,6 +211,7 @@ gemm_v09(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+    SS_TRACE_OPEN(tr, 1 + cw, threadIdx.x % 128 == 0);  // roles 1 and 2: the consumers
 
     int it = 0;       // K tiles consumed so far, in step with the producer's count
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -213,7 +220,10 @@ gemm_v09(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         for (int kt = 0; kt < ktiles; ++kt, ++it) {
             const int s = it % STAGES;
             const unsigned st = base + s * STAGE_BYTES;
+            SS_TRACE_BEGIN(tr, 0);
             mbar_wait(full(s), (it / STAGES) & 1);
+            SS_TRACE_END(tr, 0);
+            SS_TRACE_BEGIN(tr, 1);
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < BK / 16; ++ks)
@@ -221,13 +231,18 @@ gemm_v09(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                              (kt | ks) != 0);
             wgmma_commit();
             wgmma_wait<1>();
+            SS_TRACE_END(tr, 1);
             if (kt > 0 && lane == 0) mbar_arrive(empty((it - 1) % STAGES));
         }
+        SS_TRACE_BEGIN(tr, 2);
         wgmma_wait<0>();
         fence_regs(acc);
+        SS_TRACE_END(tr, 2);
         // The tile's last stage goes back before the stores, so that the producer can
         // fill it with the next tile's K tiles while they run.
         if (lane == 0) mbar_arrive(empty((it - 1) % STAGES));
+        SS_TRACE_BEGIN(tr, 3);
         store_block(C, M, N, tm * BM + cw * 64, tn * BN, acc, warp, lane);
+        SS_TRACE_END(tr, 3);
     }
 }

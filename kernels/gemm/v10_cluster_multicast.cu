@@ -33,10 +33,12 @@
 // Edges as in v07: the copy engine zero-fills past M, N and K; the stores check rows and
 // columns; K must be a multiple of 8.
 //
-// Launch: grid 2 · min(SMS / 2, cdiv(M, 256) · cdiv(N, 256)), block 384, dynamic shared
+// Launch: grid 2 · min(CLUSTERS, cdiv(M, 256) · cdiv(N, 256)) (CLUSTERS: the clusters of two
+// the GPU holds at once; fewer than SMS / 2 where a GPC has an odd count), block 384, dynamic shared
 // memory 197,696 bytes; tensor maps A (box 128 × 64) and Bt (box 128 × 64: a half of
 // the slice), 128-byte swizzle.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"
 
 constexpr int BM = 128, BN = 256, BK = 64;
 constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 rows of the tile each
@@ -234,6 +236,7 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
+            SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its pairs
             int it = 0;   // K tiles loaded so far: stage it % STAGES, use it / STAGES
             for (int p = cluster; p < pairs; p += clusters) {
                 int pm, tn;
@@ -244,11 +247,15 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES, use = it / STAGES;
                     const unsigned st = base + s * STAGE_BYTES;
+                    SS_TRACE_BEGIN(tr, 4);
                     if (use > 0) mbar_wait_cluster(empty(s), (use - 1) & 1);
+                    SS_TRACE_END(tr, 4);
+                    SS_TRACE_BEGIN(tr, 5);
                     mbar_expect(full(s), STAGE_BYTES);
                     tma_load(st, tmA, kt * BK, a_row, full(s));
                     tma_load_multicast(st + A_BYTES + rank * B_HALF, tmB, kt * BK, b_row, full(s),
                                        (unsigned short)((1u << CLUSTER) - 1));
+                    SS_TRACE_END(tr, 5);
                 }
             }
         }
@@ -265,6 +272,7 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+        SS_TRACE_OPEN(tr, 1 + cw, threadIdx.x % 128 == 0);  // roles 1 and 2: the consumers
 
         int it = 0;
         for (int p = cluster; p < pairs; p += clusters) {
@@ -274,7 +282,10 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int s = it % STAGES;
                 const unsigned st = base + s * STAGE_BYTES;
+                SS_TRACE_BEGIN(tr, 0);
                 mbar_wait(full(s), (it / STAGES) & 1);
+                SS_TRACE_END(tr, 0);
+                SS_TRACE_BEGIN(tr, 1);
                 wgmma_fence();
 #pragma unroll
                 for (int ks = 0; ks < BK / 16; ++ks)
@@ -282,12 +293,17 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                                  (kt | ks) != 0);
                 wgmma_commit();
                 wgmma_wait<1>();
+                SS_TRACE_END(tr, 1);
                 if (kt > 0) release((it - 1) % STAGES);
             }
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_wait<0>();
             fence_regs(acc);
+            SS_TRACE_END(tr, 2);
             release((it - 1) % STAGES);
+            SS_TRACE_BEGIN(tr, 3);
             store_block(C, M, N, tm * BM + cw * 64, tn * BN, acc, warp, lane);
+            SS_TRACE_END(tr, 3);
         }
     }
     // Neither block leaves while its partner may still arrive on its barriers.

@@ -419,6 +419,35 @@ impl KernelRecipe {
 /// SM count assumed where no device is at hand (an H100/H200 SXM).
 pub const DEFAULT_SMS: u32 = 132;
 
+/// What a launch expression may ask of the GPU it runs on, beside the shape:
+/// `SMS`, the multiprocessor count, and `CLUSTERS`, the most clusters of the kernel's
+/// compiled cluster shape (`__cluster_dims__`) that the GPU holds at once with its block
+/// and shared memory (`cuOccupancyMaxActiveClusters`). Fewer than SMS / cluster size
+/// can fit, since a cluster's blocks must share one GPC: a persistent cluster kernel
+/// sized by SMS alone would leave its last clusters waiting for a second wave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuVars {
+    pub sms: u32,
+    pub clusters: u32,
+}
+
+impl GpuVars {
+    /// Where no device is at hand: [`DEFAULT_SMS`], and as many clusters as there are
+    /// pairs of them (the most an H200 could hold of clusters of two).
+    pub const DEFAULT: GpuVars = GpuVars {
+        sms: DEFAULT_SMS,
+        clusters: DEFAULT_SMS / 2,
+    };
+
+    /// [`GpuVars::DEFAULT`] on a GPU of `sms` multiprocessors.
+    pub fn with_sms(sms: u32) -> GpuVars {
+        GpuVars {
+            sms,
+            clusters: sms / 2,
+        }
+    }
+}
+
 /// The largest grid a launch may have, per axis (x, y, z).
 pub const MAX_GRID: [i64; 3] = [i32::MAX as i64, 65_535, 65_535];
 /// The largest block a launch may have, per axis, and in threads all together.
@@ -439,15 +468,27 @@ impl KernelVersion {
         })
     }
 
-    /// The launch at a shape on a GPU of `DEFAULT_SMS` multiprocessors.
-    pub fn launch(&self, shape: &Shape) -> Result<Launch> {
-        self.launch_on(shape, DEFAULT_SMS)
+    /// Whether its launch names `CLUSTERS`, which only the compiled kernel on a device
+    /// answers.
+    pub fn asks_clusters(&self) -> bool {
+        std::iter::once(&self.shared)
+            .chain(&self.grid)
+            .chain(&self.block)
+            .any(|e| {
+                e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|name| name == "CLUSTERS")
+            })
     }
 
-    /// The launch at a shape on a GPU with `sms` multiprocessors (persistent kernels
-    /// size their grid with `SMS`).
-    pub fn launch_on(&self, shape: &Shape, sms: u32) -> Result<Launch> {
-        launch_of(&self.grid, &self.block, &self.shared, shape, sms)
+    /// The launch at a shape where no device is at hand ([`GpuVars::DEFAULT`]).
+    pub fn launch(&self, shape: &Shape) -> Result<Launch> {
+        self.launch_on(shape, GpuVars::DEFAULT)
+    }
+
+    /// The launch at a shape on a GPU described by `gpu` (persistent kernels size their
+    /// grid with `SMS` or `CLUSTERS`).
+    pub fn launch_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Launch> {
+        launch_of(&self.grid, &self.block, &self.shared, shape, gpu)
             .with_context(|| format!("version {}", self.id))
     }
 
@@ -490,7 +531,7 @@ impl KernelVersion {
 
 impl KernelRef {
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
-        launch_of(&self.grid, &self.block, &self.shared, shape, DEFAULT_SMS)
+        launch_of(&self.grid, &self.block, &self.shared, shape, GpuVars::DEFAULT)
             .with_context(|| format!("kernel {}", self.entry))
     }
 }
@@ -502,9 +543,9 @@ fn launch_of(
     block: &[String],
     shared: &str,
     shape: &Shape,
-    sms: u32,
+    gpu: GpuVars,
 ) -> Result<Launch> {
-    let bytes = eval_on(shared, shape, sms).context("shared")?;
+    let bytes = eval_on(shared, shape, gpu).context("shared")?;
     if !(0..=MAX_SHARED_BYTES).contains(&bytes) {
         bail!(
             "shared is {bytes} bytes ({shared:?} at shape {shape}); it must be 0 to \
@@ -512,8 +553,8 @@ fn launch_of(
         );
     }
     Ok(Launch {
-        grid: dims_on(Dims::Grid, grid, shape, sms)?,
-        block: dims_on(Dims::Block, block, shape, sms)?,
+        grid: dims_on(Dims::Grid, grid, shape, gpu)?,
+        block: dims_on(Dims::Block, block, shape, gpu)?,
         shared_bytes: bytes as u32,
     })
 }
@@ -540,7 +581,7 @@ impl Dims {
     }
 }
 
-fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32, u32, u32)> {
+fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, gpu: GpuVars) -> Result<(u32, u32, u32)> {
     let name = kind.name();
     if exprs.is_empty() || exprs.len() > 3 {
         bail!("{name} needs 1 to 3 dimensions, has {}", exprs.len());
@@ -548,7 +589,7 @@ fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32
     let mut d = [1u32; 3];
     for (i, e) in exprs.iter().enumerate() {
         let axis = ["x", "y", "z"][i];
-        let v = eval_on(e, shape, sms).with_context(|| format!("{name} {axis}"))?;
+        let v = eval_on(e, shape, gpu).with_context(|| format!("{name} {axis}"))?;
         let max = kind.max()[i];
         if !(1..=max).contains(&v) {
             bail!("{name} {axis} is {v} ({e:?} at shape {shape}); it must be 1 to {max}");
@@ -568,15 +609,16 @@ fn dims_on(kind: Dims, exprs: &[String], shape: &Shape, sms: u32) -> Result<(u32
     Ok((d[0], d[1], d[2]))
 }
 
-/// Evaluates an integer expression of the shape's dimensions (and SMS, the
-/// multiprocessor count) with `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
+/// Evaluates an integer expression of the shape's dimensions (and SMS and CLUSTERS,
+/// [`GpuVars`]) with `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
-    eval_on(expr, shape, DEFAULT_SMS)
+    eval_on(expr, shape, GpuVars::DEFAULT)
 }
 
-pub fn eval_on(expr: &str, shape: &Shape, sms: u32) -> Result<i64> {
+pub fn eval_on(expr: &str, shape: &Shape, gpu: GpuVars) -> Result<i64> {
     let mut names = shape.vars();
-    names.push(("SMS", sms.into()));
+    names.push(("SMS", gpu.sms.into()));
+    names.push(("CLUSTERS", gpu.clusters.into()));
     // A long expression is quoted by its start: the error stays one readable line.
     launch_expr::eval(expr, &launch_expr::Vars(&names)).map_err(|e| {
         let quoted: String = expr.chars().take(80).collect();
@@ -696,7 +738,7 @@ mod tests {
         let failed: Vec<String> = l
             .versions
             .iter()
-            .filter_map(|v| v.launch_on(&long, 132).err().map(|e| format!("{e:#}")))
+            .filter_map(|v| v.launch_on(&long, GpuVars::DEFAULT).err().map(|e| format!("{e:#}")))
             .collect();
         assert_eq!(failed, Vec::<String>::new());
     }
@@ -704,7 +746,21 @@ mod tests {
     #[test]
     fn the_persistent_grid_is_capped_by_the_multiprocessors() {
         let v = version(&["min(SMS, cdiv(S, 128) * B * H)"], &["384"], "0");
-        assert_eq!(v.launch_on(&reference(), 78).unwrap().grid, (78, 1, 1));
+        assert_eq!(
+            v.launch_on(&reference(), GpuVars::with_sms(78)).unwrap().grid,
+            (78, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_cluster_grid_is_sized_by_the_clusters_the_gpu_holds() {
+        let v = version(&["2 * min(CLUSTERS, cdiv(S, 128) * B * H)"], &["384"], "0");
+        let gpu = GpuVars {
+            sms: 132,
+            clusters: 62,
+        };
+        assert_eq!(v.launch_on(&reference(), gpu).unwrap().grid, (124, 1, 1));
+        assert_eq!(v.launch(&reference()).unwrap().grid, (132, 1, 1));
     }
 
     #[test]

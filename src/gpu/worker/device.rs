@@ -151,8 +151,8 @@ impl Device {
         unsafe { result::memcpy_htod_sync(ptr, value) }.cuda(&format!("setting {name}"))
     }
 
-    /// Launches a kernel. `args` point at the argument values, in order.
-    pub fn launch(&self, k: &Kernel, l: &Launch, args: &mut [*mut c_void]) -> Result<()> {
+    /// Lets `k` have `l`'s dynamic shared memory (past 48 KiB it must opt in).
+    fn allow_shared(&self, k: &Kernel, l: &Launch) -> Result<()> {
         if l.shared_bytes > 48 * 1024 {
             unsafe {
                 result::function::set_function_attribute(
@@ -166,6 +166,63 @@ impl Device {
                 k.name, l.shared_bytes
             ))?;
         }
+        Ok(())
+    }
+
+    /// The most clusters of `k`'s compiled cluster shape (`__cluster_dims__`) that this
+    /// GPU holds at once, each block with `l`'s threads and shared memory.
+    pub fn max_active_clusters(&self, k: &Kernel, l: &Launch) -> Result<u32> {
+        use sys::CUfunction_attribute::{
+            CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH as DEPTH,
+            CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT as HEIGHT,
+            CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH as WIDTH,
+        };
+        let dim = |a| {
+            unsafe { result::function::get_function_attribute(k.func, a) }
+                .cuda(&format!("{}'s cluster shape", k.name))
+        };
+        let (w, h, d) = (dim(WIDTH)?, dim(HEIGHT)?, dim(DEPTH)?);
+        if w <= 0 {
+            bail!(
+                "{}'s launch names CLUSTERS, but the kernel has no compiled cluster shape \
+                 (__cluster_dims__)",
+                k.name
+            );
+        }
+        self.allow_shared(k, l)?;
+        let config = sys::CUlaunchConfig {
+            gridDimX: w as u32,
+            gridDimY: h.max(1) as u32,
+            gridDimZ: d.max(1) as u32,
+            blockDimX: l.block.0,
+            blockDimY: l.block.1,
+            blockDimZ: l.block.2,
+            sharedMemBytes: l.shared_bytes,
+            hStream: self.stream,
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut n = 0;
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, k.func, &config) }
+            .result()
+            .cuda(&format!("the clusters of {} this GPU holds", k.name))?;
+        if n <= 0 {
+            bail!(
+                "this GPU holds no cluster of {}: {w}×{h}×{d} blocks of {}×{}×{} threads and \
+                 {} bytes of shared memory each",
+                k.name,
+                l.block.0,
+                l.block.1,
+                l.block.2,
+                l.shared_bytes
+            );
+        }
+        Ok(n as u32)
+    }
+
+    /// Launches a kernel. `args` point at the argument values, in order.
+    pub fn launch(&self, k: &Kernel, l: &Launch, args: &mut [*mut c_void]) -> Result<()> {
+        self.allow_shared(k, l)?;
         unsafe { result::launch_kernel(k.func, l.grid, l.block, l.shared_bytes, self.stream, args) }
             .cuda(&format!("launch of {}", k.name))
     }

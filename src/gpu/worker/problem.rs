@@ -5,7 +5,7 @@
 //! inputs, the CPU rows.
 
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
-use crate::gpu::recipe::{KernelRecipe, KernelVersion, Launch};
+use crate::gpu::recipe::{GpuVars, KernelRecipe, KernelVersion, Launch};
 use crate::gpu::wire::ErrorStats;
 use crate::kinds::{Scalar, Shape, Tensor};
 use anyhow::{Context, Result, bail};
@@ -209,7 +209,12 @@ impl<'d> Problem<'d> {
         options.extend(v.options.iter().cloned());
         options.extend(extra.iter().cloned());
         let kernel = self.dev.kernel(&v.source, &source, &v.entry, &options)?;
-        let launch = v.launch_on(&self.shape, self.dev.sm_count()? as u32)?;
+        let mut gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        let mut launch = v.launch_on(&self.shape, gpu)?;
+        if v.asks_clusters() {
+            gpu.clusters = self.dev.max_active_clusters(&kernel, &launch)?;
+            launch = v.launch_on(&self.shape, gpu)?;
+        }
         let maps = v
             .tensor_maps
             .iter()
