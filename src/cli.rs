@@ -434,6 +434,14 @@ pub struct TraceArgs {
     /// unknown).
     #[arg(long)]
     pub no_overhead: bool,
+    /// Timing regime of the overhead's run, as for `run`: `sustained` (windows of at
+    /// least 200 ms after the clock settles) or `burst` (short windows from an idle
+    /// GPU; quicker where many versions are traced).
+    #[arg(long, value_enum, default_value_t = Regime::Sustained)]
+    pub regime: Regime,
+    /// Rounds of the overhead's run: exactly K, instead of the stopping rule's.
+    #[arg(long, value_name = "K")]
+    pub rounds: Option<u32>,
     /// Seed of the random inputs [default: fresh].
     #[arg(long)]
     pub seed: Option<u64>,

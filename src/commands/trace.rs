@@ -6,6 +6,7 @@ use super::ladders::writable_profiles;
 use super::options;
 use crate::analysis::speed::{self, Speedup};
 use crate::cli::{Common, TraceArgs};
+use crate::gpu::host::protocol::Settings;
 use crate::gpu::host::{runner, trace};
 use crate::model::RunResult;
 use crate::model::trace::{Clocks, Overhead, SCHEMA, Trace, decode, write_trace};
@@ -48,6 +49,10 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
             seed: a.seed,
             cases: false,
             traced_twins: true,
+            settings: Settings {
+                fixed_rounds: a.rounds,
+                ..Settings::for_regime(a.regime)
+            },
             ..runner::Request::new(kernels.clone(), limits)
         };
         let mut said = |p: runner::Progress| {
