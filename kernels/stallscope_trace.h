@@ -24,6 +24,15 @@
 // the marks the leader made (more than the capacity: the lane overflowed, its first
 // `cap` kept); lane[1] holds the SM id, bit 63 set once the lane was opened; mark i is
 // lane[2 + 3i ..]: clock64, %globaltimer, stage | kind << 16 (kind 1 begin, 2 end).
+// %globaltimer is stamped on every SS_TRACE_TIMER_EVERY-th mark of a lane (its first
+// included) and left 0 on the others: reading it costs the warp a few hundred cycles,
+// and the cycle counter alone times the spans within a block.
+//
+// What a mark costs is what the picture is worth, so a mark is cheap: the whole warp
+// of the leader runs it (the branch that skips it is the same for every lane of a
+// warp, so no lane waits for another to reconverge, which a warpgroup about to issue a
+// wgmma would), the leader's stores are predicated, and the lane's address, count and
+// capacity stay in registers (the capacity is read from its module global once).
 #pragma once
 
 #define SS_TRACE_ROLES 4
@@ -37,14 +46,13 @@ __device__ unsigned long long* stallscope_trace_buffer;
 __device__ unsigned int stallscope_trace_cap;
 }
 
-// Everything a mark needs is in the leader's registers: the lane's address, the marks
-// made and the capacity (read from the module global once, at the open). A mark then
-// costs two counter reads and four stores the SM does not wait for; a global load per
-// mark would put a round trip to L2 on the critical path of every stage.
+#define SS_TRACE_TIMER_EVERY 64u
+
 struct ss_trace_lane {
-    unsigned long long* words;  // null: this thread does not trace
+    unsigned long long* words;  // null: no lane of this warp traces
     unsigned int marks;
     unsigned int cap;
+    bool leader;                // this thread stores
 };
 
 __device__ __forceinline__ unsigned long long ss_trace_globaltimer() {
@@ -53,31 +61,44 @@ __device__ __forceinline__ unsigned long long ss_trace_globaltimer() {
     return t;
 }
 
+// Every thread of the role's threads calls it (or only the leader, where the others
+// have left); `leader` is true for one of them. The leader's whole warp then marks.
 __device__ __forceinline__ ss_trace_lane ss_trace_open(unsigned int role, bool leader) {
-    ss_trace_lane lane = {nullptr, 0, 0};
-    if (!leader || stallscope_trace_buffer == nullptr || role >= SS_TRACE_ROLES) return lane;
+    ss_trace_lane lane = {nullptr, 0, 0, false};
+    const unsigned int leaders = __ballot_sync(__activemask(), leader);
+    if (leaders == 0 || stallscope_trace_buffer == nullptr || role >= SS_TRACE_ROLES) return lane;
+    unsigned int me;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(me));
+    lane.leader = me == (unsigned int)(__ffs(leaders) - 1);
     const unsigned long long block =
         blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
     lane.cap = stallscope_trace_cap;
     const unsigned long long stride = 2ull + 3ull * lane.cap;
     lane.words = stallscope_trace_buffer + (block * SS_TRACE_ROLES + role) * stride;
-    unsigned int sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    lane.words[0] = 0;
-    lane.words[1] = (1ull << 63) | sm;
+    if (lane.leader) {
+        unsigned int sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        lane.words[0] = 0;
+        lane.words[1] = (1ull << 63) | sm;
+    }
     return lane;
 }
 
 __device__ __forceinline__ void ss_trace_mark(ss_trace_lane& lane, unsigned int stage, unsigned int kind) {
     if (lane.words == nullptr) return;
     const unsigned int i = lane.marks++;
-    if (i < lane.cap) {
-        unsigned long long* m = lane.words + 2 + 3ull * i;
-        __stcg(m, (unsigned long long)clock64());
-        __stcg(m + 1, ss_trace_globaltimer());
+    const bool keep = lane.leader && i < lane.cap;
+    unsigned long long* m = lane.words + 2 + 3ull * i;
+    const unsigned long long clock = clock64();
+    if (keep) {
+        __stcg(m, clock);
         __stcg(m + 2, (unsigned long long)((stage & 0xFFFFu) | (kind << 16)));
     }
-    __stcg(lane.words, (unsigned long long)lane.marks);
+    if (i % SS_TRACE_TIMER_EVERY == 0) {
+        const unsigned long long now = ss_trace_globaltimer();
+        if (keep) __stcg(m + 1, now);
+    }
+    if (lane.leader) __stcg(lane.words, (unsigned long long)lane.marks);
 }
 
 #define SS_TRACE_OPEN(lane, role, leader) ss_trace_lane lane = ss_trace_open((role), (leader))

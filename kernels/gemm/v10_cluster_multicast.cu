@@ -13,7 +13,7 @@
 // The price is coupling: a block's half of the Bt slice lands in its partner's stage
 // too, so a stage may be refilled only when the consumers of both blocks are done with
 // it. Each consumer warp arrives on the stage's "empty" barrier in both blocks (the
-// partner's through its cluster address, `mapa` + `mbarrier.arrive.release.cluster`),
+// partner's through its cluster address, `mapa` + `mbarrier.arrive.shared::cluster`),
 // and "empty" counts 16 arrivals: 8 warps × 2 blocks. The barriers are initialised
 // before a cluster barrier, so that no copy or arrival of the partner reaches them
 // first, and both blocks pass a second cluster barrier before they exit, so that none
@@ -34,7 +34,8 @@
 // columns; K must be a multiple of 8.
 //
 // Launch: grid 2 · min(CLUSTERS, cdiv(M, 256) · cdiv(N, 256)) (CLUSTERS: the clusters of two
-// the GPU holds at once; fewer than SMS / 2 where a GPC has an odd count), block 384, dynamic shared
+// the GPU holds at once, asked of the driver: 66 on the H200, every SM; of four it
+// would be 30, 120 SMs), block 384, dynamic shared
 // memory 197,696 bytes; tensor maps A (box 128 × 64) and Bt (box 128 × 64: a half of
 // the slice), 128-byte swizzle.
 #include <cuda_fp16.h>
@@ -168,22 +169,17 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // One arrival on the barrier at the same offset in block `cta` of the cluster (this
-// block's own included), released at cluster scope.
+// block's own included). The arrival's ordering is the default one, release at CTA
+// scope: what it must order is this warp's wgmma reads of the stage, which
+// wgmma.wait_group has already retired, before the partner's copy engine overwrites
+// it. `.release.cluster` would ask more, and ptxas pays for it with a full fence
+// (MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR) before every arrival: the first measured v10
+// took 1.6× v09's time with them in its loop.
 __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) {
     asm volatile(
         "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
         :: "r"(bar), "r"(cta) : "memory");
-}
-
-// v07's wait, acquiring at cluster scope: what the partner's consumers released.
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
 }
 
 // One box of a 2-D tensor map into the same shared-memory offset of every block in
@@ -248,7 +244,7 @@ gemm_v10(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                     const int s = it % STAGES, use = it / STAGES;
                     const unsigned st = base + s * STAGE_BYTES;
                     SS_TRACE_BEGIN(tr, 4);
-                    if (use > 0) mbar_wait_cluster(empty(s), (use - 1) & 1);
+                    if (use > 0) mbar_wait(empty(s), (use - 1) & 1);
                     SS_TRACE_END(tr, 4);
                     SS_TRACE_BEGIN(tr, 5);
                     mbar_expect(full(s), STAGE_BYTES);

@@ -8,7 +8,9 @@
 //! overflowed, its first `cap` kept), word 1 holds the SM id in its low 32 bits and has
 //! bit 63 set once the lane was opened (an unused lane is all zero); mark `i` is words
 //! `2 + 3i ..`: the SM's cycle counter (clock64), %globaltimer in ns, and a tag
-//! (stage in bits 0–15, kind in bits 16–31: 1 begin, 2 end).
+//! (stage in bits 0–15, kind in bits 16–31: 1 begin, 2 end). The kernels' header stamps
+//! %globaltimer on a lane's first mark and every 64th after it, and leaves 0 on the
+//! others (reading it costs a warp hundreds of cycles); a 0 there is "not stamped".
 //!
 //! Spans within a block are in cycles of its SM (one counter for all its lanes);
 //! %globaltimer, whose step may be coarse (~32 ns to 1 µs), only places a block against
@@ -357,12 +359,14 @@ pub fn decode(
     let stride = lane_words(cap) as usize;
     let mut overflowed = Vec::new();
     let mut unmatched = Vec::new();
-    // Per block: its lanes' spans in absolute cycles, its first and last marks.
+    // Per block: its lanes' spans in absolute cycles, its first and last marks, and
+    // its first and last marks that %globaltimer stamped.
     struct Raw {
         block: u32,
         sm: u32,
         first: Mark,
         last: Mark,
+        stamped: Option<(Mark, Mark)>,
         spans: Vec<Span>,
     }
     let mut found: Vec<Raw> = Vec::new();
@@ -401,6 +405,11 @@ pub fn decode(
         ) else {
             continue;
         };
+        let timed = || all().filter(|m| m.ns != 0);
+        let stamped = timed()
+            .min_by_key(|m| m.clock)
+            .copied()
+            .zip(timed().max_by_key(|m| m.clock).copied());
         let mut spans = Vec::new();
         for l in &lanes {
             pair(l, block, cap, &mut spans, &mut unmatched);
@@ -410,6 +419,7 @@ pub fn decode(
             sm: lanes[0].sm,
             first,
             last,
+            stamped,
             spans,
         });
     }
@@ -417,10 +427,9 @@ pub fn decode(
     // The clock: each block's own where it lasted long enough, else the given one,
     // else every block's pooled.
     let elapsed = |r: &Raw| {
-        (
-            r.last.ns.saturating_sub(r.first.ns),
-            r.last.clock - r.first.clock,
-        )
+        r.stamped.map_or((0, 0), |(a, b)| {
+            (b.ns.saturating_sub(a.ns), b.clock - a.clock)
+        })
     };
     let (pooled_ns, pooled_cycles) = found
         .iter()
@@ -433,8 +442,15 @@ pub fn decode(
         .sm_clock_mhz
         .filter(|&m| m.is_finite() && m > 0.0)
         .map(|mhz| 1e3 / mhz);
-    let kernel_start = found.iter().map(|r| r.first.ns).min().unwrap_or(0);
-    let blocks_out = found
+    // A block's first mark in ns: its first stamped one, less the cycles before it
+    // (none where the first mark was stamped, as the header stamps a lane's first).
+    let start = |r: &Raw, ns_per_cycle: Option<f64>| {
+        r.stamped.map_or(0, |(a, _)| {
+            let before = (a.clock - r.first.clock) as f64 * ns_per_cycle.unwrap_or(0.0);
+            a.ns.saturating_sub(before.round() as u64)
+        })
+    };
+    let clocked: Vec<(Raw, Option<f64>, Clock)> = found
         .into_iter()
         .map(|r| {
             let (ns, cycles) = elapsed(&r);
@@ -447,6 +463,19 @@ pub fn decode(
             } else {
                 (None, Clock::Unknown)
             };
+            (r, ns_per_cycle, clock)
+        })
+        .collect();
+    let kernel_start = clocked
+        .iter()
+        .map(|(r, npc, _)| start(r, *npc))
+        .min()
+        .unwrap_or(0);
+    let blocks_out = clocked
+        .into_iter()
+        .map(|(r, ns_per_cycle, clock)| {
+            let cycles = r.last.clock - r.first.clock;
+            let start_ns = start(&r, ns_per_cycle).saturating_sub(kernel_start);
             let origin = r.first.clock;
             let mut spans: Vec<Span> = r
                 .spans
@@ -461,7 +490,7 @@ pub fn decode(
             Block {
                 block: r.block,
                 sm: r.sm,
-                start_ns: r.first.ns.saturating_sub(kernel_start),
+                start_ns,
                 ns_per_cycle,
                 clock,
                 cycles,
@@ -963,6 +992,26 @@ mod tests {
                 span(1, PV, 40, 60),
             ]
         );
+    }
+
+    #[test]
+    fn marks_the_timer_did_not_stamp_are_placed_by_the_cycle_counter() {
+        // The header stamps %globaltimer on a lane's first mark and every 64th; here
+        // every third, so that the scenario's short lanes keep a few: the spans, the
+        // blocks' places and block 0's own clock come out as when every mark is stamped.
+        let mut b = scenario();
+        let stride = lane_words(b.cap) as usize;
+        for lane in b.words.chunks_mut(stride) {
+            let kept = lane[0].min(u64::from(b.cap)) as usize;
+            for i in (0..kept).filter(|i| i % 3 != 0) {
+                lane[2 + 3 * i + 1] = 0;
+            }
+        }
+        let sparse = decode(&b.words, b.blocks, b.cap, &roles(), &stages(), clocks()).unwrap();
+        let full = decoded(clocks());
+        assert_eq!(sparse.blocks, full.blocks);
+        assert_eq!(sparse.blocks[0].ns_per_cycle, Some(2.0));
+        assert_eq!(sparse.blocks[1].start_ns, 500);
     }
 
     #[test]
