@@ -1271,10 +1271,10 @@ fn trace_refuses_a_version_without_markers_and_says_what_marks_one() {
             "version v01 has no pipeline markers (marked = true in the recipe",
         ));
     stallscope()
-        .args(["trace", "--ladder", "gemm"])
+        .args(["trace", "--kernels", "kernels/experiments"])
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "no version of gemm has pipeline markers",
+            "no version of experiments has pipeline markers",
         ));
 }
