@@ -45,6 +45,17 @@ fn render(app: &App, w: u16, h: u16) -> String {
     out
 }
 
+/// Shows the ladder named `name` (L until it is shown).
+fn show_ladder(app: &mut App, name: &str) {
+    for _ in 0..app.ladders.len() {
+        if app.ladder().ladder.name == name {
+            return;
+        }
+        app.update(Action::NextLadder);
+    }
+    panic!("no ladder {name}");
+}
+
 fn select(app: &mut App, id: &str) {
     let ls = app.ladder();
     let pos = ls
@@ -505,7 +516,7 @@ fn snapshots_of_every_view() {
         insta::assert_snapshot!(format!("help_{w}x{h}"), render(&a, w, h));
         // The other ladder: the SGEMM toy, its first version.
         let mut b = app();
-        b.update(Action::NextLadder);
+        show_ladder(&mut b, "sgemm-toy");
         insta::assert_snapshot!(format!("sgemm_timeline_{w}x{h}"), render(&b, w, h));
     }
 }
@@ -1347,11 +1358,11 @@ fn a_ladders_status_goes_when_another_ladder_shows() {
     let mut a = app();
     a.update(Action::NextShape);
     assert!(status_row(&render(&a, 120, 40), 40).contains("run results at"));
-    a.update(Action::NextLadder);
-    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    let first = a.ladder().ladder.name.clone();
+    show_ladder(&mut a, "sgemm-toy");
     let row = status_row(&render(&a, 120, 40), 40);
     assert!(!row.contains("run results at"), "{row}");
-    a.update(Action::NextLadder);
+    show_ladder(&mut a, &first);
     let row = status_row(&render(&a, 120, 40), 40);
     assert!(!row.contains("run results at"), "{row}");
 }
@@ -1522,8 +1533,7 @@ fn the_stall_legend_keeps_its_names_whole() {
 fn a_cut_message_can_be_read_whole_and_advises_in_the_explorers_terms() {
     let mut a = app();
     a.kernels = common::repo().join("kernels");
-    a.update(Action::NextLadder);
-    assert_eq!(a.ladder().ladder.name, "sgemm-toy");
+    show_ladder(&mut a, "sgemm-toy");
     let Some(Effect::StartJob(req)) = a.update(Action::Run { all: false }) else {
         panic!("r starts a job");
     };
@@ -1557,4 +1567,93 @@ fn a_cut_message_can_be_read_whole_and_advises_in_the_explorers_terms() {
     assert!(shown.contains("Esc close"), "{shown}");
     press(&mut a, KeyCode::Esc);
     assert!(!a.message && !a.quit);
+}
+
+/// The explorer on the synthetic trace fixture (tests/fixtures/trace/synthetic: two
+/// versions whose traces tests/trace.rs wrote by hand), v14 selected.
+fn traced_app() -> App {
+    let dir = common::repo().join("tests/fixtures/trace/synthetic");
+    let ladder = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        &dir,
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    select(&mut a, "v14");
+    a.update(Action::Show(View::Pipeline));
+    a
+}
+
+/// `w` shows the selected version's pipeline trace under the one it was built on: both
+/// median blocks drawn as lanes on one time axis, what moved between them in a
+/// sentence, and their figures side by side with the change.
+#[test]
+fn the_pipeline_view_stacks_a_trace_under_its_parents() {
+    let a = traced_app();
+    let shown = render(&a, 120, 60);
+    let line = |title: &str| shown.lines().position(|l| l == title);
+    let v13 = line("v13 consumers in turn (synthetic)").expect("v13 drawn");
+    let v14 = line("v14 ping-pong (synthetic)").expect("v14 drawn");
+    assert!(v13 < v14, "the earlier version above:\n{shown}");
+    // A lane per role, each named, drawn in the stage's fill (no colour: a character per
+    // stage), with the gaps where a role waited dotted.
+    for role in ["producer", "consumer 0", "consumer 1"] {
+        assert!(
+            shown.matches(&format!(" {role} ")).count() >= 2,
+            "{role} has a lane in each version:\n{shown}"
+        );
+    }
+    let lane = row_of(&shown, "  consumer 1 ");
+    assert!(lane.contains('·'), "consumer 1 waits in v13: {lane}");
+    assert!(
+        shown.contains("# load K") && shown.contains("% softmax"),
+        "{shown}"
+    );
+    // The step, as the report says it, and the table of both versions.
+    assert!(shown.contains("v14 from v13: "), "{shown}");
+    let header = row_of(&shown, "role ");
+    for col in ["stage", "v13", "v14", "change", "overlapped most by"] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(shown.contains(" pt"), "a change in points:\n{shown}");
+    // The axis ends at the longer median block, in µs (the fixture's clock is known).
+    assert!(shown.contains(" µs"), "{shown}");
+}
+
+/// With v14 marked and v13 selected, the pair is the same (the earlier above); the first
+/// traced version alone has its own figures (all blocks, median block) and says there
+/// is none to compare with; a version without a trace says which have one.
+#[test]
+fn the_pipeline_view_of_one_version_and_of_none() {
+    let mut a = traced_app();
+    a.update(Action::Mark);
+    select(&mut a, "v13");
+    let shown = render(&a, 120, 60);
+    let line = |s: &str, title: &str| s.lines().position(|l| l == title);
+    let (v13, v14) = (
+        "v13 consumers in turn (synthetic)",
+        "v14 ping-pong (synthetic)",
+    );
+    assert!(line(&shown, v13) < line(&shown, v14), "{shown}");
+    a.update(Action::Mark);
+    select(&mut a, "v13");
+    a.update(Action::Mark);
+    let shown = render(&a, 120, 60);
+    assert_eq!(line(&shown, v14), None, "{shown}");
+    let header = row_of(&shown, "role ");
+    assert!(
+        header.contains("all blocks") && header.contains("median block"),
+        "{header}"
+    );
+    assert!(shown.contains("no earlier traced version"), "{shown}");
+    let mut b = app();
+    select(&mut b, "v09");
+    b.update(Action::Show(View::Pipeline));
+    let shown = render(&b, 120, 40);
+    assert!(
+        shown.contains("v09 has no pipeline trace at 1,64,1024,128"),
+        "{shown}"
+    );
+    assert!(shown.contains("stallscope trace VERSION"), "{shown}");
 }

@@ -71,16 +71,9 @@ pub fn document<'a>(a: &Analysed<'a>) -> Option<Document<'a>> {
             continue;
         };
         let v = &l.versions[i];
-        let step = lp.step_to(i).map(|s| {
-            let from = &l.versions[s.from].id;
-            match &s.sentence {
-                Some(text) => format!("from {from}: {text}"),
-                None => format!(
-                    "from {from}: no figure moved by {} points or more",
-                    (MIN_CHANGE * 100.0).round()
-                ),
-            }
-        });
+        let step = lp
+            .step_to(i)
+            .map(|s| step_text(&l.versions[s.from].id, s.sentence.as_deref()));
         versions.push(VersionPart {
             index: i,
             id: v.id.clone(),
@@ -99,15 +92,29 @@ pub fn document<'a>(a: &Analysed<'a>) -> Option<Document<'a>> {
     })
 }
 
+/// A step between two traced versions in words: `from v13: softmax of consumer 0 now
+/// overlaps …`, or that no figure moved enough to tell.
+pub fn step_text(from: &str, sentence: Option<&str>) -> String {
+    match sentence {
+        Some(text) => format!("from {from}: {text}"),
+        None => format!(
+            "from {from}: no figure moved by {} points or more",
+            (MIN_CHANGE * 100.0).round()
+        ),
+    }
+}
+
 /// A duration of `block` cycles as the reports write it: µs where its clock is known.
-fn duration(b: &crate::model::trace::Block) -> String {
+pub fn duration(b: &crate::model::trace::Block) -> String {
     match b.duration_ns() {
         Some(ns) => format!("{:.2} µs", ns / 1e3),
         None => format!("{} cycles", b.cycles),
     }
 }
 
-fn facts(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
+/// What the reports say of a traced version first: the blocks summarised, the median
+/// block, what tracing cost, the timer's step, the GPU.
+pub fn facts(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
     let p = &tv.pipeline;
     let t = &trace.timeline;
     let mut out = vec![format!(
@@ -139,7 +146,8 @@ fn facts(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
     out
 }
 
-fn warnings(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
+/// What to be wary of in a traced version's timeline ([`VersionPart::warnings`]).
+pub fn warnings(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
     let t = &trace.timeline;
     let mut out = Vec::new();
     if let Some(x) = tv.overhead_pct.filter(|&x| x > TRUSTED_OVERHEAD_PCT) {
@@ -174,7 +182,7 @@ fn warnings(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
 }
 
 /// Per role: its stages, then its time in any stage and its waiting.
-fn rows(all: &Figures, block: Option<&Figures>) -> Vec<FigureRow> {
+pub fn rows(all: &Figures, block: Option<&Figures>) -> Vec<FigureRow> {
     let share = |x: Option<f64>| x.map_or_else(|| "—".to_string(), pct);
     let mut out = Vec::new();
     for r in &all.roles {

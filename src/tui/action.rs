@@ -5,6 +5,7 @@
 pub enum View {
     Timeline,
     Compare,
+    Pipeline,
     Inspect,
     Source,
     Bottleneck,
@@ -12,9 +13,10 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Timeline,
         View::Compare,
+        View::Pipeline,
         View::Inspect,
         View::Source,
         View::Bottleneck,
@@ -25,6 +27,7 @@ impl View {
         match self {
             View::Timeline => "timeline",
             View::Compare => "compare",
+            View::Pipeline => "pipeline",
             View::Inspect => "inspect",
             View::Source => "source",
             View::Bottleneck => "bottleneck",

@@ -205,6 +205,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('w')],
+        action: Show(View::Pipeline),
+        help: "pipeline trace: the warps over time, under the marked version's",
+        footer: None,
+    },
+    Binding {
+        context: Global,
         keys: &[k('i')],
         action: Show(View::Inspect),
         help: "inspect every metric and rule of the selected version",

@@ -15,6 +15,7 @@ use super::views::bottleneck::BottleneckState;
 use super::views::compare::CompareState;
 use super::views::inspect::InspectState;
 use super::views::notes::NotesState;
+use super::views::pipeline::PipelineState;
 use super::views::source::SourceState;
 use super::views::timeline::TimelineState;
 
@@ -140,6 +141,7 @@ pub struct App {
     /// Each view's own state.
     pub timeline: TimelineState,
     pub compare: CompareState,
+    pub pipeline: PipelineState,
     pub inspect: InspectState,
     pub source: SourceState,
     pub bottleneck: BottleneckState,
@@ -177,6 +179,7 @@ impl App {
             marked: None,
             timeline: TimelineState::default(),
             compare: CompareState::default(),
+            pipeline: PipelineState::default(),
             notes: NotesState::default(),
             inspect: InspectState::default(),
             source: SourceState::default(),
@@ -271,6 +274,7 @@ impl App {
         match v {
             View::Timeline => self.timeline.scroll,
             View::Compare => self.compare.scroll,
+            View::Pipeline => self.pipeline.scroll,
             View::Inspect => self.inspect.scroll,
             View::Source => self.source.cursor,
             View::Bottleneck => self.bottleneck.row,
@@ -397,6 +401,7 @@ impl App {
                 self.marked = None;
                 self.timeline.scroll = 0;
                 self.compare.scroll = 0;
+                self.pipeline.scroll = 0;
                 self.reset_version_views();
             }
             Mark => self.mark(),
@@ -571,6 +576,7 @@ impl App {
         match view {
             View::Timeline => self.timeline.act(action, page),
             View::Compare => self.compare.act(action, page),
+            View::Pipeline => self.pipeline.act(action, page),
             View::Inspect => self.inspect.act(action, page),
             View::Source => {
                 let version = self

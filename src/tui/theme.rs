@@ -98,6 +98,22 @@ impl Theme {
         self.fg(terminal_colour(colour::reason_hue(r)))
     }
 
+    /// One colour per pipeline stage (by its index in the trace), as the HTML page
+    /// colours it. Without colour, the lanes use a different fill character per stage.
+    pub fn stage(&self, stage: u16) -> Style {
+        self.fg(terminal_colour(colour::stage_hue(usize::from(stage))))
+    }
+
+    /// The character a pipeline lane's stage is drawn with.
+    pub fn stage_fill(&self, stage: u16) -> char {
+        const FILLS: [char; 10] = ['#', '=', '+', '%', '*', '@', '&', '$', '~', '^'];
+        if self.color {
+            '█'
+        } else {
+            FILLS[usize::from(stage) % FILLS.len()]
+        }
+    }
+
     /// The character a stacked-bar segment is drawn with.
     pub fn reason_fill(&self, r: StallReason) -> char {
         if self.color {

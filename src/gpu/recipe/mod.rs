@@ -531,8 +531,14 @@ impl KernelVersion {
 
 impl KernelRef {
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
-        launch_of(&self.grid, &self.block, &self.shared, shape, GpuVars::DEFAULT)
-            .with_context(|| format!("kernel {}", self.entry))
+        launch_of(
+            &self.grid,
+            &self.block,
+            &self.shared,
+            shape,
+            GpuVars::DEFAULT,
+        )
+        .with_context(|| format!("kernel {}", self.entry))
     }
 }
 
@@ -738,7 +744,11 @@ mod tests {
         let failed: Vec<String> = l
             .versions
             .iter()
-            .filter_map(|v| v.launch_on(&long, GpuVars::DEFAULT).err().map(|e| format!("{e:#}")))
+            .filter_map(|v| {
+                v.launch_on(&long, GpuVars::DEFAULT)
+                    .err()
+                    .map(|e| format!("{e:#}"))
+            })
             .collect();
         assert_eq!(failed, Vec::<String>::new());
     }
@@ -747,7 +757,9 @@ mod tests {
     fn the_persistent_grid_is_capped_by_the_multiprocessors() {
         let v = version(&["min(SMS, cdiv(S, 128) * B * H)"], &["384"], "0");
         assert_eq!(
-            v.launch_on(&reference(), GpuVars::with_sms(78)).unwrap().grid,
+            v.launch_on(&reference(), GpuVars::with_sms(78))
+                .unwrap()
+                .grid,
             (78, 1, 1)
         );
     }

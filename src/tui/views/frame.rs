@@ -3,7 +3,7 @@
 
 use super::scroll::clamp_scroll;
 use super::text::{fit, printable, split_width, wrap};
-use super::{bottleneck, compare, inspect, notes, source, timeline};
+use super::{bottleneck, compare, inspect, notes, pipeline, source, timeline};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
 use crate::text_width;
@@ -75,6 +75,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     match app.view {
         View::Timeline => timeline::draw(frame, &scene, &app.timeline, a.body),
         View::Compare => compare::draw(frame, &scene, &app.compare, a.body),
+        View::Pipeline => pipeline::draw(frame, &scene, &app.pipeline, a.body),
         View::Inspect => inspect::draw(frame, &scene, &app.inspect, a.body),
         View::Source => source::draw(frame, &scene, &app.source, a.body),
         View::Bottleneck => bottleneck::draw(frame, &scene, &app.bottleneck, a.body),
@@ -236,9 +237,9 @@ fn ladder_texts(app: &App) -> (Vec<String>, bool) {
     (texts, true)
 }
 
-/// The tab line that fits `width`: the tabs whole with the ladder's name (and the run
-/// shape) where they fit, else the compact tabs with as much of the ladder's text as
-/// fits; the run shape is given up last.
+/// The tab line that fits `width`: the tabs whole with the brand and the ladder's name
+/// (and the run shape) where they fit, then without the brand, else the compact tabs
+/// with as much of the ladder's text as fits; the run shape is given up last.
 pub fn tab_layout(app: &App, width: u16) -> TabLine {
     let width = width as usize;
     let (texts, shape) = ladder_texts(app);
@@ -257,6 +258,18 @@ pub fn tab_layout(app: &App, width: u16) -> TabLine {
     if let Some(t) = whole.iter().find(|t| full + text_width::width(t) <= width) {
         return TabLine {
             brand: true,
+            compact: false,
+            ladder: Some(t.clone()),
+        };
+    }
+    // The tabs whole without the brand, before they are made compact.
+    let unbranded = tabs_w(false, false);
+    if let Some(t) = whole
+        .iter()
+        .find(|t| unbranded + text_width::width(t) <= width)
+    {
+        return TabLine {
+            brand: false,
             compact: false,
             ladder: Some(t.clone()),
         };

@@ -9,6 +9,7 @@ pub mod compare;
 mod frame;
 pub mod inspect;
 pub mod notes;
+pub mod pipeline;
 pub mod scene;
 mod scroll;
 pub mod source;
