@@ -33,6 +33,25 @@ pub fn store_run(ladder_dir: &Path, out: &runner::Outcome, limits: SizeLimits) -
     )
 }
 
+/// Stores a version's pipeline trace in `ladder_dir`: the recipe's entry of the version
+/// recorded in its manifest (the ladder made when missing), so that the ladder lists the
+/// version whose folder holds the trace, then the trace file written. Its path.
+pub fn store_trace(
+    ladder_dir: &Path,
+    recipe: &KernelRecipe,
+    trace: &crate::model::trace::Trace,
+    limits: SizeLimits,
+) -> Result<PathBuf> {
+    manifest::record_versions(
+        ladder_dir,
+        &recipe.manifest_defaults(),
+        &recipe.manifest_entries(&[trace.version.as_str()], ladder_dir),
+        &recipe.manifest_order(),
+        limits,
+    )?;
+    crate::model::trace::write_trace(ladder_dir, trace)
+}
+
 /// The one rule of what counts as a run's failure: a version of the recipe whose result
 /// failed, in the results' order. A baseline that failed (cuDNN, PyTorch's SDPA) is a
 /// reference lost, said in its own row, not a failure of the versions: `stallscope run`
@@ -107,6 +126,45 @@ pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trace stored in a ladder folder that has no manifest yet: the ladder is made
+    /// with the version's recipe entry, and it loads with its trace.
+    #[test]
+    fn a_stored_trace_is_listed_with_its_version() {
+        let recipe = crate::gpu::load_recipe(Path::new("kernels/gemm"), SizeLimits::DEFAULT)
+            .expect("the bundled recipe loads");
+        let v = recipe.version("v09").expect("gemm v09").clone();
+        let b = crate::model::trace::raw::scenario();
+        let timeline = crate::model::trace::decode(
+            &b.words,
+            b.blocks,
+            b.cap,
+            &crate::model::trace::raw::roles(),
+            &crate::model::trace::raw::stages(),
+            crate::model::trace::Clocks::default(),
+        )
+        .expect("the scenario decodes");
+        let gemm = crate::kinds::Kind::named("gemm").expect("the gemm kind");
+        let shape = crate::kinds::Shape::parse(gemm, "1000,777,520").expect("a gemm shape");
+        let t = crate::model::trace::Trace::new("v09", shape, timeline);
+        let dir = tempfile::tempdir().unwrap();
+        let ladder = dir.path().join("gemm");
+        let path = store_trace(&ladder, &recipe, &t, SizeLimits::DEFAULT).expect("stored");
+        assert!(path.starts_with(ladder.join("v09")), "{}", path.display());
+        let stored = crate::model::load_ladder(
+            &crate::model::Store::disk(SizeLimits::DEFAULT),
+            &ladder,
+            &mut crate::model::LoadReport::default(),
+        )
+        .expect("the stored ladder loads");
+        let v09 = stored
+            .versions
+            .iter()
+            .find(|v| v.id == "v09")
+            .expect("v09 listed");
+        assert_eq!(v09.title, v.title);
+        assert_eq!(v09.traces, [t]);
+    }
 
     #[test]
     fn a_stored_run_records_its_versions_and_its_results() {

@@ -9,14 +9,13 @@ use crate::cli::{Common, TraceArgs};
 use crate::gpu::host::protocol::Settings;
 use crate::gpu::host::{runner, trace};
 use crate::model::RunResult;
-use crate::model::trace::{Clocks, Overhead, SCHEMA, Trace, decode, write_trace};
+use crate::model::trace::{Clocks, Overhead, SCHEMA, Trace, decode};
 use crate::process;
 use anyhow::{Context, Result};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// Above this the trace build's stages stretch enough that its picture may mislead.
-pub const TRUSTED_OVERHEAD_PCT: f64 = 3.0;
+use crate::analysis::pipeline::TRUSTED_OVERHEAD_PCT;
 
 /// What tracing cost one version: its plain and traced results, and the verdict.
 struct Cost<'r> {
@@ -138,7 +137,9 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
             "not stored (--no-save)".to_string()
         } else {
             let dir = writable_profiles(common).join(&recipe.ladder);
-            write_trace(&dir, &t)?.display().to_string()
+            crate::store_jobs::store_trace(&dir, &recipe, &t, limits)?
+                .display()
+                .to_string()
         };
         // The plain build's speed-up over the trace build, rounds paired, with the
         // verdict's rule (clocks apart or cycles disagreeing say unclear).
