@@ -182,6 +182,14 @@ pub struct ReportArgs {
     /// [default: the ladder's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
+    /// A step between two versions of the ladder (`--versions v27,v28`): the
+    /// before/after tables a version's notes carry, in Markdown: per shape both were run
+    /// at, each one's time, the second's change against the first with stallscope's
+    /// verdict and its 95 % interval, the change in cycles where the clocks are apart,
+    /// SM clocks and energy per launch; then from their profiles the tensor pipe and the
+    /// top cells of the stall table. With --format table or markdown.
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub versions: Vec<String>,
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,

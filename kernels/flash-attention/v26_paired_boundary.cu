@@ -8,9 +8,9 @@
 // the last P·V, then the next Q·Kᵀ. The warpgroup waits for the older group (the P·V),
 // normalizes the output and stages it in shared memory while the Q·Kᵀ runs, then waits
 // for the scores. Issuing the next item's first K one turn earlier needs it in shared
-// memory one turn earlier, so the K ring gets a third stage, and the producer issues
-// each K tile before the V tile of the step before it (K runs one tile ahead of V across
-// item boundaries).
+// memory one turn earlier, so the producer issues each K tile before the V tile of the
+// step before it (K runs one tile ahead of V across item boundaries). The K ring keeps
+// two stages: a third (-DSTAGES_K=3, the experiments ladder's v26-k3) measured slower.
 #include <cuda_fp16.h>
 #include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 

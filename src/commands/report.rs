@@ -47,6 +47,9 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             return Err(no_ladder(name, &names));
         }
     }
+    if !a.versions.is_empty() {
+        return step_command(&ladders, a, &report);
+    }
     let shown = shown_shape(&ladders, a.shape.as_ref())?;
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
@@ -79,4 +82,38 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     }
     emit(&exporter.timeline(&analysed), a.output.as_deref())?;
     Ok(finish(&report))
+}
+
+/// `report --versions A,B`: the step's before/after tables, of the first ladder that
+/// holds both versions.
+fn step_command(
+    ladders: &[crate::model::Ladder],
+    a: &ReportArgs,
+    report: &crate::model::LoadReport,
+) -> Result<bool> {
+    let [first, second] = a.versions.as_slice() else {
+        bail!(
+            "--versions takes two version ids, the step's first and second (v27,v28); got {}",
+            a.versions.len()
+        );
+    };
+    if !matches!(a.format, Format::Table | Format::Markdown) {
+        bail!("--versions writes Markdown tables: use --format markdown (or table)");
+    }
+    if a.shape.is_some() {
+        bail!("--versions writes a row per shape both versions were run at: leave out --shape");
+    }
+    let index = |l: &crate::model::Ladder, id: &str| l.versions.iter().position(|v| v.id == id);
+    let Some((l, i, j)) = ladders
+        .iter()
+        .find_map(|l| Some((l, index(l, first)?, index(l, second)?)))
+    else {
+        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
+        bail!(
+            "no ladder holds both {first} and {second} (read: {}; --ladder picks one)",
+            names.join(", ")
+        );
+    };
+    emit(&report::step::markdown(l, i, j), a.output.as_deref())?;
+    Ok(finish(report))
 }

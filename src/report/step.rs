@@ -1,0 +1,159 @@
+//! A step between two versions of one ladder as the before/after tables a version's
+//! notes carry (`stallscope report --versions v27,v28 --format markdown`). The first
+//! table has a row per shape both were run at: each one's median time and mean SM
+//! clock, the change of the second's time against the first's with stallscope's verdict
+//! and its 95 % interval (rounds paired, [`speed::speedup`]), the change in cycles
+//! where the clocks are more than 2 % apart, and each one's energy per launch. The
+//! second has, from their profiles, the tensor pipe and the top cells of the stall
+//! table (reason @ instruction class, % of the stall samples). `tests/notes_tables.rs`
+//! keeps the notes' copies equal to what this writes from the bundled data.
+
+use super::format;
+use crate::analysis::speed::{self, CLOCK_BAND, Speedup};
+use crate::analysis::{self, MetricId, Shown};
+use crate::model::{Ladder, RunResult};
+
+/// Stall-table cells the second table shows per version.
+pub const TOP_CELLS: usize = 3;
+
+/// The two tables in Markdown, a blank line between them; the first is left out where
+/// the two versions share no measured shape, the second where neither has a profile.
+pub fn markdown(ladder: &Ladder, a: usize, b: usize) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = runs_table(ladder, a, b) {
+        parts.push(t);
+    }
+    if let Some(t) = profile_table(ladder, a, b) {
+        parts.push(t);
+    }
+    if parts.is_empty() {
+        parts.push(format!(
+            "{} and {} have no run at a shape they share and no profile.\n",
+            ladder.versions[a].id, ladder.versions[b].id
+        ));
+    }
+    parts.join("\n")
+}
+
+/// A change in %, signed, one decimal, a minus sign: `−2.5 %`, `+0.4 %`.
+fn pct(x: f64) -> String {
+    let s = format!("{:+.1} %", x * 100.0);
+    s.replacen('-', "−", 1)
+}
+
+/// The second version's change of time against the first's, from the speed-up `s` of
+/// the second over the first (the first's time over the second's, read the other way
+/// round), with the verdict and its interval: `−2.5 %, faster (−3.1 % to −1.9 %)`.
+fn verdict_cell(s: &Speedup) -> String {
+    let verdict = match s.why {
+        Some(why) => format!("unclear: {}", why.words()),
+        None => s.verdict.word().to_string(),
+    };
+    format!(
+        "{}, {verdict} ({} to {})",
+        pct(1.0 / s.ratio - 1.0),
+        pct(1.0 / s.high - 1.0),
+        pct(1.0 / s.low - 1.0)
+    )
+}
+
+fn time(r: &RunResult) -> String {
+    r.median_us
+        .map_or("—".into(), |us| format!("{} µs", format::micros(us)))
+}
+
+fn clock(r: &RunResult) -> String {
+    r.sm_clock_mhz
+        .map_or("—".into(), |c| format!("{c:.0} MHz"))
+}
+
+fn energy(r: &RunResult) -> String {
+    r.energy_mj.map_or("—".into(), |e| {
+        if e >= 100.0 {
+            format!("{e:.0} mJ")
+        } else {
+            format!("{e:.1} mJ")
+        }
+    })
+}
+
+/// Where the clocks are more than [`CLOCK_BAND`] apart, the change in cycles.
+fn cycles_cell(s: &Speedup) -> String {
+    match (s.clock_ratio, s.cycles) {
+        (Some(c), Some(cy)) if (c - 1.0).abs() > CLOCK_BAND => pct(1.0 / cy - 1.0),
+        _ => "—".into(),
+    }
+}
+
+fn runs_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
+    let (va, vb) = (&ladder.versions[a], &ladder.versions[b]);
+    let mut rows = Vec::new();
+    for shape in ladder.measured_shapes() {
+        let shown = Shown::at(shape);
+        let (Some(ra), Some(rb)) = (shown.run(ladder, va), shown.run(ladder, vb)) else {
+            continue;
+        };
+        if ra.median_us.is_none() || rb.median_us.is_none() {
+            continue;
+        }
+        let s = speed::speedup(rb, ra);
+        rows.push(format!(
+            "| {} | {} | {} | {} | {} | {} | {} → {} |",
+            shape.to_string().replace(':', " "),
+            time(ra),
+            time(rb),
+            s.as_ref().map_or("—".into(), verdict_cell),
+            s.as_ref().map_or("—".into(), cycles_cell),
+            format!("{} → {}", clock(ra), clock(rb)),
+            energy(ra),
+            energy(rb),
+        ));
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "| shape | {a} | {b} | {b} against {a} (95 % interval) | in cycles | SM clock | energy / launch |\n|---|---:|---:|---|---:|---|---|\n",
+        a = va.id,
+        b = vb.id
+    );
+    for r in rows {
+        out.push_str(&r);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
+    let (va, vb) = (&ladder.versions[a], &ladder.versions[b]);
+    if va.profile.is_none() && vb.profile.is_none() {
+        return None;
+    }
+    let of = |i: usize| analysis::analyse(ladder, &ladder.versions[i], Shown::DEFAULT);
+    let (xa, xb) = (of(a), of(b));
+    let share = |v: Option<f64>| v.map_or("—".into(), |x| format!("{x:.1} %"));
+    let mut out = format!(
+        "| profile (ncu) | {} | {} |\n|---|---|---|\n",
+        va.id, vb.id
+    );
+    out.push_str(&format!(
+        "| tensor pipe active | {} | {} |\n",
+        share(xa.get(MetricId::TensorPipe)),
+        share(xb.get(MetricId::TensorPipe))
+    ));
+    let cell = |x: &analysis::VersionAnalysis, n: usize| {
+        x.matrix
+            .as_ref()
+            .and_then(|m| m.cells.get(n))
+            .map_or("—".into(), |c| format!("{c} {:.1} %", c.share * 100.0))
+    };
+    for n in 0..TOP_CELLS {
+        out.push_str(&format!(
+            "| stall cell {} | {} | {} |\n",
+            n + 1,
+            cell(&xa, n),
+            cell(&xb, n)
+        ));
+    }
+    Some(out)
+}
