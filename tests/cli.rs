@@ -1278,3 +1278,44 @@ fn trace_refuses_a_version_without_markers_and_says_what_marks_one() {
             "no version of experiments has pipeline markers",
         ));
 }
+
+/// `report --versions A,B` writes a step's before/after tables (the notes' step
+/// sections), and refuses what it cannot write with what to do instead.
+#[test]
+fn report_versions_writes_a_steps_tables_and_refuses_what_it_cannot() {
+    let out = stallscope()
+        .args(["report", "--versions", "v27,v28", "--format", "markdown"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.starts_with("| shape | v27 | v28 | v28 against v27 (95 % interval) |"),
+        "{text}"
+    );
+    assert!(text.contains("| 1,16,8192,128 causal | "), "{text}");
+    assert!(
+        text.contains("| stall cell 1 | barrier @ WARPGROUP"),
+        "{text}"
+    );
+    for (args, said) in [
+        (
+            vec!["--versions", "v27"],
+            "--versions takes two version ids",
+        ),
+        (
+            vec!["--versions", "v27,v28", "--format", "json"],
+            "use --format markdown",
+        ),
+        (
+            vec!["--versions", "v27,v99", "--format", "markdown"],
+            "no ladder holds both v27 and v99",
+        ),
+    ] {
+        stallscope()
+            .arg("report")
+            .args(&args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(said));
+    }
+}

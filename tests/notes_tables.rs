@@ -288,3 +288,77 @@ fn a_cell_one_digit_off_or_a_moved_run_fails_the_check() {
     assert!(!check("1.059 ms", 1059.6));
     assert_eq!(figure("−1.9 %", PCT), Some((-1.9, 0.05 + 1e-9)));
 }
+
+/// Every note's step section (`## Step from vNN (`stallscope report --ladder L --versions
+/// A,B --format markdown`)`) holds that command's tables on the bundled data, line for
+/// line: the prose under the heading is left alone, the table rows and the blank line
+/// between the tables are compared.
+#[test]
+fn every_notes_step_tables_are_the_commands_output() {
+    let root = common::repo().join("kernels");
+    let mut checked = Vec::new();
+    for ladder_dir in std::fs::read_dir(&root).unwrap() {
+        let notes = ladder_dir.unwrap().path().join("notes");
+        let Ok(files) = std::fs::read_dir(&notes) else {
+            continue;
+        };
+        for f in files {
+            let path = f.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (at, heading) in lines.iter().enumerate() {
+                let Some(cmd) = heading
+                    .strip_prefix("## Step from ")
+                    .and_then(|h| h.split_once("(`"))
+                    .and_then(|(_, c)| c.strip_suffix("`)"))
+                else {
+                    continue;
+                };
+                let words: Vec<&str> = cmd.split_whitespace().collect();
+                let arg = |name: &str| {
+                    let i = words
+                        .iter()
+                        .position(|w| *w == name)
+                        .unwrap_or_else(|| panic!("{}: {cmd:?} has no {name}", path.display()));
+                    words[i + 1]
+                };
+                assert_eq!(&words[..2], ["stallscope", "report"], "{}", path.display());
+                assert_eq!(arg("--format"), "markdown", "{}", path.display());
+                let ladder = model::load_ladder(
+                    &Store::disk(SizeLimits::DEFAULT),
+                    &profiles().join(arg("--ladder")),
+                    &mut LoadReport::default(),
+                )
+                .unwrap();
+                let (a, b) = arg("--versions").split_once(',').unwrap();
+                let index = |id: &str| ladder.versions.iter().position(|v| v.id == id).unwrap();
+                let written: Vec<&str> = lines[at + 1..]
+                    .iter()
+                    .take_while(|l| !l.starts_with("## "))
+                    .copied()
+                    .skip_while(|l| !l.starts_with('|'))
+                    .collect();
+                let wanted = stallscope::report::step::markdown(&ladder, index(a), index(b));
+                let trim = |ls: Vec<&str>| -> Vec<String> {
+                    let mut v: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
+                    while v.last().is_some_and(|l| l.trim().is_empty()) {
+                        v.pop();
+                    }
+                    v
+                };
+                assert_eq!(
+                    trim(written),
+                    trim(wanted.lines().collect()),
+                    "{}: the step tables are not `{cmd}`'s output (run it and paste its tables)",
+                    path.display()
+                );
+                checked.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        checked.len() >= 12,
+        "only {} notes have step tables: {checked:?}",
+        checked.len()
+    );
+}

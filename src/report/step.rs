@@ -63,8 +63,7 @@ fn time(r: &RunResult) -> String {
 }
 
 fn clock(r: &RunResult) -> String {
-    r.sm_clock_mhz
-        .map_or("—".into(), |c| format!("{c:.0} MHz"))
+    r.sm_clock_mhz.map_or("—".into(), |c| format!("{c:.0} MHz"))
 }
 
 fn energy(r: &RunResult) -> String {
@@ -98,13 +97,14 @@ fn runs_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
         }
         let s = speed::speedup(rb, ra);
         rows.push(format!(
-            "| {} | {} | {} | {} | {} | {} | {} → {} |",
+            "| {} | {} | {} | {} | {} | {} → {} | {} → {} |",
             shape.to_string().replace(':', " "),
             time(ra),
             time(rb),
             s.as_ref().map_or("—".into(), verdict_cell),
             s.as_ref().map_or("—".into(), cycles_cell),
-            format!("{} → {}", clock(ra), clock(rb)),
+            clock(ra),
+            clock(rb),
             energy(ra),
             energy(rb),
         ));
@@ -132,10 +132,7 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
     let of = |i: usize| analysis::analyse(ladder, &ladder.versions[i], Shown::DEFAULT);
     let (xa, xb) = (of(a), of(b));
     let share = |v: Option<f64>| v.map_or("—".into(), |x| format!("{x:.1} %"));
-    let mut out = format!(
-        "| profile (ncu) | {} | {} |\n|---|---|---|\n",
-        va.id, vb.id
-    );
+    let mut out = format!("| profile (ncu) | {} | {} |\n|---|---|---|\n", va.id, vb.id);
     out.push_str(&format!(
         "| tensor pipe active | {} | {} |\n",
         share(xa.get(MetricId::TensorPipe)),
