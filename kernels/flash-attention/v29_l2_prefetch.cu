@@ -1,3 +1,80 @@
+// attn_v29 (v29 L2 prefetch), the whole kernel; what changed from v28 follows it.
+//
+// Flash-attention forward for each head: O = softmax(scale·Q·Kᵀ)·V, with the causal mask
+// when `causal` is set; Q, K, V, O fp16 [B, H, S, D] contiguous, D = HEAD_DIM = 128 only,
+// fp32 accumulators. Tiles move by TMA through tensor maps over the whole [B·H·S, D]
+// matrix (64×64 boxes, 128-byte swizzle); the pointers Q, K and V go unused, O serves
+// only the plain stores of partial output tiles. Launch (recipe.toml): a grid of
+// min(SMS, cdiv(S, 128)·B·H) persistent blocks of 384 threads, (2·128·128 + 4·128·128)·2
+// + 256 + 1024 bytes of dynamic shared memory (192 KB of tiles, 256 for barriers and item
+// numbers, 1024 of alignment slack). Warpgroup 0, the producer, drops to 24 registers
+// (setmaxnreg.dec) and all its threads but thread 0 exit; thread 0 issues every copy.
+// Warpgroups 1 and 2, consumers 0 and 1, rise to 240 (setmaxnreg.inc); each computes 64
+// of an item's 128 query rows.
+//
+// Work: an item is one 128-row query tile of one head (q_tiles = cdiv(S, 128) a head,
+// heads = B·H). Causal, item i is query tile q_tiles-1-i/heads of head i % heads (longest
+// first); otherwise head i / q_tiles, tile i % q_tiles. Block b starts on item b; at the
+// start of every item its producer draws one number from sched_next (atomicAdd; the next
+// item is gridDim.x + the number), and an empty asm keeps the compiler from using it
+// before the item's key tile j = tiles / 2. A block that draws past the end adds one to
+// sched_done; the last block to do so sets both back to zero for the next launch. The
+// producer writes each item to item_slot[slot] before it copies the item's Q; -1 there
+// means stop.
+//
+// Shared memory, from a 1 KB-aligned base: two Q slots of 32 KB, item n in slot n % 2
+// (consumer c's rows at c·16 KB, two [64][64] d-halves); a K ring and a V ring of two
+// 32 KB stages ([128][64] d-halves): tile t of the block's stream of key tiles (all its
+// items' in order) sits in stage t % 2 of both. Then the mbarriers and item_slot[2]:
+//   full_k, full_v (count 1): the producer's arrive.expect_tx, completed by the TMA's
+//     bytes; the consumers wait. empty_k, empty_v (count 256): every consumer thread
+//     arrives once its wgmmas have read the stage; the producer waits before a refill.
+//   full_q[slot][c] (count 1): consumer c's 16 KB of Q (a plain arrive for -1); only
+//     consumer c waits. empty_q[slot] (count 2): thread 0 of each consumer, after
+//     wait_group.read on its output store from the slot; the producer waits before new Q.
+// Named barriers: 1 and 2 pass the turn between consumers, 3 and 4 sync one consumer.
+//
+// Producer (the `wg == 0` branch): consumer 0's Q, K tile 0, consumer 1's Q; then for
+// each key tile j the K of tile j + 1 and the V of tile j, so K runs a tile ahead of V.
+// At j = tiles / 2, before that tile's copies, it takes the drawn number and, if there
+// is a next item, prefetch_item sends that item's Q rows and the K and V of its first
+// two tiles (20 boxes; 12 if it has one tile) into L2 only, with no barrier (if this
+// item has one tile, just before the next item's real copies). At the last tile the next
+// item comes in place of that K: wait empty_q, write item_slot, consumer 0's Q, its
+// first K, consumer 1's Q (for -1: arrive and stop after the last V). Each K or V copy
+// waits for its stage's empty barrier first: the rings' depth bounds the lead.
+//
+// Consumers: at an item's start each warp copies its Q rows into registers (load_q,
+// ldmatrix); Q·Kᵀ and P·V are 64×128×16 wgmmas with A in registers (P as fp16) and K or
+// V from shared memory. Steady turn j (steady_turn) waits for K of tile j + 1 and V of
+// tile j, then for its turn; issues Q·Kᵀ of tile j + 1 (8 wgmmas), commits, issues P·V
+// of tile j (8), commits, passes the turn. Then: wait_group 1 (scores in), empty_k,
+// the online softmax of tile j + 1 (masked only where a key is past S or the diagonal;
+// exp2 with scale·log2 e folded in; new row max, correction, per-thread row sums),
+// wait_group 0 (P·V done), empty_v, O *= correction (skipped if all the warp's are 1),
+// P packed to fp16. A turn spans only the issue (and the staging below): consumer 0
+// hands itself the first (bar.arrive on its own barrier), then the two alternate and each
+// one's softmax runs under the other's wgmmas (ping-pong). Both take the same turns: the
+// block's first (a Q·Kᵀ alone), then one per key tile; the block's last is a P·V alone,
+// after which the output is staged and stored at once and thread 0 waits for its stores.
+//
+// Item boundary: the consumer waits for its full_q of the next slot, reads item_slot and
+// loads the new Q; one turn pairs the next item's first Q·Kᵀ with this item's last P·V;
+// finish() sums the row sums over each quad and inverts them; O stays in registers. The
+// next item's first steady turn stages it between the Q·Kᵀ of tile 1 and the P·V of tile 0
+// (which overwrites O): O / l as fp16, st.shared into this consumer's 16 KB of the finished
+// item's Q slot (that Q went to registers long ago), swizzled as a TMA box. After the P·V:
+// fence.proxy.async, a warpgroup barrier, thread 0 TMA-stores the two boxes. If the 64 rows
+// run past S, each thread instead copies its own staged values of the rows inside the head
+// with plain global stores. Thread 0 releases the slot at that item's turn j = 1, or at its
+// boundary if it has one or two tiles (a one-tile item, with no steady turn, stages and
+// stores there, before its P·V). Keys past S (the next head's rows, or the TMA's zero fill)
+// are masked; Q rows past S are computed, never stored.
+//
+// In the file: helpers, then attn_v29: barriers, the producer (prefetch_item, load_k, ...),
+// the consumers' lambdas (softmax, stage_output, steady_turn, ...) and their item loop.
+//
+// What changed from v28:
 // v29 L2 prefetch: v28 with the next item's Q and first key tiles fetched into L2 while
 // the current item runs.
 //
