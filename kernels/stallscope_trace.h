@@ -33,7 +33,18 @@
 // warp, so no lane waits for another to reconverge, which a warpgroup about to issue a
 // wgmma would), the leader's stores are predicated, and the lane's address, count and
 // capacity stay in registers (the capacity is read from its module global once).
+//
+// SS_TRACE_VARIANT takes a mark apart to find what it costs (the experiments recipes'
+// `-tN` versions; `stallscope trace --no-capture` times them): 0, the default, is the
+// mark above, the only one whose buffer the decoder reads; 1 stores with weak
+// st.global instead of st.global.cg (ptxas makes those STG.STRONG.GPU); 2 does not store
+// the lane's count at each mark; 3 reads the cycle counter and stores nothing; 4 does
+// nothing but count the mark.
 #pragma once
+
+#ifndef SS_TRACE_VARIANT
+#define SS_TRACE_VARIANT 0
+#endif
 
 #define SS_TRACE_ROLES 4
 #define SS_TRACE_BEGIN_KIND 1u
@@ -84,21 +95,39 @@ __device__ __forceinline__ ss_trace_lane ss_trace_open(unsigned int role, bool l
     return lane;
 }
 
+// One store of a mark's word (weak under SS_TRACE_VARIANT 1).
+__device__ __forceinline__ void ss_trace_store(unsigned long long* at, unsigned long long v) {
+#if SS_TRACE_VARIANT == 1
+    asm volatile("st.global.u64 [%0], %1;" :: "l"(at), "l"(v) : "memory");
+#else
+    __stcg(at, v);
+#endif
+}
+
 __device__ __forceinline__ void ss_trace_mark(ss_trace_lane& lane, unsigned int stage, unsigned int kind) {
     if (lane.words == nullptr) return;
     const unsigned int i = lane.marks++;
+#if SS_TRACE_VARIANT == 4
+    (void)i; (void)stage; (void)kind;
+#elif SS_TRACE_VARIANT == 3
+    (void)i; (void)stage; (void)kind;
+    (void)clock64();
+#else
     const bool keep = lane.leader && i < lane.cap;
     unsigned long long* m = lane.words + 2 + 3ull * i;
     const unsigned long long clock = clock64();
     if (keep) {
-        __stcg(m, clock);
-        __stcg(m + 2, (unsigned long long)((stage & 0xFFFFu) | (kind << 16)));
+        ss_trace_store(m, clock);
+        ss_trace_store(m + 2, (unsigned long long)((stage & 0xFFFFu) | (kind << 16)));
     }
     if (i % SS_TRACE_TIMER_EVERY == 0) {
         const unsigned long long now = ss_trace_globaltimer();
-        if (keep) __stcg(m + 1, now);
+        if (keep) ss_trace_store(m + 1, now);
     }
-    if (lane.leader) __stcg(lane.words, (unsigned long long)lane.marks);
+#if SS_TRACE_VARIANT != 2
+    if (lane.leader) ss_trace_store(lane.words, (unsigned long long)lane.marks);
+#endif
+#endif
 }
 
 #define SS_TRACE_OPEN(lane, role, leader) ss_trace_lane lane = ss_trace_open((role), (leader))

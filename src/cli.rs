@@ -440,8 +440,13 @@ pub struct TraceArgs {
     pub cap: Option<u32>,
     /// Do not time the trace build against the plain one (faster; the overhead is then
     /// unknown).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_capture")]
     pub no_overhead: bool,
+    /// Only time the trace builds against the plain ones and print what tracing costs;
+    /// take no trace (for a trace build whose buffer is not meant to be read, such as
+    /// the experiments recipes' variants of a mark).
+    #[arg(long)]
+    pub no_capture: bool,
     /// Timing regime of the overhead's run, as for `run`: `sustained` (windows of at
     /// least 200 ms after the clock settles) or `burst` (short windows from an idle
     /// GPU; quicker where many versions are traced).

@@ -1271,11 +1271,11 @@ fn trace_refuses_a_version_without_markers_and_says_what_marks_one() {
             "version v01 has no pipeline markers (marked = true in the recipe",
         ));
     stallscope()
-        .args(["trace", "--kernels", "kernels/experiments"])
+        .args(["trace", "--kernels", "kernels/selftest"])
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "no version of experiments has pipeline markers",
+            "no version of selftest has pipeline markers",
         ));
 }
 
@@ -1318,4 +1318,15 @@ fn report_versions_writes_a_steps_tables_and_refuses_what_it_cannot() {
             .failure()
             .stderr(predicate::str::contains(said));
     }
+}
+
+/// `trace --no-capture` times the trace builds alone; with `--no-overhead` there would
+/// be nothing to do, and clap says the two do not go together.
+#[test]
+fn trace_no_capture_and_no_overhead_are_refused_together() {
+    stallscope()
+        .args(["trace", "--no-capture", "--no-overhead", "v13"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot be used with"));
 }

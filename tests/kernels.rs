@@ -14,13 +14,19 @@ fn att(s: &str) -> Shape {
 }
 
 fn ladders() -> Vec<KernelRecipe> {
-    ["flash-attention", "selftest", "experiments", "gemm"]
-        .iter()
-        .map(|n| {
-            gpu::load_recipe(&repo().join("kernels").join(n), SizeLimits::DEFAULT)
-                .unwrap_or_else(|e| panic!("{n}: {e:#}"))
-        })
-        .collect()
+    [
+        "flash-attention",
+        "selftest",
+        "experiments",
+        "gemm",
+        "gemm-experiments",
+    ]
+    .iter()
+    .map(|n| {
+        gpu::load_recipe(&repo().join("kernels").join(n), SizeLimits::DEFAULT)
+            .unwrap_or_else(|e| panic!("{n}: {e:#}"))
+    })
+    .collect()
 }
 
 #[test]

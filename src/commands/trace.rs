@@ -79,6 +79,9 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
         })
     };
 
+    if a.no_capture {
+        return Ok(overhead_table(&ids, &cost));
+    }
     let req = trace::Request {
         kernels: kernels.clone(),
         limits,
@@ -165,16 +168,57 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
                 c.info.cap
             );
         }
-        if let Some(s) = speedup
-            && (s.ratio - 1.0) * 100.0 > TRUSTED_OVERHEAD_PCT
-        {
-            ok = false;
-            eprintln!(
-                "{id}: tracing costs {:.1} % ({cost_cell}), more than {TRUSTED_OVERHEAD_PCT} %: \
-                 the marks stretch its stages, so its picture may not be the plain build's",
-                (s.ratio - 1.0) * 100.0
-            );
-        }
+        ok &= trusted(&id, speedup, &cost_cell);
     }
     Ok(ok)
+}
+
+/// Whether tracing `id` cost at most [`TRUSTED_OVERHEAD_PCT`]; said where it did not.
+fn trusted(id: &str, speedup: Option<&Speedup>, cost_cell: &str) -> bool {
+    let Some(s) = speedup.filter(|s| (s.ratio - 1.0) * 100.0 > TRUSTED_OVERHEAD_PCT) else {
+        return true;
+    };
+    eprintln!(
+        "{id}: tracing costs {:.1} % ({cost_cell}), more than {TRUSTED_OVERHEAD_PCT} %: \
+         the marks stretch its stages, so its picture may not be the plain build's",
+        (s.ratio - 1.0) * 100.0
+    );
+    false
+}
+
+/// `--no-capture`: what tracing cost each version (the plain build's time, the trace
+/// build's, the plain one's speed-up over it with the verdict), and no trace; whether
+/// every one cost at most [`TRUSTED_OVERHEAD_PCT`].
+fn overhead_table<'r>(ids: &[String], cost: &dyn Fn(&str) -> Option<Cost<'r>>) -> bool {
+    outln!(
+        "{:<10} {:>12} {:>12} {:>9} {:>26}",
+        "version",
+        "plain µs",
+        "traced µs",
+        "cost",
+        "plain over traced"
+    );
+    let mut ok = true;
+    for id in ids {
+        let k = cost(id);
+        let us = |r: Option<&RunResult>| {
+            r.and_then(|r| r.median_us)
+                .map_or("—".into(), crate::report::format::micros)
+        };
+        let speedup = k.as_ref().and_then(|k| k.speedup.as_ref());
+        let pct = speedup.map_or("—".into(), |s| {
+            format!("{:+.1} %", (s.ratio - 1.0) * 100.0)
+        });
+        let cell = match speedup {
+            Some(_) => crate::report::runs::ratio_cell(speedup),
+            None => "unknown".into(),
+        };
+        outln!(
+            "{id:<10} {:>12} {:>12} {pct:>9} {cell:>26}",
+            us(k.as_ref().map(|k| k.plain)),
+            us(k.as_ref().map(|k| k.traced)),
+        );
+        ok &= trusted(id, speedup, &cell);
+    }
+    ok
 }
