@@ -22,7 +22,9 @@
 # 8192³, 4096³ and 4000³, sustained, stored in profiles/gemm; GEMM_SHAPES for others),
 # gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm),
 # trace (the pipeline timelines of the marked versions, TRACE_VERSIONS, at the reference
-# shape, with what tracing costs; stored in profiles/flash-attention).
+# shape, with what tracing costs; stored in profiles/flash-attention), trace-cost (the
+# experiments' variants of a mark timed against their plain builds, no trace taken),
+# gemm-burst (the GEMM ladder and baselines from an idle GPU at the GEMM shapes).
 # A step that would start after $DEADLINE seconds (default 540, inside the device's
 # 600-second limit) is skipped and says so.
 # Everything it prints is also logged to $OUT/round.log; the profiles ladder is packed
@@ -165,6 +167,22 @@ PY
       $BIN report --ladder gemm | head -20 ;;
     trace)
       $BIN trace ${TRACE_VERSIONS:-v13 v14 v18 v28} ;;
+    trace-cost)
+      # What a mark costs, taken apart (SS_TRACE_VARIANT 0-4, kernels/stallscope_trace.h):
+      # each variant's trace build against its plain build, burst, TRACE_ROUNDS rounds.
+      fa=""; gm=""
+      for n in 0 1 2 3 4; do fa="$fa v13-t$n v28-t$n"; gm="$gm v09-t$n"; done
+      $BIN trace --kernels kernels/experiments --no-capture --regime burst \
+        --rounds ${TRACE_ROUNDS:-3} $fa
+      $BIN trace --kernels kernels/gemm-experiments --no-capture --regime burst \
+        --rounds ${TRACE_ROUNDS:-3} --shape 4096,4096,4096 $gm ;;
+    gemm-burst)
+      # The GEMM ladder and its baselines from an idle GPU (burst), BURST_ROUNDS rounds,
+      # stored beside the sustained results.
+      for s in ${GEMM_SHAPES:-8192,8192,8192 4096,4096,4096 4000,4000,4000}; do
+        $BIN run all --ladder gemm --baselines --shape $s --regime burst --rounds ${BURST_ROUNDS:-3}
+        cp profiles/gemm/runs.json "$OUT/gemm-runs.json"
+      done ;;
     *) echo "unknown step $step" ;;
   esac
 done
