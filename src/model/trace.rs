@@ -177,6 +177,14 @@ impl Block {
     pub fn duration_ns(&self) -> Option<f64> {
         Some(self.cycles as f64 * self.ns_per_cycle?)
     }
+
+    /// The spans of role `r`, by start.
+    pub fn spans_of(&self, r: usize) -> Vec<&Span> {
+        self.spans
+            .iter()
+            .filter(|s| usize::from(s.role) == r)
+            .collect()
+    }
 }
 
 /// One stage of one role, from its begin to its end, in cycles after the block's first

@@ -8,7 +8,7 @@
 
 use super::exporter::{Analysed, CompareInput, Exporter};
 use crate::analysis::pipeline::stack_rows;
-use crate::model::trace::{Span, Trace};
+use crate::model::trace::Trace;
 use serde_json::{Value, json};
 
 pub struct PerfettoExporter;
@@ -108,11 +108,7 @@ fn version_events(
         );
         let us = |cycles: u64| (b.start_ns as f64 + cycles as f64 * npc) / 1e3;
         for (r, role) in tl.roles.iter().enumerate() {
-            let spans: Vec<&Span> = b
-                .spans
-                .iter()
-                .filter(|s| usize::from(s.role) == r)
-                .collect();
+            let spans = b.spans_of(r);
             if spans.is_empty() {
                 continue;
             }

@@ -686,11 +686,7 @@ pub fn pipeline_timeline(trace: &Trace, b: usize) -> Option<String> {
     let x = |c: f64| left + c / cycles * plot_w;
     let lanes: Vec<(usize, Vec<&Span>, Vec<usize>, usize)> = (0..t.roles.len())
         .map(|r| {
-            let spans: Vec<&Span> = block
-                .spans
-                .iter()
-                .filter(|s| usize::from(s.role) == r)
-                .collect();
+            let spans = block.spans_of(r);
             let (rows, n) = stack_rows(&spans);
             (r, spans, rows, n.max(1))
         })

@@ -11,7 +11,7 @@ use super::scene::Scene;
 use super::scroll::{draw_document, moved};
 use super::text::{fit, printable, wrap};
 use crate::analysis::pipeline::{SENTENCE_CHANGES, TracedVersion, changes, sentence, stack_rows};
-use crate::model::trace::{Block, Span as TraceSpan, Trace};
+use crate::model::trace::{Block, Trace};
 use crate::report::pipeline::{FigureRow, facts, rows, step_text, warnings};
 use crate::tui::action::Action;
 use crate::tui::theme::Theme;
@@ -241,11 +241,7 @@ fn lanes(t: &Theme, trace: &Trace, b: &Block, axis: &Axis) -> Vec<Line<'static>>
     let stages = tl.stages.len().max(1);
     let mut out = Vec::new();
     for r in 0..tl.roles.len() {
-        let spans: Vec<&TraceSpan> = b
-            .spans
-            .iter()
-            .filter(|s| usize::from(s.role) == r)
-            .collect();
+        let spans = b.spans_of(r);
         if spans.is_empty() {
             continue;
         }
