@@ -97,6 +97,9 @@ fn step_command(
             a.versions.len()
         );
     };
+    if first == second {
+        bail!("--versions {first},{second}: a step is between two versions, and these are one");
+    }
     if !matches!(a.format, Format::Table | Format::Markdown) {
         bail!("--versions writes Markdown tables: use --format markdown (or table)");
     }
