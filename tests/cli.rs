@@ -1289,7 +1289,7 @@ fn report_versions_writes_a_steps_tables_and_refuses_what_it_cannot() {
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(
-        text.starts_with("| shape | v27 | v28 | v28 against v27 (95 % interval) |"),
+        text.starts_with("| shape | v27 | v28 | v28 against v27 (rounds paired, 95 % interval) |"),
         "{text}"
     );
     assert!(text.contains("| 1,16,8192,128 causal | "), "{text}");

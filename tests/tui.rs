@@ -1618,7 +1618,14 @@ fn the_pipeline_view_stacks_a_trace_under_its_parents() {
     }
     assert!(shown.contains(" pt"), "a change in points:\n{shown}");
     // The axis ends at the longer median block, in µs (the fixture's clock is known).
-    assert!(shown.contains(" µs"), "{shown}");
+    let axis = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 ") && l.ends_with(" µs"))
+        .unwrap_or_else(|| panic!("no axis in µs:\n{shown}"));
+    assert!(
+        axis.ends_with("3.49 µs"),
+        "the longer median block, v13's: {axis}"
+    );
 }
 
 /// With v14 marked and v13 selected, the pair is the same (the earlier above); the first
@@ -1635,10 +1642,16 @@ fn the_pipeline_view_of_one_version_and_of_none() {
         "v13 consumers in turn (synthetic)",
         "v14 ping-pong (synthetic)",
     );
-    assert!(line(&shown, v13) < line(&shown, v14), "{shown}");
+    let (at13, at14) = (line(&shown, v13), line(&shown, v14));
+    assert!(
+        at13.expect("v13 drawn") < at14.expect("v14 drawn"),
+        "{shown}"
+    );
+    // v14 unmarked: v13 alone, the first traced version.
+    select(&mut a, "v14");
     a.update(Action::Mark);
+    assert_eq!(a.marked, None);
     select(&mut a, "v13");
-    a.update(Action::Mark);
     let shown = render(&a, 120, 60);
     assert_eq!(line(&shown, v14), None, "{shown}");
     let header = row_of(&shown, "role ");
@@ -1656,4 +1669,10 @@ fn the_pipeline_view_of_one_version_and_of_none() {
         "{shown}"
     );
     assert!(shown.contains("stallscope trace VERSION"), "{shown}");
+}
+
+/// The pipeline view of the synthetic traces, drawn at 80×24 (lanes cut to the width).
+#[test]
+fn pipeline_traced_80x24() {
+    insta::assert_snapshot!("pipeline_traced_80x24", render(&traced_app(), 80, 24));
 }

@@ -107,15 +107,23 @@ fn step_command(
         bail!("--versions writes a row per shape both versions were run at: leave out --shape");
     }
     let index = |l: &crate::model::Ladder, id: &str| l.versions.iter().position(|v| v.id == id);
-    let Some((l, i, j)) = ladders
+    let holding: Vec<(&crate::model::Ladder, usize, usize)> = ladders
         .iter()
-        .find_map(|l| Some((l, index(l, first)?, index(l, second)?)))
-    else {
-        let names: Vec<&str> = ladders.iter().map(|l| l.name.as_str()).collect();
-        bail!(
+        .filter_map(|l| Some((l, index(l, first)?, index(l, second)?)))
+        .collect();
+    let names = |ls: &mut dyn Iterator<Item = &crate::model::Ladder>| {
+        ls.map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")
+    };
+    let (l, i, j) = match holding.as_slice() {
+        [one] => *one,
+        [] => bail!(
             "no ladder holds both {first} and {second} (read: {}; --ladder picks one)",
-            names.join(", ")
-        );
+            names(&mut ladders.iter())
+        ),
+        several => bail!(
+            "{first} and {second} are versions of {}: --ladder picks one",
+            names(&mut several.iter().map(|h| h.0))
+        ),
     };
     emit(&report::step::markdown(l, i, j), a.output.as_deref())?;
     Ok(finish(report))

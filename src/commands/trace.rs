@@ -218,6 +218,10 @@ fn overhead_table<'r>(ids: &[String], cost: &dyn Fn(&str) -> Option<Cost<'r>>) -
             us(k.as_ref().map(|k| k.plain)),
             us(k.as_ref().map(|k| k.traced)),
         );
+        if k.is_none() {
+            ok = false;
+            eprintln!("{id}: no time for its plain build or its trace build (see the run above)");
+        }
         ok &= trusted(id, speedup, &cell);
     }
     ok

@@ -113,7 +113,7 @@ fn runs_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
         return None;
     }
     let mut out = format!(
-        "| shape | {a} | {b} | {b} against {a} (95 % interval) | in cycles | SM clock | energy / launch |\n|---|---:|---:|---|---:|---|---|\n",
+        "| shape | {a} | {b} | {b} against {a} (rounds paired, 95 % interval) | in cycles | SM clock | energy / launch |\n|---|---:|---:|---|---:|---|---|\n",
         a = va.id,
         b = vb.id
     );
@@ -153,4 +153,54 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
         ));
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::runs::Round;
+
+    fn run(us: &[f64]) -> RunResult {
+        let mut r = RunResult::new(
+            "x",
+            crate::kinds::attention::shape(1, 64, 1024, 128, false),
+            crate::model::RunStatus::Ok,
+        );
+        r.run_id = Some("run-1".into());
+        r.median_us = Some(us[us.len() / 2]);
+        r.rounds = us
+            .iter()
+            .map(|&us| Round {
+                us,
+                ..Default::default()
+            })
+            .collect();
+        r
+    }
+
+    /// A second version 10 % faster reads −10 %, faster, its interval low end first; one
+    /// 10 % slower reads +10 %, slower.
+    #[test]
+    fn a_faster_second_version_reads_as_a_negative_change() {
+        let first = run(&[100.0, 101.0, 99.0, 100.5, 99.5]);
+        let faster = run(&[90.0, 90.9, 89.1, 90.45, 89.55]);
+        let s = speed::speedup(&faster, &first).unwrap();
+        let cell = verdict_cell(&s);
+        assert!(cell.starts_with("−10.0 %, faster (−"), "{cell}");
+        let ends: Vec<f64> = cell
+            .split(['(', ')'])
+            .nth(1)
+            .unwrap()
+            .split(" to ")
+            .map(|x| x.trim_end_matches(" %").replace('−', "-").parse().unwrap())
+            .collect();
+        assert!(ends[0] <= -10.0 && -10.0 <= ends[1], "{cell}");
+        let slower = run(&[110.0, 111.1, 108.9, 110.55, 109.45]);
+        let s = speed::speedup(&slower, &first).unwrap();
+        assert!(
+            verdict_cell(&s).starts_with("+10.0 %, slower (+"),
+            "{}",
+            verdict_cell(&s)
+        );
+    }
 }

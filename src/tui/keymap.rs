@@ -207,7 +207,7 @@ pub const KEYMAP: &[Binding] = &[
         context: Global,
         keys: &[k('w')],
         action: Show(View::Pipeline),
-        help: "pipeline trace: the warps over time, under the marked version's",
+        help: "pipeline trace: the warps over time, beside the marked version's",
         footer: None,
     },
     Binding {

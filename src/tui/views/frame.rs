@@ -165,10 +165,14 @@ pub struct TabLine {
 
 const BRAND: &str = "stallscope │ ";
 
-/// A tab's text: ` timeline `, or in a compact line ` c ` for a view not shown.
+/// A tab's text: ` timeline `, or in a compact line the key that shows the view (` c `,
+/// ` w ` for the pipeline) for a view not shown.
 fn tab_title(v: View, shown: View, compact: bool) -> String {
     if compact && v != shown {
-        format!(" {} ", v.title().chars().next().unwrap_or(' '))
+        format!(
+            " {} ",
+            keymap::first_key(keymap::Context::Global, Action::Show(v))
+        )
     } else {
         format!(" {} ", v.title())
     }

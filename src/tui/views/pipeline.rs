@@ -3,9 +3,10 @@
 //! stage the role was in there and dotted where it waited between stages; under it the
 //! figures per role and stage (share of the block busy, waiting, overlapped most by
 //! which stage of another role). A second traced version (the marked one, or else the
-//! nearest traced version the selected one was built on) is stacked above it on the
-//! same time axis, with what moved between the two in a sentence and both versions'
-//! figures side by side.
+//! nearest traced version the selected one was built on) is drawn with it on the same
+//! time axis, the earlier version above, with what moved from the earlier to the later
+//! in a sentence and both versions' figures side by side (the change: later minus
+//! earlier; "overlapped most by": the later one's).
 
 use super::scene::Scene;
 use super::scroll::{draw_document, moved};
@@ -156,6 +157,19 @@ pub fn document(scene: &Scene, width: usize) -> Vec<Line<'static>> {
         .into_iter()
         .map(|s| Line::styled(s, t.dim())),
     );
+    let lp = &scene.ladder().analysis.pipeline;
+    if let Some(m) = scene
+        .marked
+        .filter(|&m| Some(m) != scene.version_index() && lp.versions[m].is_none())
+    {
+        out.push(printable(Line::styled(
+            format!(
+                "{} (marked) has no trace at {shape}: the selected version is drawn beside the traced version it was built on, where there is one",
+                l.versions[m].id
+            ),
+            t.dim(),
+        )));
+    }
     let axis = Axis::of(&drawn, width);
     for d in &drawn {
         let v = &l.versions[d.index];
@@ -367,8 +381,8 @@ fn step(scene: &Scene, drawn: &[Drawn], width: usize) -> Vec<Line<'static>> {
 }
 
 /// The figures per role and stage: of one version (all blocks, the median block, what
-/// overlaps it most), or of two side by side (all blocks of each, the change, what
-/// overlaps the selected one's most).
+/// overlaps it most), or of two side by side (all blocks of each, the later's change
+/// from the earlier's, what overlaps the later one's most).
 fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'static>> {
     let of = |d: &Drawn| rows(&d.traced.pipeline.summary, d.traced.pipeline.block.as_ref());
     let now = drawn.last().expect("a version drawn");
