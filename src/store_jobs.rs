@@ -18,13 +18,7 @@ use std::path::{Path, PathBuf};
 /// path of runs.json.
 pub fn store_run(ladder_dir: &Path, out: &runner::Outcome, limits: SizeLimits) -> Result<PathBuf> {
     let ids: Vec<&str> = out.results.iter().map(|r| r.version.as_str()).collect();
-    manifest::record_versions(
-        ladder_dir,
-        &out.recipe.manifest_defaults(),
-        &out.recipe.manifest_entries(&ids, ladder_dir),
-        &out.recipe.manifest_order(),
-        limits,
-    )?;
+    record(ladder_dir, &out.recipe, &ids, limits)?;
     RunFile::store(
         ladder_dir,
         &out.results,
@@ -42,14 +36,25 @@ pub fn store_trace(
     trace: &crate::model::trace::Trace,
     limits: SizeLimits,
 ) -> Result<PathBuf> {
+    record(ladder_dir, recipe, &[trace.version.as_str()], limits)?;
+    crate::model::trace::write_trace(ladder_dir, trace)
+}
+
+/// The recipe's entries of the versions `ids` recorded in the manifest of `ladder_dir`
+/// (the ladder made when missing), in the recipe's order.
+fn record(
+    ladder_dir: &Path,
+    recipe: &KernelRecipe,
+    ids: &[&str],
+    limits: SizeLimits,
+) -> Result<()> {
     manifest::record_versions(
         ladder_dir,
         &recipe.manifest_defaults(),
-        &recipe.manifest_entries(&[trace.version.as_str()], ladder_dir),
+        &recipe.manifest_entries(ids, ladder_dir),
         &recipe.manifest_order(),
         limits,
-    )?;
-    crate::model::trace::write_trace(ladder_dir, trace)
+    )
 }
 
 /// The one rule of what counts as a run's failure: a version of the recipe whose result

@@ -202,11 +202,13 @@ fn overhead_table<'r>(ids: &[String], cost: &dyn Fn(&str) -> Option<Cost<'r>>) -
     for id in ids {
         let k = cost(id);
         let us = |r: Option<&RunResult>| {
-            r.and_then(|r| r.median_us)
-                .map_or("—".into(), crate::report::format::micros)
+            r.and_then(|r| r.median_us).map_or(
+                crate::report::format::UNKNOWN.into(),
+                crate::report::format::micros,
+            )
         };
         let speedup = k.as_ref().and_then(|k| k.speedup.as_ref());
-        let pct = speedup.map_or("—".into(), |s| {
+        let pct = speedup.map_or(crate::report::format::UNKNOWN.into(), |s| {
             format!("{:+.1} %", (s.ratio - 1.0) * 100.0)
         });
         let cell = match speedup {

@@ -58,16 +58,18 @@ fn verdict_cell(s: &Speedup) -> String {
 }
 
 fn time(r: &RunResult) -> String {
-    r.median_us
-        .map_or("—".into(), |us| format!("{} µs", format::micros(us)))
+    r.median_us.map_or(format::UNKNOWN.into(), |us| {
+        format!("{} µs", format::micros(us))
+    })
 }
 
 fn clock(r: &RunResult) -> String {
-    r.sm_clock_mhz.map_or("—".into(), |c| format!("{c:.0} MHz"))
+    r.sm_clock_mhz
+        .map_or(format::UNKNOWN.into(), |c| format!("{c:.0} MHz"))
 }
 
 fn energy(r: &RunResult) -> String {
-    r.energy_mj.map_or("—".into(), |e| {
+    r.energy_mj.map_or(format::UNKNOWN.into(), |e| {
         if e >= 100.0 {
             format!("{e:.0} mJ")
         } else {
@@ -80,7 +82,7 @@ fn energy(r: &RunResult) -> String {
 fn cycles_cell(s: &Speedup) -> String {
     match (s.clock_ratio, s.cycles) {
         (Some(c), Some(cy)) if (c - 1.0).abs() > CLOCK_BAND => pct(1.0 / cy - 1.0),
-        _ => "—".into(),
+        _ => format::UNKNOWN.into(),
     }
 }
 
@@ -101,8 +103,8 @@ fn runs_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
             shape.to_string().replace(':', " "),
             time(ra),
             time(rb),
-            s.as_ref().map_or("—".into(), verdict_cell),
-            s.as_ref().map_or("—".into(), cycles_cell),
+            s.as_ref().map_or(format::UNKNOWN.into(), verdict_cell),
+            s.as_ref().map_or(format::UNKNOWN.into(), cycles_cell),
             clock(ra),
             clock(rb),
             energy(ra),
@@ -131,7 +133,7 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
     }
     let of = |i: usize| analysis::analyse(ladder, &ladder.versions[i], Shown::DEFAULT);
     let (xa, xb) = (of(a), of(b));
-    let share = |v: Option<f64>| v.map_or("—".into(), |x| format!("{x:.1} %"));
+    let share = |v: Option<f64>| v.map_or(format::UNKNOWN.into(), |x| format!("{x:.1} %"));
     let mut out = format!("| profile (ncu) | {} | {} |\n|---|---|---|\n", va.id, vb.id);
     out.push_str(&format!(
         "| tensor pipe active | {} | {} |\n",
@@ -142,7 +144,9 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
         x.matrix
             .as_ref()
             .and_then(|m| m.cells.get(n))
-            .map_or("—".into(), |c| format!("{c} {:.1} %", c.share * 100.0))
+            .map_or(format::UNKNOWN.into(), |c| {
+                format!("{c} {:.1} %", c.share * 100.0)
+            })
     };
     for n in 0..TOP_CELLS {
         out.push_str(&format!(

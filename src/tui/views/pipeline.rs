@@ -406,7 +406,11 @@ fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'st
         match &was_rows {
             Some(was) => {
                 let before = find(was, r);
-                row.push(before.clone().unwrap_or_else(|| "—".into()));
+                row.push(
+                    before
+                        .clone()
+                        .unwrap_or_else(|| crate::report::format::UNKNOWN.into()),
+                );
                 row.push(r.all.clone());
                 row.push(points(before.as_deref(), &r.all));
             }
@@ -421,7 +425,7 @@ fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'st
                 r.role.clone(),
                 r.what.clone(),
                 r.all.clone(),
-                "—".into(),
+                crate::report::format::UNKNOWN.into(),
                 String::new(),
                 String::new(),
             ]);
