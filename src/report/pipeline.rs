@@ -22,8 +22,9 @@ pub struct FigureRow {
     pub role: String,
     /// The stage, `any stage` or `waiting`.
     pub what: String,
-    /// Over all blocks (the median).
+    /// Over all blocks (the median), as written, and as a fraction.
     pub all: String,
+    pub all_share: f64,
     /// In the median block.
     pub block: String,
     /// `Q·Kᵀ of consumer 1: 67 %`, where another role's stage overlaps it.
@@ -191,6 +192,7 @@ pub fn rows(all: &Figures, block: Option<&Figures>) -> Vec<FigureRow> {
                 role: r.role.clone(),
                 what: b.stage.clone(),
                 all: pct(b.share),
+                all_share: b.share,
                 block: share(block.map(|f| f.busy(&b.role, &b.stage).unwrap_or(0.0))),
                 overlapped: all
                     .most_overlapped(&b.role, &b.stage)
@@ -203,6 +205,7 @@ pub fn rows(all: &Figures, block: Option<&Figures>) -> Vec<FigureRow> {
             role: r.role.clone(),
             what: "any stage".into(),
             all: pct(r.busy),
+            all_share: r.busy,
             block: share(in_block.map(|x| x.busy)),
             overlapped: String::new(),
         });
@@ -210,6 +213,7 @@ pub fn rows(all: &Figures, block: Option<&Figures>) -> Vec<FigureRow> {
             role: r.role.clone(),
             what: "waiting".into(),
             all: pct(r.waiting),
+            all_share: r.waiting,
             block: share(in_block.map(|x| x.waiting)),
             overlapped: String::new(),
         });

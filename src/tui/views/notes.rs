@@ -208,7 +208,7 @@ fn table_cells(row: &str) -> Vec<String> {
 /// where they fit, else the widest ones narrowed (a cell's words wrapped inside its
 /// column, a word longer than the column broken); the header row over a rule, the
 /// columns right-aligned where the separator line says so (`---:`).
-fn table_lines(
+pub(super) fn table_lines(
     scene: &Scene,
     rows: &[Vec<String>],
     right: &[bool],

@@ -8,17 +8,18 @@
 //! in a sentence and both versions' figures side by side (the change: later minus
 //! earlier; "overlapped most by": the later one's).
 
+use super::notes::table_lines;
 use super::scene::Scene;
 use super::scroll::{draw_document, moved};
-use super::text::{fit, printable, wrap};
+use super::text::{printable, wrap};
 use crate::analysis::pipeline::{SENTENCE_CHANGES, TracedVersion, changes, sentence, stack_rows};
 use crate::model::trace::{Block, Trace};
+use crate::report::format;
 use crate::report::pipeline::{FigureRow, facts, rows, step_text, warnings};
 use crate::tui::action::Action;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// The pipeline view's state: how far it is scrolled.
@@ -200,8 +201,8 @@ pub fn document(scene: &Scene, width: usize) -> Vec<Line<'static>> {
     out.push(Line::raw(""));
     out.extend(step(scene, &drawn, width));
     out.push(Line::raw(""));
-    out.extend(figures(t, l, &drawn));
-    out.into_iter().map(|line| fit(line, width)).collect()
+    out.extend(figures(scene, &drawn, width));
+    out
 }
 
 /// The time axis the lanes share: the longest median block of the versions drawn, in
@@ -217,7 +218,8 @@ impl Axis {
     fn of(drawn: &[Drawn], width: usize) -> Axis {
         let ns = drawn
             .iter()
-            .all(|d| d.block.is_some_and(|b| b.ns_per_cycle.is_some()));
+            .filter_map(|d| d.block)
+            .all(|b| b.ns_per_cycle.is_some());
         let length = drawn
             .iter()
             .filter_map(|d| d.block)
@@ -281,11 +283,7 @@ fn lanes(t: &Theme, trace: &Trace, b: &Block, axis: &Axis) -> Vec<Line<'static>>
             } else {
                 String::new()
             };
-            let mut line = vec![Span::raw(format!(
-                "{:>LABEL_W$} ",
-                label,
-                LABEL_W = LABEL_W
-            ))];
+            let mut line = vec![Span::raw(format!("{label:>LABEL_W$} "))];
             for c in 0..axis.cells {
                 let cells = &filled[c * stages..(c + 1) * stages];
                 let (stage, most) = cells
@@ -383,7 +381,8 @@ fn step(scene: &Scene, drawn: &[Drawn], width: usize) -> Vec<Line<'static>> {
 /// The figures per role and stage: of one version (all blocks, the median block, what
 /// overlaps it most), or of two side by side (all blocks of each, the later's change
 /// from the earlier's, what overlaps the later one's most).
-fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'static>> {
+fn figures(scene: &Scene, drawn: &[Drawn], width: usize) -> Vec<Line<'static>> {
+    let l = &scene.ladder().ladder;
     let of = |d: &Drawn| rows(&d.traced.pipeline.summary, d.traced.pipeline.block.as_ref());
     let now = drawn.last().expect("a version drawn");
     let now_rows = of(now);
@@ -396,23 +395,21 @@ fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'st
     }
     header.push("overlapped most by".into());
     let mut table: Vec<Vec<String>> = vec![header];
-    let find = |rows: &[FigureRow], r: &FigureRow| {
-        rows.iter()
-            .find(|x| x.role == r.role && x.what == r.what)
-            .map(|x| x.all.clone())
-    };
+    fn find<'r>(rows: &'r [FigureRow], r: &FigureRow) -> Option<&'r FigureRow> {
+        rows.iter().find(|x| x.role == r.role && x.what == r.what)
+    }
+    let unknown = || format::UNKNOWN.to_string();
     for r in &now_rows {
         let mut row = vec![r.role.clone(), r.what.clone()];
         match &was_rows {
             Some(was) => {
                 let before = find(was, r);
-                row.push(
-                    before
-                        .clone()
-                        .unwrap_or_else(|| crate::report::format::UNKNOWN.into()),
-                );
+                row.push(before.map_or_else(unknown, |b| b.all.clone()));
                 row.push(r.all.clone());
-                row.push(points(before.as_deref(), &r.all));
+                row.push(format::share_delta(
+                    before.map(|b| b.all_share),
+                    Some(r.all_share),
+                ));
             }
             None => row.extend([r.all.clone(), r.block.clone()]),
         }
@@ -425,51 +422,14 @@ fn figures(t: &Theme, l: &crate::model::Ladder, drawn: &[Drawn]) -> Vec<Line<'st
                 r.role.clone(),
                 r.what.clone(),
                 r.all.clone(),
-                crate::report::format::UNKNOWN.into(),
+                unknown(),
                 String::new(),
                 String::new(),
             ]);
         }
     }
+    // Names left, figures right, the overlap last and left.
     let cols = table[0].len();
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            table
-                .iter()
-                .map(|row| crate::text_width::width(&row[c]))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    table
-        .iter()
-        .enumerate()
-        .map(|(n, row)| {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(c, cell)| {
-                    let pad = widths[c].saturating_sub(crate::text_width::width(cell));
-                    // Names left, figures right, the overlap last and left.
-                    if c < 2 || c == cols - 1 {
-                        format!("{cell}{}", " ".repeat(pad))
-                    } else {
-                        format!("{}{cell}", " ".repeat(pad))
-                    }
-                })
-                .collect();
-            let style = if n == 0 { t.dim() } else { Style::new() };
-            printable(Line::styled(cells.join("  ").trim_end().to_string(), style))
-        })
-        .collect()
-}
-
-/// The change from one share to another as the reports write them (`42 %`): `+12 pt`.
-fn points(was: Option<&str>, now: &str) -> String {
-    let num = |s: &str| s.trim_end_matches('%').trim().parse::<f64>().ok();
-    match (was.and_then(num), num(now)) {
-        (Some(a), Some(b)) if (b - a).abs() >= 0.5 => format!("{:+.0} pt", b - a),
-        (Some(_), Some(_)) => "·".into(),
-        _ => String::new(),
-    }
+    let right: Vec<bool> = (0..cols).map(|c| c >= 2 && c + 1 < cols).collect();
+    table_lines(scene, &table, &right, width)
 }
