@@ -259,35 +259,23 @@ pub fn tab_layout(app: &App, width: u16) -> TabLine {
     } else {
         &texts[..]
     };
-    if let Some(t) = whole.iter().find(|t| full + text_width::width(t) <= width) {
-        return TabLine {
-            brand: true,
-            compact: false,
-            ladder: Some(t.clone()),
-        };
-    }
-    // The tabs whole without the brand, before they are made compact.
-    let unbranded = tabs_w(false, false);
-    if let Some(t) = whole
-        .iter()
-        .find(|t| unbranded + text_width::width(t) <= width)
-    {
-        return TabLine {
-            brand: false,
-            compact: false,
-            ladder: Some(t.clone()),
-        };
-    }
-    let compact = tabs_w(false, true);
-    if let Some(t) = texts
-        .iter()
-        .find(|t| compact + text_width::width(t) <= width)
-    {
-        return TabLine {
-            brand: false,
-            compact: true,
-            ladder: Some(t.clone()),
-        };
+    // Brand and whole tabs, whole tabs alone, then compact tabs with any of the texts.
+    for (brand, compact, candidates) in [
+        (true, false, whole),
+        (false, false, whole),
+        (false, true, &texts[..]),
+    ] {
+        let tabs = tabs_w(brand, compact);
+        if let Some(t) = candidates
+            .iter()
+            .find(|t| tabs + text_width::width(t) <= width)
+        {
+            return TabLine {
+                brand,
+                compact,
+                ladder: Some(t.clone()),
+            };
+        }
     }
     TabLine {
         brand: full <= width,
