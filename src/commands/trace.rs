@@ -147,10 +147,10 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
         // The plain build's speed-up over the trace build, rounds paired, with the
         // verdict's rule (clocks apart or cycles disagreeing say unclear).
         let speedup = cost.as_ref().and_then(|k| k.speedup.as_ref());
-        let cost_cell = match speedup {
-            Some(_) => crate::report::runs::ratio_cell(speedup),
-            None if a.no_overhead => "not timed".into(),
-            None => "unknown".into(),
+        let cost_cell = if a.no_overhead {
+            "not timed".to_string()
+        } else {
+            crate::report::runs::ratio_cell(speedup)
         };
         let timer = c
             .info
@@ -211,10 +211,7 @@ fn overhead_table<'r>(ids: &[String], cost: &dyn Fn(&str) -> Option<Cost<'r>>) -
         let pct = speedup.map_or(crate::report::format::UNKNOWN.into(), |s| {
             format!("{:+.1} %", (s.ratio - 1.0) * 100.0)
         });
-        let cell = match speedup {
-            Some(_) => crate::report::runs::ratio_cell(speedup),
-            None => "unknown".into(),
-        };
+        let cell = crate::report::runs::ratio_cell(speedup);
         outln!(
             "{id:<10} {:>12} {:>12} {pct:>9} {cell:>26}",
             us(k.as_ref().map(|k| k.plain)),
