@@ -354,7 +354,7 @@ fn every_notes_step_tables_are_the_commands_output() {
                     .copied()
                     .skip_while(|l| !l.starts_with('|'))
                     .collect();
-                let wanted = stallscope::report::step::markdown(&ladder, index(a), index(b));
+                let wanted = stallscope::report::step::markdown(ladder, index(a), index(b));
                 let trim = |ls: Vec<&str>| -> Vec<String> {
                     let mut v: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
                     while v.last().is_some_and(|l| l.trim().is_empty()) {

@@ -10,7 +10,7 @@
 
 use super::format;
 use crate::analysis::speed::{self, CLOCK_BAND, Speedup};
-use crate::analysis::{self, MetricId, Shown};
+use crate::analysis::{self, Kind, MetricId, Shown};
 use crate::model::{Ladder, RunResult};
 
 /// Stall-table cells the second table shows per version.
@@ -57,25 +57,17 @@ fn verdict_cell(s: &Speedup) -> String {
     )
 }
 
+// A run's figures in the catalogue's units and formats, as the report's rows write them.
 fn time(r: &RunResult) -> String {
-    r.median_us.map_or(format::UNKNOWN.into(), |us| {
-        format!("{} µs", format::micros(us))
-    })
+    format::with_unit(Kind::Time, r.median_us.map(|us| us * 1e3))
 }
 
 fn clock(r: &RunResult) -> String {
-    r.sm_clock_mhz
-        .map_or(format::UNKNOWN.into(), |c| format!("{c:.0} MHz"))
+    format::with_unit(Kind::Frequency, r.sm_clock_mhz.map(|mhz| mhz * 1e6))
 }
 
 fn energy(r: &RunResult) -> String {
-    r.energy_mj.map_or(format::UNKNOWN.into(), |e| {
-        if e >= 100.0 {
-            format!("{e:.0} mJ")
-        } else {
-            format!("{e:.1} mJ")
-        }
-    })
+    format::with_unit(Kind::Energy, r.energy_mj)
 }
 
 /// Where the clocks are more than [`CLOCK_BAND`] apart, the change in cycles.
@@ -133,7 +125,7 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
     }
     let of = |i: usize| analysis::analyse(ladder, &ladder.versions[i], Shown::DEFAULT);
     let (xa, xb) = (of(a), of(b));
-    let share = |v: Option<f64>| v.map_or(format::UNKNOWN.into(), |x| format!("{x:.1} %"));
+    let share = |v: Option<f64>| format::with_unit(Kind::Percent, v);
     let mut out = format!("| profile (ncu) | {} | {} |\n|---|---|---|\n", va.id, vb.id);
     out.push_str(&format!(
         "| tensor pipe active | {} | {} |\n",
