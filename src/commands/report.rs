@@ -106,25 +106,25 @@ fn step_command(
     if a.shape.is_some() {
         bail!("--versions writes a row per shape both versions were run at: leave out --shape");
     }
-    let index = |l: &crate::model::Ladder, id: &str| l.versions.iter().position(|v| v.id == id);
     let holding: Vec<(&crate::model::Ladder, usize, usize)> = ladders
         .iter()
-        .filter_map(|l| Some((l, index(l, first)?, index(l, second)?)))
+        .filter_map(|l| Some((l, l.version_index(first)?, l.version_index(second)?)))
         .collect();
-    let names = |ls: &mut dyn Iterator<Item = &crate::model::Ladder>| {
-        ls.map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")
-    };
     let (l, i, j) = match holding.as_slice() {
         [one] => *one,
         [] => bail!(
             "no ladder holds both {first} and {second} (read: {}; --ladder picks one)",
-            names(&mut ladders.iter())
+            ladder_names(ladders.iter())
         ),
         several => bail!(
             "{first} and {second} are versions of {}: --ladder picks one",
-            names(&mut several.iter().map(|h| h.0))
+            ladder_names(several.iter().map(|h| h.0))
         ),
     };
     emit(&report::step::markdown(l, i, j), a.output.as_deref())?;
     Ok(finish(report))
+}
+
+fn ladder_names<'a>(ls: impl Iterator<Item = &'a crate::model::Ladder>) -> String {
+    ls.map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")
 }
