@@ -1,5 +1,6 @@
-//! The views. Each view's module holds its state (`TimelineState`, `SourceState`, …),
-//! its `act` for the actions that concern it (called by `App::update` alone, through
+//! The views. Each view's module holds its state (`TimelineState`, `SourceState`, …;
+//! the views that only scroll share `scroll::Scrolled`), its `act` for the actions that
+//! concern it (called by `App::update` alone, through
 //! `App::act`), and its drawing, a pure function of its state and of the [`Scene`] the
 //! explorer hands it (the ladder shown, the version selected). `frame.rs` draws the
 //! frame around the view shown.

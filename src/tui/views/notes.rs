@@ -4,11 +4,10 @@
 
 use super::compare::diff_lines;
 use super::scene::Scene;
-use super::scroll::{clamp_scroll, moved};
+use super::scroll::clamp_scroll;
 use super::text::{printable, split_width, wrap};
 use crate::report::format;
 use crate::text_width;
-use crate::tui::action::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -16,19 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 /// The notes view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct NotesState {
-    pub scroll: usize,
-}
-
-impl NotesState {
-    /// The notes view's own actions: the moves scroll it.
-    pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = moved(self.scroll, action, page) {
-            self.scroll = at;
-        }
-    }
-}
+pub type NotesState = super::scroll::Scrolled;
 
 pub fn draw(frame: &mut Frame, scene: &Scene, state: &NotesState, body: Rect) {
     let lines: Vec<Line> = document(scene, body.width as usize);

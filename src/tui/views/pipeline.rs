@@ -10,32 +10,19 @@
 
 use super::notes::table_lines;
 use super::scene::Scene;
-use super::scroll::{draw_document, moved};
+use super::scroll::draw_document;
 use super::text::{printable, wrap};
 use crate::analysis::pipeline::{SENTENCE_CHANGES, TracedVersion, changes, sentence, stack_rows};
 use crate::model::trace::{Block, Trace};
 use crate::report::format;
 use crate::report::pipeline::{FigureRow, facts, rows, step_text, warnings};
-use crate::tui::action::Action;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 /// The pipeline view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct PipelineState {
-    pub scroll: usize,
-}
-
-impl PipelineState {
-    /// The pipeline view's own actions: the moves scroll it.
-    pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = moved(self.scroll, action, page) {
-            self.scroll = at;
-        }
-    }
-}
+pub type PipelineState = super::scroll::Scrolled;
 
 /// Columns of a lane's label (the role's name, cut to fit).
 const LABEL_W: usize = 12;

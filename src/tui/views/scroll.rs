@@ -24,6 +24,22 @@ pub fn moved(at: usize, action: Action, page: usize) -> Option<usize> {
     })
 }
 
+/// The state of a view that only scrolls (the timeline, the pipeline, the notes): how far
+/// it is scrolled.
+#[derive(Debug, Default)]
+pub struct Scrolled {
+    pub scroll: usize,
+}
+
+impl Scrolled {
+    /// The view's own actions: the moves scroll it.
+    pub(crate) fn act(&mut self, action: Action, page: usize) {
+        if let Some(at) = moved(self.scroll, action, page) {
+            self.scroll = at;
+        }
+    }
+}
+
 /// Clamps a scroll offset so that the last page stays full.
 pub fn clamp_scroll(offset: usize, total: usize, visible: usize) -> usize {
     offset.min(total.saturating_sub(visible))

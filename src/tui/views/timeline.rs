@@ -1,7 +1,7 @@
 //! The home view: versions as columns, metrics as rows, the bottleneck trail on top.
 
 use super::scene::Scene;
-use super::scroll::{clamp_scroll, moved};
+use super::scroll::clamp_scroll;
 use super::stall_bar::{stall_bar, stall_legend};
 use super::text::{fit, printable_span};
 use crate::analysis::catalogue::{Kind, cell_help};
@@ -12,7 +12,6 @@ use crate::report::{
     step_name,
 };
 use crate::text_width;
-use crate::tui::action::Action;
 use crate::tui::ladder_state::LadderState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -21,19 +20,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 /// The timeline view's state: how far it is scrolled.
-#[derive(Debug, Default)]
-pub struct TimelineState {
-    pub scroll: usize,
-}
-
-impl TimelineState {
-    /// The timeline's own actions: the moves scroll its table.
-    pub(crate) fn act(&mut self, action: Action, page: usize) {
-        if let Some(at) = moved(self.scroll, action, page) {
-            self.scroll = at;
-        }
-    }
-}
+pub type TimelineState = super::scroll::Scrolled;
 
 /// Which versions are visible and how wide the columns are: the selected version is
 /// always among them. Used for drawing and for mouse clicks.
