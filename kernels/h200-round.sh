@@ -20,7 +20,10 @@
 # ptxas's registers and spills), gemm-check (every GEMM version and baseline at an odd
 # shape, burst, one round: correctness), gemm (the GEMM ladder and its baselines at
 # 8192³, 4096³ and 4000³, sustained, stored in profiles/gemm; GEMM_SHAPES for others),
-# gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm),
+# gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm, at
+# GEMM_PROFILE_SHAPE, 4096³ by default), GEMM_VERSIONS=v06,v07 names the versions of the
+# gemm, gemm-burst, gemm-check and gemm-profile steps (all by default), GEMM_FRESH=1 starts
+# the bundled GEMM results afresh,
 # trace (the pipeline timelines of the marked versions, TRACE_VERSIONS, at the reference
 # shape, with what tracing costs; stored in profiles/flash-attention), trace-cost (the
 # experiments' variants of a mark timed against their plain builds, no trace taken),
@@ -44,6 +47,9 @@ big=1,16,8192,128
 
 pack() { [ "${PACK:-1}" = 1 ] && tar czf "$OUT/profiles.tgz" profiles/flash-attention $( [ -d profiles/gemm ] && echo profiles/gemm ) 2>/dev/null; }
 trap pack EXIT
+
+# The GEMM versions a step runs: GEMM_VERSIONS (v06,v07,... or "all"), else the default.
+gemm_versions() { local v=${GEMM_VERSIONS:-$1}; echo "${v//,/ }"; }
 
 clock() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader; }
 
@@ -144,26 +150,38 @@ PY
     gemm-build)
       $BIN build all --ladder gemm ;;
     gemm-check)
-      $BIN run all --ladder gemm --baselines --shape 1000,777,520 --regime burst --rounds 1 --no-save --json \
-        > "$OUT/gemm-check.json"
-      python3 - "$OUT/gemm-check.json" <<'PY'
+      # Every version and baseline at odd shapes (GEMM_CHECK_SHAPES; M, N and K off every
+      # tile), burst, one round: correctness at first and last launch, every case.
+      for s in ${GEMM_CHECK_SHAPES:-1000,777,520 129,4097,72 4001,263,1032}; do
+        $BIN run $(gemm_versions all) --ladder gemm --baselines --shape $s --regime burst --rounds 1 --no-save --json \
+          > "$OUT/gemm-check-${s//,/_}.json"
+        python3 - "$OUT/gemm-check-${s//,/_}.json" <<'PY'
 import json, sys
 for c in json.load(open(sys.argv[1]))["comparisons"]:
     for r in c["results"]:
-        bad = [k["case"] + ": " + (k.get("message") or "") for k in r.get("checks", []) if k["status"] == "failed"]
-        print(r["version"], r["status"], r.get("rel_l2_err"), r.get("message") or "", *bad, sep=" | ")
+        checks = r.get("checks", [])
+        bad = [k["case"] + ": " + (k.get("message") or "") for k in checks if k["status"] == "failed"]
+        print(c["shape"], r["version"], r["status"], "%d cases" % len(checks), r.get("rel_l2_err"),
+              r.get("message") or "", *bad, sep=" | ")
 PY
-      ;;
+      done ;;
     gemm)
-      if [ -z "${gemm_started:-}" ]; then rm -f profiles/gemm/runs.json; gemm_started=1; fi
+      # GEMM_FRESH=1: the bundled GEMM results start afresh (one GPU, one protocol).
+      if [ "${GEMM_FRESH:-0}" = 1 ] && [ -z "${gemm_started:-}" ]; then rm -f profiles/gemm/runs.json; gemm_started=1; fi
       for s in ${GEMM_SHAPES:-8192,8192,8192 4096,4096,4096 4000,4000,4000}; do
-        $BIN run all --ladder gemm --baselines --shape $s
+        $BIN run $(gemm_versions all) --ladder gemm --baselines --shape $s
         cp profiles/gemm/runs.json "$OUT/gemm-runs.json"
       done ;;
     gemm-profile)
-      $BIN profile all --ladder gemm
+      $BIN profile $(gemm_versions all) --ladder gemm --shape ${GEMM_PROFILE_SHAPE:-4096,4096,4096}
+      ps=${GEMM_PROFILE_SHAPE:-4096,4096,4096}
       $BIN profile --ladder gemm --version torch-matmul -k 'regex:gemm|nvjet|xmma|cutlass' \
-        --launch-skip 2 -- python3 kernels/gemm/baselines/matmul_once.py
+        --launch-skip 2 --force -- python3 kernels/gemm/baselines/matmul_once.py $ps
+      # The cuBLAS baseline's kernel as stallscope's own worker launches it (its third
+      # launch); the filter leaves out the ladder's own gemm_vNN kernels that run beside.
+      $BIN profile --ladder gemm --version cublas -k 'regex:nvjet|xmma|cutlass|sm90_' \
+        --launch-skip 2 --force -- $BIN run v06 --ladder gemm --baselines --shape $ps \
+        --regime burst --rounds 1 --no-cases --no-save
       $BIN report --ladder gemm | head -20 ;;
     trace)
       $BIN trace ${TRACE_VERSIONS:-v13 v14 v18 v28} ;;
@@ -180,7 +198,7 @@ PY
       # The GEMM ladder and its baselines from an idle GPU (burst), BURST_ROUNDS rounds,
       # stored beside the sustained results.
       for s in ${GEMM_SHAPES:-8192,8192,8192 4096,4096,4096 4000,4000,4000}; do
-        $BIN run all --ladder gemm --baselines --shape $s --regime burst --rounds ${BURST_ROUNDS:-3}
+        $BIN run $(gemm_versions all) --ladder gemm --baselines --shape $s --regime burst --rounds ${BURST_ROUNDS:-3}
         cp profiles/gemm/runs.json "$OUT/gemm-runs.json"
       done ;;
     *) echo "unknown step $step" ;;

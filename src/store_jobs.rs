@@ -8,7 +8,7 @@ use crate::files::limits::SizeLimits;
 use crate::gpu::host::runner;
 use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::model::runs::RunFile;
-use crate::model::{RunResult, RunStatus, import, manifest};
+use crate::model::{RunResult, RunStatus, Shape, import, manifest};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -71,17 +71,21 @@ pub fn failed_versions<'r>(recipe: &KernelRecipe, results: &'r [RunResult]) -> V
 
 /// Imports a recipe version's exported profile into `profiles` (replacing the last
 /// one), with the recipe's entry of it: the explorer's profile job and `stallscope
-/// profile` store alike. The pages and the ladder's manifest are read within `limits`.
+/// profile` store alike. The entry keeps the FLOP count of the shape it was profiled
+/// at, so that its ncu-timed TFLOPS hold when that is not the ladder's reference shape.
+/// The pages and the ladder's manifest are read within `limits`.
 pub fn store_recipe_profile(
     profiles: &Path,
     recipe: &KernelRecipe,
     v: &KernelVersion,
+    shape: &Shape,
     files: &[PathBuf],
     limits: SizeLimits,
 ) -> Result<String> {
     let req = import::Request {
         title: Some(&v.title),
         kernel: Some(&v.entry),
+        flops: Some(shape.flops()),
         ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true, limits)
     };
     let entries = |dir: &Path| recipe.manifest_entries(&[v.id.as_str()], dir);

@@ -75,8 +75,8 @@ pub(super) fn profile_command(req: &profile::Request, profiles: &Path) -> Result
             };
             bar.set_message(format!("{on}profiling {id} with ncu"));
         },
-        &|recipe, v, files| {
-            crate::store_jobs::store_recipe_profile(profiles, recipe, v, files, req.limits)
+        &|recipe, v, shape, files| {
+            crate::store_jobs::store_recipe_profile(profiles, recipe, v, shape, files, req.limits)
         },
     );
     for b in &lines {

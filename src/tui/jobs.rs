@@ -175,8 +175,8 @@ fn profile_versions(
                 total: n,
             });
         },
-        &|recipe, v, files| {
-            crate::store_jobs::store_recipe_profile(profiles, recipe, v, files, limits)
+        &|recipe, v, shape, files| {
+            crate::store_jobs::store_recipe_profile(profiles, recipe, v, shape, files, limits)
         },
     )?;
     let failed: Vec<String> = done

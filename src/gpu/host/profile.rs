@@ -61,10 +61,11 @@ pub struct Profiled {
 
 use crate::nsight::find_ncu;
 
-/// Stores one version's exported pages (the caller's: the model side imports them) and
-/// says what it did; called one version at a time, as each profile is exported.
+/// Stores one version's exported pages, profiled at the shape given (the caller's: the
+/// model side imports them) and says what it did; called one version at a time, as each
+/// profile is exported.
 pub type Store<'a> =
-    dyn Fn(&KernelRecipe, &KernelVersion, &[PathBuf]) -> Result<String> + Sync + 'a;
+    dyn Fn(&KernelRecipe, &KernelVersion, &Shape, &[PathBuf]) -> Result<String> + Sync + 'a;
 
 /// Profiles the request's versions, spread over its slots (one ncu child a slot at a
 /// time); `progress` hears which version starts where (`i` of `n` started so far);
@@ -119,7 +120,7 @@ pub fn run(
                             .and_then(|files| {
                                 let _one_at_a_time =
                                     storing.lock().unwrap_or_else(|p| p.into_inner());
-                                store(recipe, v, &files)
+                                store(recipe, v, &shape, &files)
                             }),
                     };
                     out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(Profiled {
