@@ -466,6 +466,10 @@ const OPCODES: &[(&str, &str)] = &[
         "MUFU",
         "the multi-function unit: exp2, reciprocal, rsqrt … (e.g. the exponentials of a softmax)",
     ),
+    (
+        "NANOSLEEP",
+        "sleeps for up to the given nanoseconds (nanosleep): the back-off of a polling loop, e.g. between tries of an mbarrier wait",
+    ),
     ("NOP", "no operation (padding)"),
     ("P2R", "packs predicates into a register"),
     ("PLOP3", "a logic operation on predicates"),
@@ -488,12 +492,24 @@ const OPCODES: &[(&str, &str)] = &[
     ("STL", "a store to local memory (a register spilled)"),
     ("STS", "a store to shared memory"),
     (
+        "STAS",
+        "an asynchronous store to shared memory, possibly of another block of the cluster, that completes bytes on an mbarrier there (st.async)",
+    ),
+    (
         "STSM",
         "stores 8×8 matrix fragments to shared memory (stmatrix)",
     ),
     (
         "SYNCS",
         "an mbarrier operation: arrive, expect-tx, or a try-wait on a phase",
+    ),
+    (
+        "UCGABAR_ARV",
+        "arrives at the cluster barrier (barrier.cluster.arrive) without waiting",
+    ),
+    (
+        "UCGABAR_WAIT",
+        "waits at the cluster barrier (barrier.cluster.wait) until every thread of every block of the cluster has arrived",
     ),
     (
         "USETMAXREG",
@@ -585,6 +601,11 @@ const CELLS: &[(StallReason, &str, &str)] = {
             Barrier,
             "BAR",
             "waiting at a block or named barrier for the other warps (e.g. a ping-pong turn between warpgroups)",
+        ),
+        (
+            Barrier,
+            "UCGABAR_WAIT",
+            "waiting at the cluster barrier (barrier.cluster.wait) for every block of the cluster: warps that have finished their work, or have none, park there until the last block's warps arrive",
         ),
         (
             LongScoreboard,
@@ -690,6 +711,11 @@ const CELLS: &[(StallReason, &str, &str)] = {
             Sleeping,
             "BRA",
             "a spin loop that backs off (nanosleep) between tries",
+        ),
+        (
+            Sleeping,
+            "NANOSLEEP",
+            "a polling loop backing off: the warp sleeps between tries of a wait (an mbarrier or a flag)",
         ),
     ]
 };
