@@ -23,7 +23,8 @@
 # gemm-profile (ncu on every GEMM version and the baselines' kernels into profiles/gemm, at
 # GEMM_PROFILE_SHAPE, 4096³ by default), GEMM_VERSIONS=v06,v07 names the versions of the
 # gemm, gemm-burst, gemm-check and gemm-profile steps (all by default), GEMM_FRESH=1 starts
-# the bundled GEMM results afresh,
+# the bundled GEMM results afresh, GEMM_CHECK_TIMEOUT bounds a new version's set-up and
+# checks (a hung kernel costs that, not the run's 180 s),
 # trace (the pipeline timelines of the marked versions, TRACE_VERSIONS, at the reference
 # shape, with what tracing costs; stored in profiles/flash-attention), trace-cost (the
 # experiments' variants of a mark timed against their plain builds, no trace taken),
@@ -154,7 +155,7 @@ PY
       # tile), burst, one round: correctness at first and last launch, every case.
       for s in ${GEMM_CHECK_SHAPES:-1000,777,520 129,4097,72 4001,263,1032}; do
         $BIN run $(gemm_versions all) --ladder gemm --baselines --shape $s --regime burst --rounds 1 --no-save --json \
-          > "$OUT/gemm-check-${s//,/_}.json"
+          --timeout ${GEMM_CHECK_TIMEOUT:-180} > "$OUT/gemm-check-${s//,/_}.json"
         python3 - "$OUT/gemm-check-${s//,/_}.json" <<'PY'
 import json, sys
 for c in json.load(open(sys.argv[1]))["comparisons"]:
