@@ -182,6 +182,11 @@ pub struct ReportArgs {
     /// [default: the ladder's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
+    /// Show the run results of this timing regime alone (`run --regime`), a version
+    /// without one showing none [default: a version's sustained result, else its burst
+    /// one].
+    #[arg(long, value_enum)]
+    pub regime: Option<Regime>,
     /// A step between two versions of the ladder (`--versions v27,v28`): the
     /// before/after tables a version's notes carry, in Markdown: per shape both were run
     /// at, each one's time, the second's change against the first with stallscope's
@@ -227,6 +232,10 @@ pub struct CompareArgs {
     /// [default: the ladder's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
+    /// Compare the run results of this timing regime alone (`run --regime`) [default:
+    /// a version's sustained result, else its burst one].
+    #[arg(long, value_enum)]
+    pub regime: Option<Regime>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -1,7 +1,8 @@
 //! Which run shape's results are shown: the caller's choice, passed to what reads them.
 //! The model holds every version's run results at every shape it was run at; a command
 //! passes the shape its user chose (`--shape`, else the default), the explorer the one
-//! it keeps in its own state (`S`).
+//! it keeps in its own state (`S`). A command may also choose the timing regime
+//! (`--regime`).
 
 use crate::model::runs::{Regime, RunResult, Shape};
 use crate::model::{Ladder, Trace, Version};
@@ -12,17 +13,28 @@ pub struct Shown {
     /// The shape chosen; `None`: the default, a ladder's reference shape without flags
     /// (a ladder without one shows each version's latest result).
     pub chosen: Option<Shape>,
+    /// The timing regime chosen; `None`: the sustained regime's result before a burst's.
+    pub regime: Option<Regime>,
 }
 
 impl Shown {
     /// The default rule: the reference shape, without flags.
-    pub const DEFAULT: Shown = Shown { chosen: None };
+    pub const DEFAULT: Shown = Shown {
+        chosen: None,
+        regime: None,
+    };
 
     /// The run results at `shape`.
     pub fn at(shape: Shape) -> Shown {
         Shown {
             chosen: Some(shape),
+            regime: None,
         }
+    }
+
+    /// The same shape, the results of `regime` alone (`None`: the default rule).
+    pub fn in_regime(self, regime: Option<Regime>) -> Shown {
+        Shown { regime, ..self }
     }
 
     /// The shape shown of `ladder`: the one chosen, else its reference shape without
@@ -39,12 +51,22 @@ impl Shown {
     }
 
     /// The run result shown for a version of `ladder`: at the shown shape (without one,
-    /// the latest result), the sustained regime's before a burst's, the latest of them.
+    /// the latest result), the sustained regime's before a burst's, the latest of them;
+    /// with a regime chosen, the latest of that regime's alone (a result that recorded no
+    /// protocol counts as sustained).
     pub fn run<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a RunResult> {
         let at: Vec<&RunResult> = match self.shape(ladder) {
             Some(w) => v.runs.iter().filter(|r| r.shape == w).collect(),
             None => v.runs.iter().collect(),
         };
+        if let Some(regime) = self.regime {
+            let burst = regime == Regime::Burst;
+            return at
+                .iter()
+                .rev()
+                .find(|r| (r.regime() == Some(Regime::Burst)) == burst)
+                .copied();
+        }
         at.iter()
             .rev()
             .find(|r| r.regime() != Some(Regime::Burst))
@@ -130,6 +152,41 @@ mod tests {
         let causal = reference().with_flag("causal", true).unwrap();
         assert_eq!(median(Shown::at(causal), &l), Some(6.0));
         assert_eq!(Shown::at(reference()).other_shape(&l), None);
+    }
+
+    #[test]
+    fn a_chosen_regime_shows_its_results_alone() {
+        use crate::model::runs::Protocol;
+        let burst = |median_us: f64| {
+            let mut r = run(reference(), median_us);
+            r.protocol = Some(Protocol {
+                regime: Regime::Burst,
+                mechanism: "cuda_graph".into(),
+                launches_per_rep: 1,
+                reps: 1,
+                rounds: 1,
+                window_ms: 1.0,
+                warmup_ms: 0.0,
+                settled: None,
+                idle_ms: Some(100.0),
+                min_window_ms: None,
+                convergence: None,
+            });
+            r
+        };
+        let mut l = ladder(Some(reference()));
+        l.versions[0].runs.push(burst(8.0));
+        // By default the sustained (here: no protocol) result before the later burst one.
+        assert_eq!(median(Shown::DEFAULT, &l), Some(11.0));
+        let b = Shown::DEFAULT.in_regime(Some(Regime::Burst));
+        assert_eq!(median(b, &l), Some(8.0));
+        let s = Shown::DEFAULT.in_regime(Some(Regime::Sustained));
+        assert_eq!(median(s, &l), Some(11.0));
+        // A shape with no burst result shows none under --regime burst.
+        assert_eq!(
+            median(Shown::at(long()).in_regime(Some(Regime::Burst)), &l),
+            None
+        );
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         }
     };
     // Each side is checked for the shape asked for; both show it.
-    let shown = shown_shape(std::slice::from_ref(&ladder_a), args.shape.as_ref())?;
+    let shown =
+        shown_shape(std::slice::from_ref(&ladder_a), args.shape.as_ref())?.in_regime(args.regime);
     shown_shape(std::slice::from_ref(&ladder_b), args.shape.as_ref())?;
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
     let an_a = analysis::analyse(&ladder_a, va, shown);

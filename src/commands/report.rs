@@ -50,7 +50,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     if !a.versions.is_empty() {
         return step_command(&ladders, a, &report);
     }
-    let shown = shown_shape(&ladders, a.shape.as_ref())?;
+    let shown = shown_shape(&ladders, a.shape.as_ref())?.in_regime(a.regime);
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
     let exporter = match terminal_width(a.format, a.output.as_deref(), a.wide) {
@@ -105,6 +105,11 @@ fn step_command(
     }
     if a.shape.is_some() {
         bail!("--versions writes a row per shape both versions were run at: leave out --shape");
+    }
+    if a.regime.is_some() {
+        bail!(
+            "--versions writes the sustained results (else the burst ones) of each shape: leave out --regime"
+        );
     }
     let holding: Vec<(&crate::model::Ladder, usize, usize)> = ladders
         .iter()
