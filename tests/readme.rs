@@ -52,6 +52,11 @@ fn the_readme_trail_of_the_flash_attention_ladder_is_reports() {
 }
 
 #[test]
+fn the_readme_trail_of_the_gemm_ladder_is_reports() {
+    assert_eq!(readme_trail("gemm"), reported_trail("gemm"));
+}
+
+#[test]
 fn the_readme_trail_of_the_sgemm_toy_is_reports() {
     assert_eq!(readme_trail("sgemm-toy"), reported_trail("sgemm-toy"));
 }

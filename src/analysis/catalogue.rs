@@ -604,6 +604,16 @@ const CELLS: &[(StallReason, &str, &str)] = {
         ),
         (
             Barrier,
+            "BRA",
+            "waiting at the block or named barrier (BAR.SYNC) right before this branch: a warp waiting at a barrier is sampled at the instruction after it",
+        ),
+        (
+            Barrier,
+            "LOP3",
+            "waiting at the block or named barrier (BAR.SYNC) right before this logic operation: a warp waiting at a barrier is sampled at the instruction after it",
+        ),
+        (
+            Barrier,
             "UCGABAR_WAIT",
             "waiting at the cluster barrier (barrier.cluster.wait) for every block of the cluster: warps that have finished their work, or have none, park there until the last block's warps arrive",
         ),
