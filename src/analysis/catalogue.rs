@@ -172,10 +172,12 @@ impl Arch {
         if let Some(a) = p.launch.cc.as_deref().and_then(Arch::from_cc) {
             return a;
         }
-        if let Some(m) = p.raw_value("device__attribute_compute_capability_major") {
-            if m >= 0.0 && m.fract() == 0.0 && m < 100.0 {
-                return Self::from_major(m as u32);
-            }
+        if let Some(m) = p.raw_value("device__attribute_compute_capability_major")
+            && m >= 0.0
+            && m.fract() == 0.0
+            && m < 100.0
+        {
+            return Self::from_major(m as u32);
         }
         let holds = |prefix: &str| {
             p.raw.as_ref().is_some_and(|r| {
