@@ -101,7 +101,7 @@ fn plain_names_stay_as_they_are() {
 
 use common::fixture;
 use stallscope::analysis::catalogue::Src;
-use stallscope::analysis::{self, METRICS, MetricId};
+use stallscope::analysis::{self, Arch, METRICS, MetricId};
 use stallscope::model::{self, LoadReport};
 
 fn ladder_of(files: &[&str]) -> model::Ladder {
@@ -260,7 +260,7 @@ fn page_with(src: &Src, unit: &str, value: &str) -> String {
         "(128, 1, 1)",
         "(64, 1, 1)",
         "0",
-        "9.0",
+        cc_of(src),
     ];
     let id_names = [
         "ID",
@@ -283,7 +283,7 @@ fn page_with(src: &Src, unit: &str, value: &str) -> String {
         format!("{}\n{}\n", q(&header), q(&row))
     };
     match *src {
-        Src::Raw(name) => {
+        Src::Raw(name) | Src::RawOn(_, name) | Src::RawMax(_, &[name, ..]) => {
             let mut header = id_names.to_vec();
             header.push(name);
             let mut units = vec![""; id_names.len()];
@@ -293,6 +293,20 @@ fn page_with(src: &Src, unit: &str, value: &str) -> String {
             format!("{}\n{}\n{}\n", q(&header), q(&units), q(&row))
         }
         Src::Detail(section, name) => long(section, name),
+        Src::RawMax(_, []) => unreachable!("a largest of no metrics"),
+    }
+}
+
+/// A compute capability of an architecture the source is read on.
+fn cc_of(src: &Src) -> &'static str {
+    match src {
+        Src::RawOn(archs, _) | Src::RawMax(archs, _) => match archs[0] {
+            Arch::Earlier => "8.0",
+            Arch::Hopper | Arch::Unknown => "9.0",
+            Arch::Blackwell => "10.0",
+            Arch::Sm120 => "12.0",
+        },
+        Src::Raw(_) | Src::Detail(..) => "9.0",
     }
 }
 
@@ -528,7 +542,11 @@ fn the_json_report_lists_each_version_s_pages() {
 /// A source's value in a profile.
 fn read(p: &model::Profile, src: &Src) -> Option<f64> {
     match *src {
-        Src::Raw(name) => p.raw_value(name),
+        Src::Raw(name) | Src::RawOn(_, name) => p.raw_value(name),
+        Src::RawMax(_, names) => names
+            .iter()
+            .filter_map(|n| p.raw_value(n))
+            .max_by(f64::total_cmp),
         Src::Detail(section, name) => p.detail_value(section, name),
     }
 }
@@ -553,8 +571,7 @@ fn every_alias_found_in_a_real_report_agrees_with_the_first_choice() {
             let p = v.profile.as_ref().unwrap();
             for def in METRICS {
                 let found: Vec<(&Src, f64)> = def
-                    .sources
-                    .iter()
+                    .sources_on(Arch::of(p))
                     .filter_map(|s| read(p, s).map(|x| (s, x)))
                     .collect();
                 let Some(&(_, first)) = found.first() else {

@@ -100,10 +100,112 @@ pub enum Group {
 /// Where a metric is read from, in order of preference.
 #[derive(Debug, Clone, Copy)]
 pub enum Src {
-    /// A raw-page (or `--metrics`) metric name, collection prefix ignored.
+    /// A raw-page (or `--metrics`) metric name, collection prefix ignored, that every
+    /// architecture uses.
     Raw(&'static str),
+    /// A raw-page metric name that only these architectures use: on the others the
+    /// same name counts something else, or nothing.
+    RawOn(&'static [Arch], &'static str),
+    /// The largest of these raw-page metrics, on these architectures only: one unit fed
+    /// by pipes counted apart (sm_100's tensor cores, busy through tcgen05 or mma.sync).
+    RawMax(&'static [Arch], &'static [&'static str]),
     /// A details-page metric: section and name.
     Detail(&'static str, &'static str),
+}
+
+impl Src {
+    /// Whether the profile of a kernel on `arch` is read here.
+    pub fn applies_to(&self, arch: Arch) -> bool {
+        match self {
+            Src::RawOn(archs, _) | Src::RawMax(archs, _) => archs.contains(&arch),
+            Src::Raw(_) | Src::Detail(..) => true,
+        }
+    }
+}
+
+/// The GPU architecture a profile was measured on, as far as the metric names go:
+/// the families whose counters are named differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arch {
+    /// Before Hopper (sm_70 … sm_89).
+    Earlier,
+    /// sm_90.
+    Hopper,
+    /// Datacenter Blackwell, sm_100 and sm_103 (B200, GB200, B300): tcgen05, whose
+    /// tensor pipe is `sm__pipe_tc_cycles_active`.
+    Blackwell,
+    /// sm_120 (RTX Blackwell): no tcgen05; its tensor pipe is the mma.sync one.
+    Sm120,
+    /// The export says neither its compute capability nor a family of its own.
+    Unknown,
+}
+
+/// Every architecture but datacenter Blackwell, where the tensor pipe's classic name
+/// counts only the mma.sync (HMMA) sub-pipe.
+const NOT_SM100: &[Arch] = &[Arch::Earlier, Arch::Hopper, Arch::Sm120, Arch::Unknown];
+/// Hopper, the only architecture with warpgroup MMA (and an export that does not say).
+const WGMMA: &[Arch] = &[Arch::Hopper, Arch::Unknown];
+const SM100: &[Arch] = &[Arch::Blackwell];
+
+impl Arch {
+    /// From a compute capability as ncu writes it (`9.0`, `10.0`, `12.0`).
+    pub fn from_cc(cc: &str) -> Option<Arch> {
+        let major: u32 = cc.trim().split('.').next()?.trim().parse().ok()?;
+        Some(Self::from_major(major))
+    }
+
+    fn from_major(major: u32) -> Arch {
+        match major {
+            0..=8 => Arch::Earlier,
+            9 => Arch::Hopper,
+            10 => Arch::Blackwell,
+            12 => Arch::Sm120,
+            _ => Arch::Unknown,
+        }
+    }
+
+    /// The architecture of a profile: its `CC` column, else the raw page's
+    /// `device__attribute_compute_capability_major`, else the metric families it holds
+    /// (`sm__pipe_tc_cycles_active` only on sm_100, `…pipe_tensor_op_gmma` only on sm_90).
+    pub fn of(p: &crate::model::Profile) -> Arch {
+        if let Some(a) = p.launch.cc.as_deref().and_then(Arch::from_cc) {
+            return a;
+        }
+        if let Some(m) = p.raw_value("device__attribute_compute_capability_major")
+            && m >= 0.0
+            && m.fract() == 0.0
+            && m < 100.0
+        {
+            return Self::from_major(m as u32);
+        }
+        let holds = |prefix: &str| {
+            p.raw.as_ref().is_some_and(|r| {
+                r.schema
+                    .columns
+                    .iter()
+                    .any(|c| c.metric.starts_with(prefix))
+            }) || p.details.iter().any(|m| m.name.starts_with(prefix))
+        };
+        if holds("sm__pipe_tc_cycles_active") || holds("sm__inst_executed_pipe_tmem") {
+            Arch::Blackwell
+        } else if holds("sm__inst_executed_pipe_tensor_op_gmma") {
+            Arch::Hopper
+        } else {
+            Arch::Unknown
+        }
+    }
+
+    /// In words, for notes: `sm_100 (Blackwell)`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Earlier => "before sm_90",
+            Arch::Hopper => "sm_90 (Hopper)",
+            Arch::Blackwell => "sm_100 (Blackwell)",
+            Arch::Sm120 => "sm_120 (Blackwell RTX)",
+            Arch::Unknown => "unknown architecture",
+        }
+    }
 }
 
 macro_rules! catalogue {
@@ -141,7 +243,7 @@ pub struct MetricDef {
     pub help: &'static str,
 }
 
-use Src::{Detail, Raw};
+use Src::{Detail, Raw, RawMax, RawOn};
 
 const SOL: &str = "GPU Speed Of Light Throughput";
 /// The section's name up to ncu 2020.3, with its older metric names.
@@ -174,13 +276,15 @@ catalogue! {
     PctOfCeiling: "pct_of_ceiling", "% of ceiling (ncu)", Percent, Higher, Speed, [],
         "TFLOPS (ncu) as a share of the ladder's practical tensor-core ceiling (its manifest's peak_tflops)";
     TensorPipe: "tensor_pipe", "Tensor pipe active", Percent, Higher, Compute,
-        [Raw("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed")],
-        "cycles the tensor cores were busy (mma.sync and wgmma together)";
+        [RawOn(NOT_SM100, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+         RawMax(SM100, &["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_elapsed",
+                         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"])],
+        "cycles the tensor cores were busy (mma.sync and wgmma together); on sm_100 the busier of its two tensor pipes, tcgen05 (sm__pipe_tc_cycles_active) and mma.sync (sm__pipe_tensor_cycles_active, which counts nothing else there)";
     TensorWgmma: "wgmma_issue", "wgmma issue rate", Percent, Neutral, Compute,
-        [Raw("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")],
-        "warpgroup MMA (HGMMA) instructions issued, of the peak issue rate";
+        [RawOn(WGMMA, "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")],
+        "warpgroup MMA (HGMMA) instructions issued, of the peak issue rate (sm_90 only: no other architecture has wgmma)";
     TensorMma: "mma_issue", "mma.sync issue rate", Percent, Neutral, Compute,
-        [Raw("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active"),
+        [RawOn(NOT_SM100, "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active"),
          Raw("sm__inst_executed_pipe_tensor_subpipe_hmma.avg.pct_of_peak_sustained_active")],
         "warp-level MMA (HMMA) instructions issued, of the peak issue rate";
     SmThroughput: "sm_throughput", "SM throughput", Percent, Higher, Compute,
@@ -258,6 +362,25 @@ impl MetricDef {
             (Origin::Run, Some(shape)) => self.name.replace("(run)", &format!("(run at {shape})")),
             _ => self.name.to_string(),
         }
+    }
+
+    /// Where the metric is read from on `arch`, in order of preference: empty where
+    /// that architecture has no name for it (the value is then unknown, never another
+    /// metric's).
+    pub fn sources_on(&self, arch: Arch) -> impl Iterator<Item = &'static Src> {
+        self.sources.iter().filter(move |s| s.applies_to(arch))
+    }
+
+    /// The raw-page names read on `arch`, in order of preference.
+    pub fn raw_names(&self, arch: Arch) -> Vec<&'static str> {
+        self.sources_on(arch)
+            .filter_map(|s| match *s {
+                Src::Raw(n) | Src::RawOn(_, n) => Some(vec![n]),
+                Src::RawMax(_, names) => Some(names.to_vec()),
+                Src::Detail(..) => None,
+            })
+            .flatten()
+            .collect()
     }
 
     /// The row label: the name with its unit, unless the unit is in the name already or

@@ -16,7 +16,7 @@ mod stalls;
 mod trail;
 mod version;
 
-pub use catalogue::{Better, Group, Kind, METRICS, MetricDef, MetricId};
+pub use catalogue::{Arch, Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
 pub use ladder::{LadderAnalysis, analyse_ladder, implausible};
 pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NoLabel, StallMatrix};

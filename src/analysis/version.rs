@@ -2,7 +2,7 @@
 //! the stall breakdown, the hot instruction classes, the (reason × opcode) table and the
 //! bottleneck label read from it, and what limits occupancy.
 
-use super::catalogue::{METRICS, MetricId, Src};
+use super::catalogue::{Arch, METRICS, MetricId, Src};
 use super::matrix::{Bottleneck, NoLabel, StallMatrix};
 use super::occupancy;
 use super::shown::Shown;
@@ -45,8 +45,9 @@ impl VersionAnalysis {
 pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
     let mut values = vec![None; METRICS.len()];
     if let Some(p) = &v.profile {
+        let arch = Arch::of(p);
         for def in METRICS {
-            values[def.id as usize] = def.sources.iter().find_map(|s| read(p, s));
+            values[def.id as usize] = def.sources_on(arch).find_map(|s| read(p, s));
         }
         values[MetricId::SharedPerBlock as usize] = shared_per_block(p);
     }
@@ -98,7 +99,11 @@ pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
 
 fn read(p: &Profile, src: &Src) -> Option<f64> {
     match *src {
-        Src::Raw(name) => p.raw_value(name),
+        Src::Raw(name) | Src::RawOn(_, name) => p.raw_value(name),
+        Src::RawMax(_, names) => names
+            .iter()
+            .filter_map(|n| p.raw_value(n))
+            .max_by(f64::total_cmp),
         Src::Detail(section, name) => p.detail_value(section, name),
     }
 }

@@ -188,6 +188,35 @@ const PALETTE: &[(&str, &str, &str)] = &[
     ("--gray", "#afb8c1", "#6e7681"),
 ];
 
+/// `text` with every `var(--name)` of the palette written as the light scheme's colour:
+/// for an SVG that renderers without CSS custom properties (librsvg, resvg) draw as it
+/// is. A `var()` of no palette colour stays as it was.
+pub fn resolve_vars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("var(--") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let resolved = tail.find(')').and_then(|end| {
+            let name = &tail["var(".len()..end];
+            let (_, light, _) = PALETTE.iter().find(|(n, _, _)| *n == name)?;
+            Some((*light, end + 1))
+        });
+        match resolved {
+            Some((colour, len)) => {
+                out.push_str(colour);
+                rest = &tail[len..];
+            }
+            None => {
+                out.push_str("var(");
+                rest = &tail["var(".len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The palette as CSS for `selector`: the light scheme, the dark scheme where the reader
 /// prefers it, and the light scheme again on paper.
 pub fn css_palette(selector: &str) -> String {
@@ -209,6 +238,14 @@ pub fn css_palette(selector: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn custom_properties_resolve_to_the_light_scheme() {
+        assert_eq!(
+            resolve_vars("a{fill:var(--accent)} style=\"fill:var(--gray)\" var(--nope) var(--"),
+            "a{fill:#0969da} style=\"fill:#afb8c1\" var(--nope) var(--"
+        );
+    }
 
     #[test]
     fn ranks_follow_the_metric_direction() {

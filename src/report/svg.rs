@@ -1,6 +1,7 @@
 //! A ladder's charts as SVG: inline in the HTML page, or one alone for a slide or a post
-//! (`report --format svg --chart NAME`). Colours are CSS custom properties of
-//! [`colour::css_palette`], so a chart follows the reader's light or dark scheme. Every
+//! (`report --format svg --chart NAME`). On the page colours are CSS custom properties
+//! of [`colour::css_palette`], so a chart follows the reader's light or dark scheme; a
+//! chart alone has them written out ([`standalone`]). Every
 //! mark of a version (a bar, a stacked bar, a point of a line) carries `class="mark"`,
 //! `data-version` and, where a chart has several series, `data-series`.
 
@@ -73,19 +74,20 @@ pub const CHART_CSS: &str = r#"
 .chart .mark:hover { opacity: 0.75; }
 "#;
 
-/// One chart as a file of its own: its styles and a background inside.
+/// One chart as a file of its own: its styles and a background inside, every colour
+/// written out (the light scheme's): renderers without CSS custom properties (librsvg
+/// and the tools built on it, resvg) draw it as a browser does. The HTML page keeps the
+/// custom properties, and with them its light and dark schemes.
 pub fn standalone(svg: &str) -> String {
-    let style = format!(
-        "<style>{}{CHART_CSS}</style><rect class=\"bg\" width=\"100%\" height=\"100%\"/>",
-        colour::css_palette("svg")
-    );
+    let style =
+        format!("<style>{CHART_CSS}</style><rect class=\"bg\" width=\"100%\" height=\"100%\"/>");
     // After the opening tag (whose end is the first '>').
     let at = svg.find('>').map(|i| i + 1).unwrap_or(0);
-    format!(
+    colour::resolve_vars(&format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}{style}{}\n",
         &svg[..at],
         &svg[at..]
-    )
+    ))
 }
 
 /// Draws `--chart NAME` alone; a comparison draws the two versions' stall shares.
