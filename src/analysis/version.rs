@@ -112,8 +112,14 @@ fn shared_per_block(p: &Profile) -> Option<f64> {
         p.detail_value("Launch Statistics", "Static Shared Memory Per Block"),
         p.detail_value("Launch Statistics", "Dynamic Shared Memory Per Block"),
     );
-    match (raw, details) {
-        ((Some(s), Some(d)), _) | (_, (Some(s), Some(d))) => Some(s + d),
+    let nvvp = (
+        p.detail_value(crate::ncu::nvvp::SECTION, "Static Shared Memory"),
+        p.detail_value(crate::ncu::nvvp::SECTION, "Dynamic Shared Memory"),
+    );
+    match (raw, details, nvvp) {
+        ((Some(s), Some(d)), _, _) | (_, (Some(s), Some(d)), _) | (_, _, (Some(s), Some(d))) => {
+            Some(s + d)
+        }
         _ => None,
     }
 }

@@ -261,4 +261,5 @@ fn is_csv_start(line: &str) -> bool {
     ]
     .iter()
     .any(|p| line.starts_with(p))
+        || super::nvvp::is_header(line)
 }

@@ -43,6 +43,8 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
         Kind::Power => format!("{v:.0}"),
         Kind::Energy => format!("{v:.3}"),
         Kind::Efficiency => format!("{v:.3}"),
+        Kind::Bandwidth => format!("{:.1}", v / 1e9),
+        Kind::Level => format!("{v:.0}"),
     }
 }
 

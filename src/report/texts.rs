@@ -104,6 +104,7 @@ pub fn stall_source_cell(v: &VersionAnalysis) -> String {
             StallSource::Sampling => "PC samples",
             StallSource::SourcePage => "src page",
             StallSource::PerIssueRatios => "ratios",
+            StallSource::LaunchPercentages => "launch %",
         }
         .to_string(),
         None => format::UNKNOWN.to_string(),
