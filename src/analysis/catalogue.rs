@@ -600,6 +600,12 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
     if let Some(help) = combination_help(reason, opcode) {
         return help.to_string();
     }
+    if opcode == LAUNCH_LEVEL {
+        return format!(
+            "{}; read from the launch's stall percentages, not from PC samples",
+            stall_help(reason)
+        );
+    }
     match opcode_help(opcode) {
         Some(op) => format!("{}, at {opcode}: {op}", stall_help(reason)),
         None => format!("{}, at {opcode}", stall_help(reason)),
@@ -608,8 +614,15 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
 
 /// A (reason @ opcode) cell named as every view and report names it.
 pub fn cell_name(reason: StallReason, opcode: &str) -> String {
+    if opcode == LAUNCH_LEVEL {
+        return format!("{reason} {LAUNCH_LEVEL}");
+    }
     format!("{reason} @ {opcode}")
 }
+
+/// The place of a label read from a launch's stall percentages (a Visual Profiler
+/// export) rather than from PC samples per instruction: no instruction class.
+pub const LAUNCH_LEVEL: &str = "(launch-level %)";
 
 /// A cell's name and what it means, as the help lines and the source view give them.
 pub fn explained_cell(reason: StallReason, opcode: &str) -> String {

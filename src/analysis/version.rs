@@ -80,8 +80,13 @@ pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
         .map(|s| stalls::hot_ops(&s.summary))
         .unwrap_or_default();
     let matrix = source.map(|_| StallMatrix::from_ops(&hot_ops));
+    let launch_level = stalls
+        .as_ref()
+        .filter(|s| s.source == stalls::StallSource::LaunchPercentages)
+        .and_then(Bottleneck::from_launch_percentages);
     let label = match (&v.profile, &matrix) {
         (None, _) => Err(NoLabel::NoProfile),
+        (Some(_), None) if launch_level.is_some() => Ok(launch_level.expect("checked")),
         (Some(_), None) => Err(NoLabel::NoSourcePage),
         (Some(_), Some(m)) => m.bottleneck(),
     };

@@ -276,6 +276,7 @@ pub fn as_shown(kind: Kind, v: f64) -> f64 {
     match (kind, unit) {
         (Kind::Time, _) => x * 1e3,
         (Kind::Frequency, _) => x * 1e6,
+        (Kind::Bandwidth, _) => x * 1e9,
         (Kind::Bytes, "KiB") => x * KIB,
         (Kind::Bytes, "MiB") => x * MIB,
         (Kind::Bytes, "GiB") => x * GIB,
