@@ -154,7 +154,7 @@ fn detect(header: &str) -> Option<PageKind> {
         .read_record(&mut row)
         .ok()?;
     let has = |name: &str| row.iter().any(|c| c == name);
-    if nvvp::is_header(head) {
+    if input::is_nvvp_header(head) {
         return Some(PageKind::NvvpDetails);
     }
     match row.get(0) {

@@ -18,15 +18,6 @@ use std::path::Path;
 /// The section the Visual Profiler's metrics are kept in.
 pub const SECTION: &str = "Visual Profiler";
 
-/// The first columns of a GPU Details export.
-pub const HEADER_START: &str = "Name,Start Time(ns),Duration(ns)";
-
-/// Whether a header line is a GPU Details export's.
-pub fn is_header(line: &str) -> bool {
-    line.starts_with(HEADER_START)
-        || line.starts_with("\"Name\",\"Start Time(ns)\",\"Duration(ns)\"")
-}
-
 /// The kernel launches of a GPU Details export, and a warning counting the memory
 /// copies left out.
 pub fn parse(
@@ -179,7 +170,7 @@ fn level(cell: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ncu::parse_bytes;
+    use crate::ncu::input::csv_text;
 
     // Cut from `1d/Reduce/Profiling Results/cuda_reduce_profiling.csv` of
     // github.com/sankarmanoj/thrust2D (columns kept: the first twelve and a few metrics).
@@ -189,10 +180,10 @@ mod tests {
 
     #[test]
     fn kernel_rows_become_records_and_copies_a_warning() {
-        let e = parse_bytes(Path::new("gpu.csv"), SAMPLE.as_bytes()).unwrap();
-        assert_eq!(e.kind.name(), "Visual Profiler GPU details");
-        assert_eq!(e.records.len(), 1);
-        let r = &e.records[0];
+        let path = Path::new("gpu.csv");
+        let (records, warning) = parse(path, &csv_text(path, SAMPLE.as_bytes()).unwrap()).unwrap();
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
         assert_eq!(r.kernel, "reduce_kernel(int*, int*, int)");
         assert_eq!(r.launch.grid.as_deref(), Some("(26, 1, 1)"));
         assert_eq!(r.launch.block.as_deref(), Some("(1024, 1, 1)"));
@@ -209,12 +200,8 @@ mod tests {
         );
         let occ = get("Achieved Occupancy").value.num().unwrap();
         assert!((occ - 60.4).abs() < 1e-9);
-        assert_eq!(e.warnings.len(), 1);
-        assert!(
-            e.warnings[0]
-                .to_string()
-                .contains("left out 1 memory-copy row")
-        );
+        let warning = warning.unwrap().to_string();
+        assert!(warning.contains("left out 1 memory-copy row"), "{warning}");
     }
 
     #[test]
