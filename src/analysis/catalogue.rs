@@ -34,6 +34,10 @@ pub enum Kind {
     Energy,
     /// TFLOPS per watt of board power.
     Efficiency,
+    /// Stored in bytes per second, shown in GB/s.
+    Bandwidth,
+    /// A Visual Profiler utilisation level, 0 (idle) to 10 (max).
+    Level,
 }
 
 impl Kind {
@@ -48,6 +52,8 @@ impl Kind {
             Kind::Power => "W",
             Kind::Energy => "mJ",
             Kind::Efficiency => "TFLOPS/W",
+            Kind::Bandwidth => "GB/s",
+            Kind::Level => "of 10",
         }
     }
 
@@ -64,6 +70,8 @@ impl Kind {
             Kind::Power => "W",
             Kind::Energy => "mJ",
             Kind::Efficiency => "TFLOPS/W",
+            Kind::Bandwidth => "GB/s",
+            Kind::Level => "level_0_to_10",
         }
     }
 
@@ -74,6 +82,8 @@ impl Kind {
             Kind::Time => v / 1e3,
             // Stored in Hz.
             Kind::Frequency => v / 1e6,
+            // Stored in bytes per second.
+            Kind::Bandwidth => v / 1e9,
             _ => v,
         }
     }
@@ -248,6 +258,8 @@ use Src::{Detail, Raw, RawMax, RawOn};
 const SOL: &str = "GPU Speed Of Light Throughput";
 /// The section's name up to ncu 2020.3, with its older metric names.
 const SOL_2020: &str = "GPU Speed Of Light";
+/// The Visual Profiler's GPU Details export (GPUs before Ampere).
+const NVVP: &str = crate::ncu::nvvp::SECTION;
 
 catalogue! {
     RunTime: "run_time", "Time (run)", Time, Lower, Speed, [],
@@ -265,7 +277,7 @@ catalogue! {
     RunEfficiency: "run_tflops_per_watt", "TFLOPS / W (run)", Efficiency, Higher, Speed, [],
         "throughput per watt of board power";
     Duration: "duration", "Duration (ncu)", Time, Lower, Speed,
-        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration")],
+        [Raw("gpu__time_duration.sum"), Detail(SOL, "Duration"), Detail(SOL_2020, "Duration"), Detail(NVVP, "Duration")],
         "kernel duration under the profiler: ncu flushes the caches before the profiled launch (cold L2), while stallscope's timed runs are warm, and it runs at whatever clock the GPU is at (see SM clock (ncu))";
     SmClock: "sm_clock", "SM clock (ncu)", Frequency, Neutral, Speed,
         [Raw("gpc__cycles_elapsed.avg.per_second"), Detail(SOL, "SM Frequency"),
@@ -292,7 +304,8 @@ catalogue! {
          Detail(SOL, "Compute (SM) [%]"), Detail(SOL_2020, "SM [%]")],
         "the busiest SM pipeline or unit, as a share of its peak";
     IssueActive: "issue_active", "Issue slots busy", Percent, Neutral, Compute,
-        [Raw("sm__issue_active.avg.pct_of_peak_sustained_elapsed"), Detail("Compute Workload Analysis", "Issue Slots Busy")],
+        [Raw("sm__issue_active.avg.pct_of_peak_sustained_elapsed"), Detail("Compute Workload Analysis", "Issue Slots Busy"),
+         Detail(NVVP, "Issue Slot Utilization")],
         "cycles in which a scheduler issued an instruction";
     DramThroughput: "dram", "DRAM throughput", Percent, Neutral, Memory,
         [Raw("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
@@ -315,19 +328,45 @@ catalogue! {
         [Raw("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")],
         "extra shared-memory wavefronts caused by bank conflicts";
     Occupancy: "occupancy", "Achieved occupancy", Percent, Neutral, Launch,
-        [Raw("sm__warps_active.avg.pct_of_peak_sustained_active"), Detail("Occupancy", "Achieved Occupancy")],
+        [Raw("sm__warps_active.avg.pct_of_peak_sustained_active"), Detail("Occupancy", "Achieved Occupancy"),
+         Detail(NVVP, "Achieved Occupancy")],
         "active warps per SM, of the hardware maximum";
     TheoreticalOccupancy: "theoretical_occupancy", "Theoretical occupancy", Percent, Neutral, Launch,
         [Raw("sm__maximum_warps_per_active_cycle_pct"), Detail("Occupancy", "Theoretical Occupancy")],
         "the occupancy the launch's resources allow";
     Registers: "registers", "Registers / thread", Count, Neutral, Launch,
-        [Raw("launch__registers_per_thread"), Detail("Launch Statistics", "Registers Per Thread")],
+        [Raw("launch__registers_per_thread"), Detail("Launch Statistics", "Registers Per Thread"),
+         Detail(NVVP, "Registers/Thread")],
         "registers allocated to each thread";
     SharedPerBlock: "shared_per_block", "Shared memory / block", Bytes, Neutral, Launch, [],
         "static plus dynamic shared memory of one block";
     Spills: "spills", "Spill instructions", Count, Lower, Launch,
         [Raw("sass__inst_executed_register_spilling"), Detail("Memory Workload Analysis", "Local Memory Spilling Requests")],
         "instructions that spill registers to local memory and load them back";
+    DramReadBandwidth: "dram_read_bandwidth", "DRAM read throughput", Bandwidth, Neutral, Memory,
+        [Detail(NVVP, "Device Memory Read Throughput")],
+        "bytes read from device memory per second (Visual Profiler exports)";
+    DramWriteBandwidth: "dram_write_bandwidth", "DRAM write throughput", Bandwidth, Neutral, Memory,
+        [Detail(NVVP, "Device Memory Write Throughput")],
+        "bytes written to device memory per second (Visual Profiler exports)";
+    GlobalLoadBandwidth: "global_load_bandwidth", "Global load throughput", Bandwidth, Neutral, Memory,
+        [Detail(NVVP, "Global Load Throughput")],
+        "bytes loaded from global memory per second (Visual Profiler exports)";
+    DramLevel: "dram_level", "DRAM utilisation level", Level, Neutral, Memory,
+        [Detail(NVVP, "Device Memory Utilization")],
+        "the Visual Profiler's device-memory utilisation level, 0 (idle) to 10 (max), of GPUs before Ampere";
+    L2Level: "l2_level", "L2 utilisation level", Level, Neutral, Memory,
+        [Detail(NVVP, "L2 Cache Utilization")],
+        "the Visual Profiler's L2 utilisation level, 0 (idle) to 10 (max)";
+    SharedLevel: "l1_shared_level", "L1/shared utilisation level", Level, Neutral, Memory,
+        [Detail(NVVP, "L1/Shared Memory Utilization")],
+        "the Visual Profiler's L1/shared-memory utilisation level, 0 (idle) to 10 (max)";
+    ArithmeticLevel: "arithmetic_level", "Arithmetic unit level", Level, Neutral, Compute,
+        [Detail(NVVP, "Arithmetic Function Unit Utilization")],
+        "the Visual Profiler's arithmetic-unit utilisation level, 0 (idle) to 10 (max)";
+    LoadStoreLevel: "load_store_level", "Load/store unit level", Level, Neutral, Compute,
+        [Detail(NVVP, "Load/Store Function Unit Utilization")],
+        "the Visual Profiler's load/store-unit utilisation level, 0 (idle) to 10 (max)";
 }
 
 /// Where a metric's values come from: stallscope's own timed runs (at one shape) or
@@ -448,6 +487,23 @@ pub fn stall_help(r: StallReason) -> &'static str {
         }
         WarpgroupArrive => "waiting at a warpgroup arrive/wait for wgmma operands",
         Gmma => "waiting for a warpgroup MMA to finish",
+        LegacyExecDependency => {
+            "legacy (before Volta): an input of the instruction was not ready (any pipe or memory latency but loads)"
+        }
+        LegacyDataRequest => {
+            "legacy (before Volta): a memory request could not be issued or its data not returned yet (memory dependency)"
+        }
+        LegacySynchronization => "legacy (before Volta): waiting at __syncthreads",
+        LegacyMemoryThrottle => {
+            "legacy (before Volta): too many memory operations in flight; the memory pipeline is throttled"
+        }
+        LegacyPipeBusy => "legacy (before Volta): the compute pipe it needs was busy",
+        LegacyTexture => {
+            "legacy (before Volta): the texture sub-system was fully used or had too many requests outstanding"
+        }
+        LegacyInstFetch => "legacy (before Volta): the next instruction was not fetched yet",
+        LegacyConstant => "legacy (before Volta): waiting for an immediate-constant cache miss",
+        LegacyOther => "legacy (before Volta): a reason the profiler did not split out",
     }
 }
 
@@ -683,6 +739,12 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
     if let Some(help) = combination_help(reason, opcode) {
         return help.to_string();
     }
+    if opcode == LAUNCH_LEVEL {
+        return format!(
+            "{}; read from the launch's stall percentages, not from PC samples",
+            stall_help(reason)
+        );
+    }
     match opcode_help(opcode) {
         Some(op) => format!("{}, at {opcode}: {op}", stall_help(reason)),
         None => format!("{}, at {opcode}", stall_help(reason)),
@@ -691,8 +753,15 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
 
 /// A (reason @ opcode) cell named as every view and report names it.
 pub fn cell_name(reason: StallReason, opcode: &str) -> String {
+    if opcode == LAUNCH_LEVEL {
+        return format!("{reason} {LAUNCH_LEVEL}");
+    }
     format!("{reason} @ {opcode}")
 }
+
+/// The place of a label read from a launch's stall percentages (a Visual Profiler
+/// export) rather than from PC samples per instruction: no instruction class.
+pub const LAUNCH_LEVEL: &str = "(launch-level %)";
 
 /// A cell's name and what it means, as the help lines and the source view give them.
 pub fn explained_cell(reason: StallReason, opcode: &str) -> String {

@@ -145,6 +145,36 @@ pub struct Bottleneck {
 }
 
 impl Bottleneck {
+    /// The label of a profile without PC samples whose stall breakdown comes from the
+    /// launch's own percentages (a Visual Profiler export): its largest reason, marked
+    /// [`LAUNCH_LEVEL`](super::catalogue::LAUNCH_LEVEL), with the runner-up; no noise
+    /// rule (no samples).
+    pub fn from_launch_percentages(s: &super::StallBreakdown) -> Option<Bottleneck> {
+        let stalls: Vec<(StallReason, f64)> = s
+            .ranked()
+            .into_iter()
+            .filter(|(r, _)| r.is_stall())
+            .collect();
+        let total: f64 = stalls.iter().map(|(_, x)| x).sum();
+        let cell = |&(reason, share): &(StallReason, f64)| Cell {
+            reason,
+            opcode: super::catalogue::LAUNCH_LEVEL.to_string(),
+            samples: 0,
+            share: share / total,
+        };
+        Some(Bottleneck {
+            top: cell(stalls.first()?),
+            runner_up: stalls.get(1).map(cell),
+            z: None,
+            near_tie: false,
+        })
+    }
+
+    /// Read from launch-level percentages, not PC samples.
+    pub fn is_launch_level(&self) -> bool {
+        self.top.opcode == super::catalogue::LAUNCH_LEVEL
+    }
+
     pub fn reason(&self) -> StallReason {
         self.top.reason
     }

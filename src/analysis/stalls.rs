@@ -18,6 +18,9 @@ pub enum StallSource {
     /// (warps stalled per issued instruction), normalised to add up to 1. Shares of
     /// stalled warps per issue, not of samples.
     PerIssueRatios,
+    /// No PC samples: the Visual Profiler's launch-level "Issue Stall Reasons" percentages
+    /// (GPUs before Ampere), legacy reasons kept under their own names.
+    LaunchPercentages,
 }
 
 impl StallSource {
@@ -27,6 +30,7 @@ impl StallSource {
             StallSource::Sampling => "pc_sampling",
             StallSource::SourcePage => "source_page",
             StallSource::PerIssueRatios => "per_issue_ratios",
+            StallSource::LaunchPercentages => "launch_percentages",
         }
     }
 
@@ -35,6 +39,7 @@ impl StallSource {
         match self {
             StallSource::Sampling | StallSource::SourcePage => "PC samples",
             StallSource::PerIssueRatios => "per-issue stall ratios",
+            StallSource::LaunchPercentages => "launch-level stall %",
         }
     }
 
@@ -44,6 +49,9 @@ impl StallSource {
             StallSource::Sampling => "PC samples (raw page)",
             StallSource::SourcePage => "PC samples (source page)",
             StallSource::PerIssueRatios => "per-issue stall ratios (no PC samples)",
+            StallSource::LaunchPercentages => {
+                "launch-level legacy stall percentages (Visual Profiler; no PC samples)"
+            }
         }
     }
 }
@@ -65,6 +73,7 @@ impl StallBreakdown {
         from_sampling(p)
             .or_else(|| p.source.as_ref().and_then(|s| from_source(&s.summary)))
             .or_else(|| from_ratios(p))
+            .or_else(|| from_legacy(p))
     }
 
     pub fn share(&self, r: StallReason) -> f64 {
@@ -154,6 +163,31 @@ fn from_ratios(p: &Profile) -> Option<StallBreakdown> {
     }
     let samples = p.raw_value("smsp__pcsamp_sample_count").map(|v| v as u64);
     StallBreakdown::from_counts(StallSource::PerIssueRatios, &counts, samples)
+}
+
+/// Shares from the Visual Profiler's launch-level "Issue Stall Reasons (…)(%)" columns,
+/// each legacy reason read through [`crate::ncu::legacy`].
+fn from_legacy(p: &Profile) -> Option<StallBreakdown> {
+    let mut counts = vec![0.0; StallReason::COUNT];
+    let mut present = 0;
+    for m in &p.details {
+        if &*m.section != crate::ncu::nvvp::SECTION {
+            continue;
+        }
+        let Some(legacy) =
+            crate::ncu::legacy::nvvp_label_of(&m.name).and_then(crate::ncu::legacy::find)
+        else {
+            continue;
+        };
+        if let Some(v) = m.value.num() {
+            counts[legacy.reason.index()] += v;
+            present += 1;
+        }
+    }
+    if present == 0 {
+        return None;
+    }
+    StallBreakdown::from_counts(StallSource::LaunchPercentages, &counts, None)
 }
 
 /// One SASS instruction class of a source page with its samples.

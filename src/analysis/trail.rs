@@ -81,6 +81,9 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
                 let before = analyses[p].bottleneck.as_ref().expect("labelled ancestor");
                 if b.top.same_place(&before.top) {
                     (StepVerdict::Same, None)
+                } else if b.is_launch_level() || a.matrix.is_none() {
+                    // Launch-level percentages: no samples for the noise rule.
+                    (StepVerdict::Moved, None)
                 } else {
                     let m = a.matrix.as_ref().expect("a label comes from a matrix");
                     let old = m.count(before.reason(), before.opcode());

@@ -81,8 +81,13 @@ pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
         .map(|s| stalls::hot_ops(&s.summary))
         .unwrap_or_default();
     let matrix = source.map(|_| StallMatrix::from_ops(&hot_ops));
+    let launch_level = stalls
+        .as_ref()
+        .filter(|s| s.source == stalls::StallSource::LaunchPercentages)
+        .and_then(Bottleneck::from_launch_percentages);
     let label = match (&v.profile, &matrix) {
         (None, _) => Err(NoLabel::NoProfile),
+        (Some(_), None) if launch_level.is_some() => Ok(launch_level.expect("checked")),
         (Some(_), None) => Err(NoLabel::NoSourcePage),
         (Some(_), Some(m)) => m.bottleneck(),
     };
@@ -117,8 +122,14 @@ fn shared_per_block(p: &Profile) -> Option<f64> {
         p.detail_value("Launch Statistics", "Static Shared Memory Per Block"),
         p.detail_value("Launch Statistics", "Dynamic Shared Memory Per Block"),
     );
-    match (raw, details) {
-        ((Some(s), Some(d)), _) | (_, (Some(s), Some(d))) => Some(s + d),
+    let nvvp = (
+        p.detail_value(crate::ncu::nvvp::SECTION, "Static Shared Memory"),
+        p.detail_value(crate::ncu::nvvp::SECTION, "Dynamic Shared Memory"),
+    );
+    match (raw, details, nvvp) {
+        ((Some(s), Some(d)), _, _) | (_, (Some(s), Some(d)), _) | (_, _, (Some(s), Some(d))) => {
+            Some(s + d)
+        }
         _ => None,
     }
 }

@@ -586,6 +586,7 @@ fn launch_cells(profiles: &[Profile], i: usize) -> [String; 5] {
     let duration = p
         .raw_value("gpu__time_duration.sum")
         .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))
+        .or_else(|| p.detail_value(crate::ncu::nvvp::SECTION, "Duration"))
         .map(|ns| format!("{:.2} µs", ns / 1e3))
         .unwrap_or_else(|| "unknown".into());
     let dims = |d: &Option<String>| d.clone().unwrap_or_else(|| "?".into());

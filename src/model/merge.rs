@@ -210,7 +210,7 @@ fn completes(p: &Part, part: &Part) -> bool {
 /// The bit of a page's class: details, `--metrics` and summary pages are one class.
 fn class_bit(k: PageKind) -> u8 {
     match k {
-        PageKind::Details | PageKind::Metrics | PageKind::Summary => 1,
+        PageKind::Details | PageKind::Metrics | PageKind::Summary | PageKind::NvvpDetails => 1,
         PageKind::Raw => 2,
         PageKind::Source => 4,
     }

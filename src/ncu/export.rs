@@ -5,7 +5,7 @@ use super::error::ParseError;
 use super::options::ReadOptions;
 use super::record::{KernelRecord, Page};
 use super::rows::{Ending, cut_row};
-use super::{input, long, raw, source};
+use super::{input, long, nvvp, raw, source};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,9 @@ pub enum PageKind {
     Source,
     /// `--print-summary per-kernel`: Minimum / Maximum / Average.
     Summary,
+    /// The Visual Profiler's (nvvp) GPU Details export, of GPUs before Ampere: one row
+    /// per launch, legacy stall reasons, no PC samples and no SASS.
+    NvvpDetails,
 }
 
 impl PageKind {
@@ -33,6 +36,7 @@ impl PageKind {
             PageKind::Raw => "raw",
             PageKind::Source => "source",
             PageKind::Summary => "summary",
+            PageKind::NvvpDetails => "Visual Profiler GPU details",
         }
     }
 }
@@ -79,6 +83,21 @@ pub fn parse_bytes_with(
             "not an ncu CSV export: the header matches no page ncu writes (details, raw, source, summary, --metrics)",
         )
     })?;
+    if kind == PageKind::NvvpDetails {
+        let (records, warning) = nvvp::parse(path, &csv)?;
+        if records.is_empty() {
+            return Err(ParseError::file(
+                path,
+                "this Visual Profiler GPU Details export holds no kernel launch, only memory copies",
+            ));
+        }
+        return Ok(Export {
+            path: path.to_path_buf(),
+            kind,
+            records,
+            warnings: warning.into_iter().collect(),
+        });
+    }
     let mut ending = Ending::new(options.partial, cut_row(&csv.text));
     let records = match kind {
         PageKind::Details | PageKind::Metrics | PageKind::Summary => {
@@ -89,6 +108,7 @@ pub fn parse_bytes_with(
             .map(|(identity, row)| KernelRecord::new(identity, Page::Raw(row)))
             .collect(),
         PageKind::Source => source::parse(path, &csv, &mut ending)?,
+        PageKind::NvvpDetails => unreachable!("read above"),
     };
     if records.is_empty() {
         return Err(ParseError::file(
@@ -134,6 +154,9 @@ fn detect(header: &str) -> Option<PageKind> {
         .read_record(&mut row)
         .ok()?;
     let has = |name: &str| row.iter().any(|c| c == name);
+    if input::is_nvvp_header(head) {
+        return Some(PageKind::NvvpDetails);
+    }
     match row.get(0) {
         Some("Kernel Name") | Some("File Path") => Some(PageKind::Source),
         Some("ID") if has("Metric Name") && has("Metric Value") => Some(PageKind::Details),

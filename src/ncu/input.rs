@@ -261,4 +261,14 @@ fn is_csv_start(line: &str) -> bool {
     ]
     .iter()
     .any(|p| line.starts_with(p))
+        || is_nvvp_header(line)
+}
+
+/// The first columns of the Visual Profiler's GPU Details export.
+pub const NVVP_HEADER_START: &str = "Name,Start Time(ns),Duration(ns)";
+
+/// Whether a header line is the Visual Profiler's GPU Details export's.
+pub fn is_nvvp_header(line: &str) -> bool {
+    line.starts_with(NVVP_HEADER_START)
+        || line.starts_with("\"Name\",\"Start Time(ns)\",\"Duration(ns)\"")
 }

@@ -93,7 +93,13 @@ impl SourceListing {
             }
             mix(l.address);
             mix(l.samples);
-            l.stalls.iter().for_each(|&n| mix(u64::from(n)));
+            // The legacy reasons (after the Hopper ones) never stand on a source page:
+            // left out, so that summaries stored before they existed still match.
+            l.stalls
+                .iter()
+                .zip(StallReason::ALL)
+                .filter(|(_, r)| !r.is_legacy())
+                .for_each(|(&n, _)| mix(u64::from(n)));
         }
         SourceSummary {
             opcodes: by_op.into_values().collect(),

@@ -1,14 +1,16 @@
 //! Reading Nsight Compute CSV exports: the details, raw, source, summary and `--metrics`
-//! pages, plain or gzip-compressed, with or without a live run's output in front. The
+//! pages (and the Visual Profiler's GPU Details export of older GPUs), plain or gzip-compressed, with or without a live run's output in front. The
 //! kind of page is found from the content, never from the file name.
 
 mod error;
 mod export;
 mod input;
 mod launch;
+pub mod legacy;
 mod listing;
 mod long;
 mod non_export;
+pub mod nvvp;
 mod options;
 mod raw;
 mod record;

@@ -128,10 +128,15 @@ fn other_profiler(path: &Path, text: &str) -> Option<ParseError> {
     let (line, what) = lines(text)
         .take(SCAN_LINES)
         .find_map(|(n, l)| profiler_of(l).map(|what| (n, what)))?;
+    let how = if what.contains("Visual Profiler") {
+        "stallscope reads the Visual Profiler's GPU Details table (header `Name,Start Time(ns),Duration(ns),GridX,…`, with metrics collected): export that one instead; on GPUs of compute capability 7.0 and newer"
+    } else {
+        ""
+    };
     Some(ParseError::at(
         path,
         line,
-        format!("this is {what}, not an Nsight Compute export; {EXPORT_HOW}"),
+        format!("this is {what}, not an Nsight Compute export; {how}{EXPORT_HOW}"),
     ))
 }
 
@@ -141,7 +146,7 @@ fn profiler_of(line: &str) -> Option<&'static str> {
     let has = |name: &str| cols.iter().any(|c| c == name);
     let nsys = "an Nsight Systems `nsys stats` CSV (a timeline summary of the whole run)";
     let nvprof = "nvprof's CSV (`nvprof --csv`; nvprof does not profile GPUs of compute capability 8.0 and newer; ncu replaces it)";
-    let nvvp = "a CSV exported from the Visual Profiler (nvvp)";
+    let nvvp = "the Visual Profiler's (nvvp) GPU trace table (launch timings only, no metrics)";
     let command_line = "the CUDA command-line profiler's log (COMPUTE_PROFILE_CSV, what the Compute Visual Profiler read)";
     // nvprof's own lines: `==12345== Profiling result:`, and `======== …` when it reads
     // a saved profile.

@@ -436,7 +436,11 @@ fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison, listing_error: Optio
         .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
         .map(|(name, _)| name)
         .collect();
+    let launch_level = [&c.a, &c.b]
+        .iter()
+        .any(|s| s.bottleneck.as_ref().is_some_and(|b| b.is_launch_level()));
     let line = match missing.as_slice() {
+        [] if launch_level => "SASS: a Visual Profiler export holds no SASS listing and no PC samples (GPUs before Ampere), so there is no SASS to compare".to_string(),
         [] => match listing_error {
             Some(e) => format!("SASS: a listing could not be read: {e}"),
             None => "SASS: the listings could not be read".to_string(),

@@ -43,6 +43,8 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
         Kind::Power => format!("{v:.0}"),
         Kind::Energy => format!("{v:.3}"),
         Kind::Efficiency => format!("{v:.3}"),
+        Kind::Bandwidth => format!("{:.1}", v / 1e9),
+        Kind::Level => format!("{v:.0}"),
     }
 }
 
@@ -274,6 +276,7 @@ pub fn as_shown(kind: Kind, v: f64) -> f64 {
     match (kind, unit) {
         (Kind::Time, _) => x * 1e3,
         (Kind::Frequency, _) => x * 1e6,
+        (Kind::Bandwidth, _) => x * 1e9,
         (Kind::Bytes, "KiB") => x * KIB,
         (Kind::Bytes, "MiB") => x * MIB,
         (Kind::Bytes, "GiB") => x * GIB,

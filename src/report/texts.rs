@@ -50,6 +50,9 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
     let mut parts = Vec::new();
     let z = |z: Option<f64>| z.map(|z| format!(" (z {})", z_text(z))).unwrap_or_default();
     match s.verdict {
+        StepVerdict::Moved if b.is_some_and(|b| b.is_launch_level()) => {
+            parts.push("changed (launch-level %, no samples for the noise rule)".to_string())
+        }
         StepVerdict::Moved => parts.push(format!("moved{}", z(s.z))),
         StepVerdict::WithinNoise => parts.push(format!(
             "changed within noise of {}{}",
@@ -104,6 +107,7 @@ pub fn stall_source_cell(v: &VersionAnalysis) -> String {
             StallSource::Sampling => "PC samples",
             StallSource::SourcePage => "src page",
             StallSource::PerIssueRatios => "ratios",
+            StallSource::LaunchPercentages => "launch %",
         }
         .to_string(),
         None => format::UNKNOWN.to_string(),
