@@ -39,7 +39,12 @@ fn sgemm_comparison_table() {
     let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
     let b = analysis::analyse(&ladder, &ladder.versions[1], analysis::Shown::DEFAULT);
     let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
-    let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
+    let c = analysis::compare(
+        &a,
+        &b,
+        va.readable_listing().zip(vb.readable_listing()),
+        None,
+    );
     let text = report::exporter(Format::Table).compare(&CompareInput {
         a_name: "v1 naive".into(),
         b_name: "v2 tiled".into(),
@@ -49,7 +54,6 @@ fn sgemm_comparison_table() {
         run_shape: None,
         other_shape: false,
         listing_error: None,
-        speed: None,
     });
     insta::assert_snapshot!(text);
 }
@@ -240,7 +244,7 @@ fn every_delta_is_the_difference_of_the_values_shown() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (i, w) in a.versions.windows(2).enumerate() {
-        let c = analysis::compare(&w[0], &w[1], None);
+        let c = analysis::compare(&w[0], &w[1], None, None);
         for m in &c.metrics {
             let d = m.id.def();
             if d.kind == Kind::Bytes {
@@ -279,7 +283,12 @@ fn every_comparison_format_shows_the_tables_sections() {
     let a = analysis::analyse(&ladder, &ladder.versions[0], analysis::Shown::DEFAULT);
     let b = analysis::analyse(&ladder, &ladder.versions[1], analysis::Shown::DEFAULT);
     let (va, vb) = (&ladder.versions[0], &ladder.versions[1]);
-    let c = analysis::compare(&a, &b, va.readable_listing().zip(vb.readable_listing()));
+    let c = analysis::compare(
+        &a,
+        &b,
+        va.readable_listing().zip(vb.readable_listing()),
+        None,
+    );
     let input = CompareInput {
         a_name: "v1 naive".into(),
         b_name: "v2 tiled".into(),
@@ -289,7 +298,6 @@ fn every_comparison_format_shows_the_tables_sections() {
         run_shape: None,
         other_shape: false,
         listing_error: None,
-        speed: None,
     };
     let doc = input.document();
     let headings: Vec<String> = doc

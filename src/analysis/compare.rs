@@ -3,6 +3,7 @@
 
 use super::catalogue::{Better, METRICS, MetricId};
 use super::sass::{self, MixRow, SassDiff};
+use super::speed::{self, SpeedVerdict, Speedup};
 use super::{Bottleneck, NoLabel, OpcodeStat, StallSource, VersionAnalysis, noise};
 use crate::ncu::{SourceListing, StallReason};
 use serde::Serialize;
@@ -17,7 +18,10 @@ pub enum Verdict {
     Same,
     /// Changed, and the metric has no better direction.
     Changed,
-    /// One side is unknown.
+    /// A timed change whose interval does not settle it (see [`speed`]).
+    Unclear,
+    /// One side is unknown, or what the sides hold cannot carry a verdict (too few stall
+    /// samples, shares without sample counts).
     Unknown,
 }
 
@@ -39,15 +43,75 @@ impl Verdict {
         }
     }
 
+    /// The verdict on `b` against `a` from `s`, b's speed-up over a
+    /// (`speed::speedup(b, a)`): the one rule every timed comparison follows.
+    pub fn of_speed(s: &Speedup) -> Verdict {
+        Verdict::of_speed_verdict(s.verdict)
+    }
+
+    fn of_speed_verdict(v: SpeedVerdict) -> Verdict {
+        match v {
+            SpeedVerdict::Faster => Verdict::Better,
+            SpeedVerdict::Slower => Verdict::Worse,
+            SpeedVerdict::Level => Verdict::Same,
+            SpeedVerdict::Unclear => Verdict::Unclear,
+        }
+    }
+
+    /// A share's change from `a` of `na` samples to `b` of `nb` samples, judged by the
+    /// two-proportion z test ([`noise::two_sample_z`]): `better` or `worse` by the
+    /// share's direction only at `|z| ≥` [`noise::Z_MIN`], `same` below it, and unknown
+    /// where either side lacks its sample count or has fewer than
+    /// [`noise::MIN_SAMPLES`]. A change under [`SHARE_TOLERANCE`] is the same.
+    pub fn of_shares(
+        a: Option<f64>,
+        na: Option<u64>,
+        b: Option<f64>,
+        nb: Option<u64>,
+        better: Better,
+    ) -> Verdict {
+        let (Some(a), Some(na), Some(b), Some(nb)) = (a, na, b, nb) else {
+            return Verdict::Unknown;
+        };
+        if na < noise::MIN_SAMPLES || nb < noise::MIN_SAMPLES {
+            return Verdict::Unknown;
+        }
+        let count = |share: f64, n: u64| (share * n as f64).round() as u64;
+        let z = noise::two_sample_z(count(a, na), na, count(b, nb), nb);
+        // Beside noise, a move under half a point is no change worth a word, however
+        // many samples carry it.
+        if z.abs() < noise::Z_MIN || (b - a).abs() < SHARE_TOLERANCE {
+            return Verdict::Same;
+        }
+        match (better, z > 0.0) {
+            (Better::Neutral, _) => Verdict::Changed,
+            (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
+            _ => Verdict::Worse,
+        }
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Same => "same",
             Verdict::Changed => "changed",
+            Verdict::Unclear => "unclear",
             Verdict::Unknown => "—",
         }
     }
+}
+
+/// The smallest change of a share (0..1) that gets a verdict: half a percentage point.
+pub const SHARE_TOLERANCE: f64 = 0.005;
+
+/// The run rows whose value is the median time or follows from it alone: their verdict
+/// is the runs' paired speed-up, never the 1 % rule.
+pub fn follows_run_time(id: MetricId) -> bool {
+    matches!(
+        id,
+        MetricId::RunTime | MetricId::RunTflops | MetricId::RunPctOfCeiling
+    )
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +158,9 @@ pub struct Side {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// b's speed-up over a from their run results at the shape compared, rounds paired:
+    /// the verdict of every row that follows the run time ([`follows_run_time`]).
+    pub speed: Option<Speedup>,
     pub metrics: Vec<MetricDelta>,
     /// Stall shares (0..1) of reasons present on either side.
     pub stalls: Vec<StallDelta>,
@@ -112,25 +179,41 @@ pub struct Comparison {
 /// Cells of the (reason × opcode) tables a comparison lists.
 pub const COMPARED_CELLS: usize = 12;
 
-/// Compares two versions; with both SASS listings, the SASS as well.
+/// Compares two versions; with both SASS listings, the SASS as well. `speed` is b's
+/// speed-up over a from the run results the analyses show (`speed::speedup(b, a)`),
+/// where both ran.
 pub fn compare(
     a: &VersionAnalysis,
     b: &VersionAnalysis,
     listings: Option<(&SourceListing, &SourceListing)>,
+    speed: Option<Speedup>,
 ) -> Comparison {
     let metrics = METRICS
         .iter()
         .map(|d| {
             let (x, y) = (a.get(d.id), b.get(d.id));
+            let verdict = if follows_run_time(d.id) {
+                match (&speed, x.zip(y)) {
+                    (Some(s), Some(_)) => Verdict::of_speed(s),
+                    _ => Verdict::Unknown,
+                }
+            } else if d.id == MetricId::Duration {
+                // ncu's single launches, judged as the timeline judges them.
+                speed::single_verdict(d.better, x, y)
+                    .map_or(Verdict::Unknown, Verdict::of_speed_verdict)
+            } else {
+                Verdict::judge(x, y, d.better, d.kind.tolerance())
+            };
             MetricDelta {
                 id: d.id,
                 a: x,
                 b: y,
-                verdict: Verdict::judge(x, y, d.better, d.kind.tolerance()),
+                verdict,
             }
         })
         .collect();
     let share = |v: &VersionAnalysis, r| v.stalls.as_ref().map(|s| s.share(r));
+    let samples = |v: &VersionAnalysis| v.stalls.as_ref().and_then(|s| s.samples);
     let stalls = StallReason::ALL
         .iter()
         .filter(|&&r| share(a, r).unwrap_or(0.0) > 0.0 || share(b, r).unwrap_or(0.0) > 0.0)
@@ -144,8 +227,13 @@ pub fn compare(
                 reason: r,
                 a: share(a, r),
                 b: share(b, r),
-                // Shares are 0..1: half a percentage point is noise.
-                verdict: Verdict::judge(share(a, r), share(b, r), better, 0.005),
+                verdict: Verdict::of_shares(
+                    share(a, r),
+                    samples(a),
+                    share(b, r),
+                    samples(b),
+                    better,
+                ),
             }
         })
         .collect();
@@ -157,6 +245,7 @@ pub fn compare(
         occupancy: v.occupancy.clone(),
     };
     Comparison {
+        speed,
         metrics,
         stalls,
         a: side(a),

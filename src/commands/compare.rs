@@ -67,10 +67,15 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
     let (va, vb) = (&ladder_a.versions[ia], &ladder_b.versions[ib]);
     let an_a = analysis::analyse(&ladder_a, va, shown);
     let an_b = analysis::analyse(&ladder_b, vb, shown);
+    let speed = shown
+        .run(&ladder_a, va)
+        .zip(shown.run(&ladder_b, vb))
+        .and_then(|(ra, rb)| analysis::speed::speedup(rb, ra));
     let comparison = compare(
         &an_a,
         &an_b,
         va.readable_listing().zip(vb.readable_listing()),
+        speed,
     );
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
@@ -95,10 +100,6 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         run_shape: shown.shape(&ladder_a).map(|s| s.to_string()),
         other_shape: shown.other_shape(&ladder_a).is_some(),
         listing_error: va.listing_error().or_else(|| vb.listing_error()),
-        speed: shown
-            .run(&ladder_a, va)
-            .zip(shown.run(&ladder_b, vb))
-            .and_then(|(ra, rb)| analysis::speed::speedup(rb, ra)),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {
         Some(w) => report::table_exporter(Some(w)),

@@ -7,7 +7,7 @@
 use super::format::{self, UNKNOWN};
 use super::texts::{label_text, stall_heading};
 use crate::analysis::catalogue::cell_name;
-use crate::analysis::compare::{CellDelta, MetricDelta, Side, StallDelta};
+use crate::analysis::compare::{CellDelta, MetricDelta, Side, StallDelta, follows_run_time};
 use crate::analysis::sass::{Change, MixRow, MixSide, SassDiff};
 use crate::analysis::{Comparison, NoLabel, OpcodeStat, Verdict};
 
@@ -210,12 +210,19 @@ fn metrics<'a>(c: &'a Comparison, run_shape: Option<&str>) -> Section<'a> {
         .iter()
         .map(|m| {
             let d = m.id.def();
+            // A row that follows the run time carries the runs' verdict with its interval.
+            let verdict = match (&c.speed, m.verdict) {
+                (Some(s), v) if follows_run_time(m.id) && v != Verdict::Unknown => {
+                    super::texts::verdict_and_interval(s)
+                }
+                _ => m.verdict.symbol().to_string(),
+            };
             Row {
                 name: d.name_at(run_shape),
                 a: format::with_unit(d.kind, m.a),
                 b: format::with_unit(d.kind, m.b),
                 delta: format::delta(d.kind, m.a, m.b),
-                verdict: m.verdict.symbol().to_string(),
+                verdict,
                 tag: Tag::of(m.verdict),
                 shown: m.a.is_some() || m.b.is_some(),
                 figure: Figure::Metric(m),
@@ -293,11 +300,7 @@ fn stalls(c: &Comparison) -> Option<Section<'_>> {
         return None;
     }
     let source = |s: &Side| s.stall_source.map_or(UNKNOWN, |s| s.describe()).to_string();
-    let samples = |s: &Side| {
-        s.stall_samples
-            .map(|n| format::thousands(n as f64))
-            .unwrap_or_else(|| UNKNOWN.to_string())
-    };
+    let samples = |s: &Side| super::texts::samples_text(s.stall_samples);
     let mut rows = vec![
         plain(
             "stall source",

@@ -50,8 +50,6 @@ pub struct CompareInput<'a> {
     pub other_shape: bool,
     /// Why a side's SASS listing could not be read, where it could not.
     pub listing_error: Option<String>,
-    /// b's speed-up over a from their run results at `run_shape`, where both have one.
-    pub speed: Option<crate::analysis::speed::Speedup>,
 }
 
 impl CompareInput<'_> {

@@ -529,7 +529,7 @@ fn stall_table(a: &Analysed, order: &[usize]) -> String {
             .map(|&i| a.analysis.versions[i].stalls.as_ref().map(|s| s.source)),
     )));
     html.push_str(
-        "</h3><div class=\"scroll\"><table class=\"metrics stalls\"><thead><tr><th>version</th>",
+        "</h3><div class=\"scroll\"><table class=\"metrics stalls\"><thead><tr><th>version</th><th>stall samples</th>",
     );
     for &r in &reasons {
         let _ = write!(
@@ -553,6 +553,7 @@ fn stall_table(a: &Analysed, order: &[usize]) -> String {
             },
             version_link(a, i)
         );
+        let _ = write!(html, "<td>{}</td>", escape(&texts::stall_samples_cell(an)));
         for &r in &reasons {
             let _ = write!(
                 html,

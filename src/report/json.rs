@@ -295,7 +295,7 @@ fn compare_json<'a>(input: &'a CompareInput, doc: &Document<'a>) -> CompareJson<
         a: &input.a,
         b: &input.b,
         run_shape: input.run_shape.as_deref(),
-        speed: input.speed.as_ref(),
+        speed: input.comparison.speed.as_ref(),
         metrics: figures(Part::Metrics)
             .into_iter()
             .filter_map(|f| match f {

@@ -35,26 +35,13 @@ pub fn markdown(ladder: &Ladder, a: usize, b: usize) -> String {
     parts.join("\n")
 }
 
-/// A change in %, signed, one decimal, a minus sign: `−2.5 %`, `+0.4 %`.
-fn pct(x: f64) -> String {
-    let s = format!("{:+.1} %", x * 100.0);
-    s.replacen('-', "−", 1)
-}
+use super::texts::{pct, verdict_and_interval};
 
 /// The second version's change of time against the first's, from the speed-up `s` of
 /// the second over the first (the first's time over the second's, read the other way
 /// round), with the verdict and its interval: `−2.5 %, faster (−3.1 % to −1.9 %)`.
 fn verdict_cell(s: &Speedup) -> String {
-    let verdict = match s.why {
-        Some(why) => format!("unclear: {}", why.words()),
-        None => s.verdict.word().to_string(),
-    };
-    format!(
-        "{}, {verdict} ({} to {})",
-        pct(1.0 / s.ratio - 1.0),
-        pct(1.0 / s.high - 1.0),
-        pct(1.0 / s.low - 1.0)
-    )
+    format!("{}, {}", pct(1.0 / s.ratio - 1.0), verdict_and_interval(s))
 }
 
 // A run's figures in the catalogue's units and formats, as the report's rows write them.

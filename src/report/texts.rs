@@ -116,7 +116,17 @@ pub fn stall_source_cell(v: &VersionAnalysis) -> String {
 
 /// The PC samples behind a version's stall shares, for a table cell.
 pub fn stall_samples_cell(v: &VersionAnalysis) -> String {
-    match v.stalls.as_ref().and_then(|s| s.samples) {
+    samples_text(v.stalls.as_ref().and_then(|s| s.samples))
+}
+
+/// A count of stall samples as every view writes it: marked `(few)` below the noise
+/// rule's floor ([`MIN_SAMPLES`](crate::analysis::noise::MIN_SAMPLES)), where the
+/// shares they give are shown but carry no label and no verdict.
+pub fn samples_text(n: Option<u64>) -> String {
+    match n {
+        Some(n) if n < crate::analysis::noise::MIN_SAMPLES => {
+            format!("{} (few)", format::thousands(n as f64))
+        }
         Some(n) => format::thousands(n as f64),
         None => format::UNKNOWN.to_string(),
     }
@@ -132,3 +142,24 @@ pub fn verdict_word(v: analysis::Verdict) -> String {
 
 /// The unit of stall shares in machine-readable output.
 pub const STALL_UNIT: &str = "fraction";
+
+/// A change in %, signed, one decimal, a minus sign: `−2.5 %`, `+0.4 %`.
+pub fn pct(x: f64) -> String {
+    let s = format!("{:+.1} %", x * 100.0);
+    s.replacen('-', "−", 1)
+}
+
+/// The verdict of a speed-up `s` of the second over the first with the 95 % interval of
+/// the second's change of time: `faster (−3.1 % to −1.9 %)`, `unclear: not converged
+/// (−0.9 % to +2.8 %)`. Every view and format that judges a timed change writes it so.
+pub fn verdict_and_interval(s: &crate::analysis::speed::Speedup) -> String {
+    let verdict = match s.why {
+        Some(why) => format!("unclear: {}", why.words()),
+        None => s.verdict.word().to_string(),
+    };
+    format!(
+        "{verdict} ({} to {})",
+        pct(1.0 / s.high - 1.0),
+        pct(1.0 / s.low - 1.0)
+    )
+}

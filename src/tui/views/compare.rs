@@ -58,18 +58,29 @@ impl CompareState {
         if self.cached(ladder, pair).is_some() {
             return;
         }
-        let (va, vb) = (&ls.ladder.versions[pair.0], &ls.ladder.versions[pair.1]);
-        let comparison = analysis::compare(
-            &ls.analysis.versions[pair.0],
-            &ls.analysis.versions[pair.1],
-            va.readable_listing().zip(vb.readable_listing()),
-        );
         self.cache = Some(CompareCache {
             ladder,
             pair,
-            comparison,
+            comparison: comparison_of(ls, pair),
         });
     }
+}
+
+/// The comparison of versions `pair` of the ladder `ls`: their analyses, listings, and
+/// the speed-up of the second over the first from the run results shown.
+fn comparison_of(ls: &LadderState, (ia, ib): (usize, usize)) -> analysis::Comparison {
+    let (va, vb) = (&ls.ladder.versions[ia], &ls.ladder.versions[ib]);
+    let speed = ls
+        .shown
+        .run(&ls.ladder, va)
+        .zip(ls.shown.run(&ls.ladder, vb))
+        .and_then(|(ra, rb)| analysis::speed::speedup(rb, ra));
+    analysis::compare(
+        &ls.analysis.versions[ia],
+        &ls.analysis.versions[ib],
+        va.readable_listing().zip(vb.readable_listing()),
+        speed,
+    )
 }
 
 /// The comparison the compare view shows, kept while its pair stays (aligning two SASS
@@ -168,7 +179,7 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
     let c = match state.cached(scene.current, (ia, ib)) {
         Some(c) => c,
         None => {
-            computed = analysis::compare(aa, ab, va.readable_listing().zip(vb.readable_listing()));
+            computed = comparison_of(ls, (ia, ib));
             &computed
         }
     };
@@ -276,13 +287,33 @@ fn metric_lines(
     if cols.stacked {
         out.push(Line::styled("metric", t.dim()));
         for (tag, [name, a, b, delta], verdict) in rows {
-            out.extend(stacked_row(
-                Line::raw(name.clone()),
-                [format!("{a_id} {a}"), format!("{b_id} {b}")],
-                format!("{delta} {verdict}"),
-                tag_style(scene, *tag),
-                width,
-            ));
+            let style = tag_style(scene, *tag);
+            let values = [format!("{a_id} {a}"), format!("{b_id} {b}")];
+            let tail = format!("{delta} {verdict}");
+            if 2 + text_width::width(&tail) <= width {
+                out.extend(stacked_row(
+                    Line::raw(name.clone()),
+                    values,
+                    tail,
+                    style,
+                    width,
+                ));
+            } else {
+                // A verdict with its interval gets lines of its own, wrapped at words,
+                // so that no figure of it is cut.
+                out.extend(stacked_row(
+                    Line::raw(name.clone()),
+                    values,
+                    delta.clone(),
+                    style,
+                    width,
+                ));
+                out.extend(
+                    wrap_words(verdict, width.saturating_sub(2))
+                        .into_iter()
+                        .map(|l| Line::styled(format!("  {l}"), style)),
+                );
+            }
         }
         return out;
     }
@@ -602,6 +633,22 @@ fn styled_diff_line(scene: &Scene, l: String) -> Line<'static> {
 /// A row too wide for the terminal (40 columns): its name on a line (cut on the right),
 /// then the two versions' values and the delta packed into lines that hold each whole,
 /// three spaces apart; the line with the delta in `style`.
+/// `text` in lines of at most `width` columns, broken between words (a word wider than
+/// that keeps a line of its own).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if text_width::width(l) + 1 + text_width::width(word) <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 fn stacked_row(
     name: Line<'static>,
     values: [String; 2],
