@@ -125,3 +125,74 @@ fn a_decided_candidate_keeps_a_paired_verdict_and_is_marked() {
         "{table}"
     );
 }
+
+/// One comparison, one time verdict: `compare` gives its time, TFLOPS and % of ceiling
+/// rows the runs' paired verdict, the one `report --versions` writes in the notes' step
+/// tables. v28 → v29 at the reference shape is unclear in both (+1.0 %, its interval
+/// −0.9 % to +2.8 %), where a 1 % rule on the medians called it worse.
+#[test]
+fn compare_and_the_step_table_give_one_time_verdict() {
+    let doc = json(&["compare", "v29", "--format", "json"]);
+    obeys_the_rule(&doc["speed"]);
+    let speed = doc["speed"]["verdict"].as_str().unwrap();
+    assert_eq!(speed, "unclear", "{}", doc["speed"]);
+    let as_row = |v: &str| {
+        match v {
+            "faster" => "better",
+            "slower" => "worse",
+            "level" => "same",
+            other => other,
+        }
+        .to_string()
+    };
+    let timed = ["run_time", "run_tflops", "run_pct_of_ceiling"];
+    let rows: Vec<&Value> = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| timed.contains(&m["metric"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rows.len(), 3);
+    for m in rows {
+        assert_eq!(m["verdict"].as_str().unwrap(), as_row(speed), "{m}");
+    }
+    let table = common::stdout_on_bundled(&["compare", "v29"]);
+    let time = table.lines().find(|l| l.starts_with("Time (run")).unwrap();
+    assert!(
+        time.contains("unclear: not converged (−0.9 % to +2.8 %)"),
+        "{time}"
+    );
+    let step =
+        common::stdout_on_bundled(&["report", "--versions", "v28,v29", "--format", "markdown"]);
+    assert!(
+        step.contains("+1.0 %, unclear: not converged (−0.9 % to +2.8 %)"),
+        "{step}"
+    );
+}
+
+/// A stall share's change is called better or worse only when its sample counts carry
+/// it: every judged share of a comparison on the bundled profiles passes the
+/// two-proportion z test at 2 on the samples the document gives.
+#[test]
+fn stall_share_verdicts_stand_on_their_samples() {
+    let doc = json(&["compare", "v29", "--format", "json"]);
+    let (na, nb) = (
+        doc["stall_samples"]["a"].as_f64().unwrap(),
+        doc["stall_samples"]["b"].as_f64().unwrap(),
+    );
+    let mut judged = 0;
+    for s in doc["stalls"].as_array().unwrap() {
+        let (a, b) = (s["a"].as_f64().unwrap(), s["b"].as_f64().unwrap());
+        let pooled = (a * na + b * nb) / (na + nb);
+        let z = (b - a) / (pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)).sqrt();
+        match s["verdict"].as_str().unwrap() {
+            "better" | "worse" => {
+                judged += 1;
+                assert!(z.abs() >= 2.0 && (b - a).abs() >= 0.005, "{s} z {z}");
+            }
+            "same" => assert!(z.abs() < 2.0 || (b - a).abs() < 0.005, "{s} z {z}"),
+            other => panic!("{other}: {s}"),
+        }
+    }
+    assert!(judged > 0, "some change is judged");
+}

@@ -307,6 +307,27 @@ fn cell_deltas(a: &VersionAnalysis, b: &VersionAnalysis) -> Vec<CellDelta> {
 mod tests {
     use super::*;
 
+    /// A share's move of 1.1 points on 903 samples a side is within noise (z ≈ 0.8):
+    /// no verdict; the same move on 90,300 samples is one; fewer than 100 samples, or
+    /// none counted, judge nothing.
+    #[test]
+    fn share_verdicts_need_their_samples() {
+        let judge = |n| Verdict::of_shares(Some(0.120), n, Some(0.131), n, Better::Lower);
+        assert_eq!(judge(Some(903)), Verdict::Same);
+        assert_eq!(judge(Some(90_300)), Verdict::Worse);
+        assert_eq!(judge(Some(99)), Verdict::Unknown);
+        assert_eq!(judge(None), Verdict::Unknown);
+        // Significant but under half a point: the same.
+        let tiny = Verdict::of_shares(
+            Some(0.0),
+            Some(10_000_000),
+            Some(0.004),
+            Some(10_000_000),
+            Better::Lower,
+        );
+        assert_eq!(tiny, Verdict::Same);
+    }
+
     #[test]
     fn verdicts_follow_direction() {
         assert_eq!(
