@@ -88,7 +88,7 @@ pub enum Command {
     ///
     /// Every row names where its figures come from: `(ncu)` the profiled launch, `(run
     /// at B,H,S,D)` stallscope's timed runs at that shape (`--shape`), never both in one
-    /// row ("% of ceiling (ncu)" is of TFLOPS (ncu), "% of ceiling (run …)" of TFLOPS
+    /// row ("% of ladder ceiling (ncu)" is of TFLOPS (ncu), "% of ladder ceiling (run …)" of TFLOPS
     /// (run …)); CSV gives the shape of a run figure in its `run_shape` column.
     Report(ReportArgs),
     /// Print the metric deltas between two versions (ids of one ladder) or two files.
@@ -269,7 +269,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "EXPR|NUMBER", value_parser = flop_count)]
     pub flops: Option<f64>,
     /// The whole ladder's practical ceiling in TFLOPS (its manifest's peak_tflops, not
-    /// this version's): every version's "% of ceiling" rows are measured against it.
+    /// this version's): every version's "% of ladder ceiling" rows are measured against it.
     /// The import says what it changed, and warns of every figure past it (a wrong
     /// --flops or ceiling), as `report` does.
     #[arg(long, value_name = "TFLOPS")]

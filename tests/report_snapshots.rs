@@ -53,6 +53,7 @@ fn sgemm_comparison_table() {
         comparison: &c,
         run_shape: None,
         other_shape: false,
+        profiled_at: None,
         listing_error: None,
     });
     insta::assert_snapshot!(text);
@@ -159,8 +160,8 @@ fn flash_attention_tables_fit_40_columns() {
     assert!(widest <= 40, "a line of {widest} columns:\n{text}");
 }
 
-/// Each share of the ceiling is of its own throughput: "% of ceiling (ncu)" of TFLOPS
-/// (ncu), "% of ceiling (run)" of TFLOPS (run), on every version of the bundled ladder,
+/// Each share of the ceiling is of its own throughput: "% of ladder ceiling (ncu)" of TFLOPS
+/// (ncu), "% of ladder ceiling (run)" of TFLOPS (run), on every version of the bundled ladder,
 /// which has both; a row never takes one version's figure from the run and another's
 /// from ncu.
 #[test]
@@ -187,7 +188,8 @@ fn each_share_of_the_ceiling_is_of_its_own_throughput() {
 
 /// Every run figure names the shape it was measured at, in every format that labels
 /// rows: the table, Markdown, HTML and CSV (a `run_shape` column); `--shape` renames
-/// them; ncu's rows name ncu.
+/// them; ncu's rows name ncu, and at another shape than the profiles' the shape they
+/// were profiled at.
 #[test]
 fn run_figures_name_their_shape_in_every_format() {
     let ladder = flash_attention();
@@ -199,8 +201,19 @@ fn run_figures_name_their_shape_in_every_format() {
         for format in [Format::Table, Format::Markdown, Format::Html] {
             let text = report::exporter(format).timeline(&analysed);
             assert!(text.contains(&at), "{format:?}: no {at:?}");
-            assert!(text.contains("% of ceiling (run at "), "{format:?}");
-            assert!(text.contains("% of ceiling (ncu)"), "{format:?}");
+            assert!(text.contains("% of ladder ceiling (run at "), "{format:?}");
+            let ncu = if shape == shapes[0] {
+                "% of ladder ceiling (ncu)".to_string()
+            } else {
+                format!("% of ladder ceiling (ncu at {})", shapes[0])
+            };
+            assert!(text.contains(&ncu), "{format:?}: no {ncu:?}");
+            let said = format!("ncu rows: profiled at {}", shapes[0]);
+            assert_eq!(
+                text.contains(&said),
+                shape != shapes[0] && format != Format::Html,
+                "{format:?}: {said:?}"
+            );
         }
         let csv = report::exporter(Format::Csv).timeline(&analysed);
         let mut reader = csv::Reader::from_reader(csv.as_bytes());
@@ -220,6 +233,18 @@ fn run_figures_name_their_shape_in_every_format() {
         }
         assert!(runs > 0);
     }
+}
+
+/// A shown value or delta in the unit of its kind (µs, mJ, …): `-1,234.5` of
+/// `-1,234.5 µs (0.50×)`, `1200000` of `1.20 s`; with the factor its unit is of that.
+fn in_kinds_unit(text: &str) -> Option<(f64, f64)> {
+    let factor = match text.split_whitespace().nth(1) {
+        Some("s") => 1e6,
+        Some("ms") => 1e3,
+        Some("J") => 1e3,
+        _ => 1.0,
+    };
+    shown_number(text).map(|x| (x * factor, factor))
 }
 
 /// A number of a shown value or delta: `-1,234.5` of `-1,234.5 µs (0.50×)`.
@@ -253,13 +278,17 @@ fn every_delta_is_the_difference_of_the_values_shown() {
             let (Some(x), Some(y)) = (m.a, m.b) else {
                 continue;
             };
-            let shown_a = shown_number(&report::format::value(d.kind, Some(x))).unwrap();
-            let shown_b = shown_number(&report::format::value(d.kind, Some(y))).unwrap();
+            let shown_a = in_kinds_unit(&report::format::value(d.kind, Some(x)))
+                .unwrap()
+                .0;
+            let shown_b = in_kinds_unit(&report::format::value(d.kind, Some(y)))
+                .unwrap()
+                .0;
             let delta = report::format::delta(d.kind, m.a, m.b);
-            let said = shown_number(&delta).unwrap();
+            let (said, factor) = in_kinds_unit(&delta).unwrap();
             let number = delta.split_whitespace().next().unwrap();
             let decimals = number.split_once('.').map_or(0, |(_, f)| f.len());
-            let tolerance = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
+            let tolerance = (0.5 * 10f64.powi(-(decimals as i32)) + 1e-9) * factor;
             checked += 1;
             if (said - (shown_b - shown_a)).abs() > tolerance {
                 wrong.push(format!(
@@ -297,6 +326,7 @@ fn every_comparison_format_shows_the_tables_sections() {
         comparison: &c,
         run_shape: None,
         other_shape: false,
+        profiled_at: None,
         listing_error: None,
     };
     let doc = input.document();

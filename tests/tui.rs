@@ -993,6 +993,63 @@ fn compare_at_80_columns_keeps_its_columns_apart() {
     );
 }
 
+/// At 80 columns, where the verdict column is cut, each row keeps its direction as a
+/// glyph (▲ better, ▼ worse) beside its delta, which reads without colour; the run and
+/// ncu rows of one quantity keep their sources when their names are cut.
+#[test]
+fn compare_at_80_columns_keeps_each_rows_direction() {
+    let mut a = app();
+    select(&mut a, "v21");
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 80, 24);
+    // v21 lost time against v20 and moved fewer TFLOPS.
+    assert!(row_of(&screen, "Time (run)").ends_with("×)  ▼"), "{screen}");
+    assert!(
+        row_of(&screen, "TFLOPS (run)").ends_with("×)  ▼"),
+        "{screen}"
+    );
+    assert!(
+        row_of(&screen, "Tensor pipe active").ends_with("pt  ▼"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("…(run) ") && screen.contains("…(ncu) "),
+        "{screen}"
+    );
+    select(&mut a, "v09");
+    let screen = render(&a, 80, 24);
+    assert!(row_of(&screen, "Time (run)").ends_with("×)  ▲"), "{screen}");
+    // Neither better nor worse: no glyph.
+    assert!(
+        row_of(&screen, "SM clock (run)").ends_with("×)"),
+        "{screen}"
+    );
+}
+
+/// After `S` shows run results at another shape, the ncu rows say the shape they were
+/// profiled at, in the timeline and in compare.
+#[test]
+fn ncu_rows_name_their_profiles_shape_beside_runs_of_another() {
+    let mut a = app();
+    select(&mut a, "v09");
+    let screen = render(&a, 200, 60);
+    assert!(!screen.contains("(ncu at "), "{screen}");
+    a.update(Action::NextShape);
+    let screen = render(&a, 200, 60);
+    assert!(
+        screen.contains("Duration (ncu at 1,64,1024,128) (µs)")
+            && screen.contains("Tensor pipe active (ncu at 1,64,1024,128) (%)"),
+        "{screen}"
+    );
+    a.update(Action::Show(View::Compare));
+    let screen = render(&a, 200, 60);
+    assert!(
+        screen.contains("; ncu rows profiled at 1,64,1024,128")
+            && screen.contains("Tensor pipe active (ncu at 1,64,1024,128) "),
+        "{screen}"
+    );
+}
+
 /// Sends a key through the keymap, as the terminal would.
 fn press(a: &mut App, code: KeyCode) {
     let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));

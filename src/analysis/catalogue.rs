@@ -266,8 +266,8 @@ catalogue! {
         "median time of one launch measured by stallscope with CUDA events";
     RunTflops: "run_tflops", "TFLOPS (run)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the run's median time";
-    RunPctOfCeiling: "run_pct_of_ceiling", "% of ceiling (run)", Percent, Higher, Speed, [],
-        "TFLOPS (run) as a share of the ladder's practical tensor-core ceiling (its manifest's peak_tflops)";
+    RunPctOfCeiling: "run_pct_of_ceiling", "% of ladder ceiling (run)", Percent, Higher, Speed, [],
+        "TFLOPS (run) as a share of the ladder's ceiling: its manifest's peak_tflops, a rate measured or chosen for the ladder (750 TFLOPS for the bundled fp16 ladders: what cuBLAS reaches on an H200 from idle), not the hardware's peak that Tensor pipe active is a share of";
     RunClock: "run_sm_clock", "SM clock (run)", Frequency, Neutral, Speed, [],
         "mean SM clock NVML reported over the run's timed windows: the H200 drops from 1980 to ~1620 MHz under sustained load";
     RunPower: "run_power", "Board power (run)", Power, Neutral, Speed, [],
@@ -285,13 +285,13 @@ catalogue! {
         "ncu's SM Frequency during the profiled launch (gpc__cycles_elapsed.avg.per_second, the figure its details page shows; ncu with --clock-control none measures at the clock it finds)";
     Tflops: "tflops", "TFLOPS (ncu)", Tflops, Higher, Speed, [],
         "FLOP of one launch over the profiled duration";
-    PctOfCeiling: "pct_of_ceiling", "% of ceiling (ncu)", Percent, Higher, Speed, [],
-        "TFLOPS (ncu) as a share of the ladder's practical tensor-core ceiling (its manifest's peak_tflops)";
+    PctOfCeiling: "pct_of_ceiling", "% of ladder ceiling (ncu)", Percent, Higher, Speed, [],
+        "TFLOPS (ncu) as a share of the ladder's ceiling: its manifest's peak_tflops, a rate measured or chosen for the ladder (750 TFLOPS for the bundled fp16 ladders: what cuBLAS reaches on an H200 from idle), not the hardware's peak that Tensor pipe active is a share of";
     TensorPipe: "tensor_pipe", "Tensor pipe active", Percent, Higher, Compute,
         [RawOn(NOT_SM100, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
          RawMax(SM100, &["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_elapsed",
                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"])],
-        "cycles the tensor cores were busy (mma.sync and wgmma together); on sm_100 the busier of its two tensor pipes, tcgen05 (sm__pipe_tc_cycles_active) and mma.sync (sm__pipe_tensor_cycles_active, which counts nothing else there)";
+        "cycles the tensor cores were busy (mma.sync and wgmma together), as a share of the hardware's peak (not of the ladder's ceiling); on sm_100 the busier of its two tensor pipes, tcgen05 (sm__pipe_tc_cycles_active) and mma.sync (sm__pipe_tensor_cycles_active, which counts nothing else there)";
     TensorWgmma: "wgmma_issue", "wgmma issue rate", Percent, Neutral, Compute,
         [RawOn(WGMMA, "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")],
         "warpgroup MMA (HGMMA) instructions issued, of the peak issue rate (sm_90 only: no other architecture has wgmma)";
@@ -389,16 +389,28 @@ impl MetricDef {
     }
 
     /// The row label naming the run shape of a run metric (`TFLOPS (run at
-    /// 1,64,1024,128)`), where the shape is known; other metrics as [`MetricDef::label`].
-    pub fn label_at(&self, run_shape: Option<&str>) -> String {
-        self.label_of(&self.name_at(run_shape))
+    /// 1,64,1024,128)`), where the shape is known, and the profile's shape of an ncu
+    /// metric where the run results shown are of another shape (`profiled_at`, as
+    /// [`crate::analysis::Shown::profiled_at`] gives it); other metrics as
+    /// [`MetricDef::label`].
+    pub fn label_at(&self, run_shape: Option<&str>, profiled_at: Option<&str>) -> String {
+        self.label_of(&self.name_at(run_shape, profiled_at))
     }
 
     /// The name naming the run shape of a run metric (`TFLOPS (run at 1,64,1024,128)`),
-    /// where the shape is known.
-    pub fn name_at(&self, run_shape: Option<&str>) -> String {
-        match (self.origin(), run_shape) {
-            (Origin::Run, Some(shape)) => self.name.replace("(run)", &format!("(run at {shape})")),
+    /// where the shape is known; an ncu metric's names the shape it was profiled at
+    /// where `profiled_at` gives one (`Duration (ncu at 1,64,1024,128)`, `Tensor pipe
+    /// active (ncu at 1,64,1024,128)`): beside run results of another shape, the ncu
+    /// rows say that they are not of it.
+    pub fn name_at(&self, run_shape: Option<&str>, profiled_at: Option<&str>) -> String {
+        match (self.origin(), run_shape, profiled_at) {
+            (Origin::Run, Some(shape), _) => {
+                self.name.replace("(run)", &format!("(run at {shape})"))
+            }
+            (Origin::Ncu, _, Some(shape)) if self.name.contains("(ncu)") => {
+                self.name.replace("(ncu)", &format!("(ncu at {shape})"))
+            }
+            (Origin::Ncu, _, Some(shape)) => format!("{} (ncu at {shape})", self.name),
             _ => self.name.to_string(),
         }
     }

@@ -802,6 +802,7 @@ mod tests {
             peak_tflops: None,
             kind: None,
             reference_shape: Some(crate::kinds::attention::shape(1, 64, 1024, 128, false)),
+            profile_shape: None,
             versions,
             dir: None,
             store: Store::disk(crate::files::limits::SizeLimits::DEFAULT),

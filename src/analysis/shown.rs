@@ -50,6 +50,21 @@ impl Shown {
             .filter(|s| Some(*s) != ladder.reference_run_shape())
     }
 
+    /// Where the run results shown are at another shape than `ladder`'s profiles: the
+    /// profiles' shape, as the ncu rows are then labelled (`ncu at 1,64,1024,128`), or
+    /// "the reference shape" where the ladder does not name it. `None` where the two
+    /// are one shape, or no run results are shown.
+    pub fn profiled_at(self, ladder: &Ladder) -> Option<String> {
+        let shown = self.shape(ladder)?;
+        match ladder.profile_shape {
+            Some(p) if p.unflagged() == shown => None,
+            Some(p) => Some(p.to_string()),
+            None => self
+                .other_shape(ladder)
+                .map(|_| "the reference shape".to_string()),
+        }
+    }
+
     /// The run result shown for a version of `ladder`: at the shown shape (without one,
     /// the latest result), the sustained regime's before a burst's, the latest of them;
     /// with a regime chosen, the latest of that regime's alone (a result that recorded no
@@ -115,6 +130,7 @@ mod tests {
             peak_tflops: None,
             kind: Some(crate::kinds::legacy()),
             reference_shape,
+            profile_shape: None,
             versions: vec![Version {
                 id: "v1".into(),
                 runs: vec![

@@ -99,6 +99,7 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         comparison: &comparison,
         run_shape: shown.shape(&ladder_a).map(|s| s.to_string()),
         other_shape: shown.other_shape(&ladder_a).is_some(),
+        profiled_at: shown.profiled_at(&ladder_a),
         listing_error: va.listing_error().or_else(|| vb.listing_error()),
     };
     let exporter = match terminal_width(format, args.output.as_deref(), false) {

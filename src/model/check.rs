@@ -74,7 +74,10 @@ fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
         Err(e) => return out.problems.push(format!("{e:#}")),
     };
     let shown = store.describe(&manifest_path);
-    if let Err(e) = m.parsed_reference_shape() {
+    if let Err(e) = m
+        .parsed_reference_shape()
+        .and_then(|_| m.parsed_profile_shape())
+    {
         out.problems.push(format!("{shown}: {e}"));
     }
     let roots = roots(store, dir, m.kernels.as_deref()).unwrap_or_else(|e| {

@@ -466,7 +466,7 @@ fn ceiling_change(m: &Manifest, version: &str, peak: f64, ladder_dir: &Path) -> 
         n => format!(" ({n} other versions)"),
     };
     Some(format!(
-        "--peak-tflops sets the ladder's ceiling, not only {version}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ceiling\" is measured against it{also}",
+        "--peak-tflops sets the ladder's ceiling, not only {version}'s: peak_tflops = {peak} ({was}) in {}; every version's \"% of ladder ceiling\" is measured against it{also}",
         ladder_dir.join(manifest::FILE_NAME).display(),
     ))
 }

@@ -29,6 +29,9 @@ pub struct Ladder {
     /// ladder of profiles alone.
     pub kind: Option<Kind>,
     pub reference_shape: Option<Shape>,
+    /// The shape its ncu profiles were taken at (the manifest's `profile_shape`, else
+    /// its reference shape), where known.
+    pub profile_shape: Option<Shape>,
     pub versions: Vec<Version>,
     /// Where the ladder was read from (None for loose files).
     pub dir: Option<PathBuf>,
@@ -386,6 +389,9 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     let reference_shape = m
         .parsed_reference_shape()
         .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let profile_shape = m
+        .parsed_profile_shape()
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
     let roots = roots(store, dir, m.kernels.as_deref())?;
 
     let runs_path = dir.join(runs::FILE_NAME);
@@ -449,6 +455,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             .or(run_file.runs.first().map(|r| r.shape.kind()))
             .or(reference_shape.map(|s| s.kind())),
         reference_shape,
+        profile_shape,
         versions,
         dir: Some(dir.to_path_buf()),
         store: store.clone(),
@@ -737,6 +744,7 @@ pub fn load_files(
         peak_tflops: None,
         kind: None,
         reference_shape: None,
+        profile_shape: None,
         versions,
         dir: None,
         store: Store::disk(limits),

@@ -36,6 +36,11 @@ pub struct Manifest {
     /// (`"1,64,1024,128"` for attention's B,H,S,D).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_shape: Option<String>,
+    /// The shape the versions' ncu profiles were taken at, where it is not the
+    /// reference shape (the GEMM ladder runs at 8192³ and is profiled at 4096³): the
+    /// reports say it of their ncu rows when they show run results at another shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_shape: Option<String>,
     /// The kernels folder the versions' notes and sources may also be in, relative to
     /// the ladder folder: the `kernels` folder beside the profiles folder, or one inside
     /// it (`../../kernels`).
@@ -60,6 +65,18 @@ impl Manifest {
             .as_deref()
             .map(|s| super::Shape::parse(kind, s))
             .transpose()
+    }
+
+    /// The shape its profiles were taken at, parsed in its kind: the one it names, else
+    /// its reference shape.
+    pub fn parsed_profile_shape(&self) -> Result<Option<super::Shape>, String> {
+        let kind = self.problem_kind()?;
+        match self.profile_shape.as_deref() {
+            Some(s) => super::Shape::parse(kind, s)
+                .map(Some)
+                .map_err(|e| format!("profile_shape: {e}")),
+            None => self.parsed_reference_shape(),
+        }
     }
 }
 

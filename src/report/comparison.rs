@@ -114,6 +114,9 @@ pub struct Names<'a> {
     pub run_shape: Option<&'a str>,
     /// Whether that is another shape than the reference.
     pub other_shape: bool,
+    /// The shape of the profiles, where the run results compared are of another: the
+    /// ncu rows name it.
+    pub profiled_at: Option<&'a str>,
     /// Why a side's SASS listing could not be read, where it could not.
     pub listing_error: Option<&'a str>,
 }
@@ -177,7 +180,7 @@ pub fn document<'a>(c: &'a Comparison, names: &Names) -> Document<'a> {
         sass: sass(c, names),
     };
     let sections = [
-        Some(metrics(c, names.run_shape)),
+        Some(metrics(c, names.run_shape, names.profiled_at)),
         occupancy(c),
         Some(bottleneck(c)),
         stalls(c),
@@ -204,7 +207,11 @@ fn plain<'a>(name: &str, a: String, b: String, figure: Figure<'a>) -> Row<'a> {
     }
 }
 
-fn metrics<'a>(c: &'a Comparison, run_shape: Option<&str>) -> Section<'a> {
+fn metrics<'a>(
+    c: &'a Comparison,
+    run_shape: Option<&str>,
+    profiled_at: Option<&str>,
+) -> Section<'a> {
     let rows = c
         .metrics
         .iter()
@@ -218,7 +225,7 @@ fn metrics<'a>(c: &'a Comparison, run_shape: Option<&str>) -> Section<'a> {
                 _ => m.verdict.symbol().to_string(),
             };
             Row {
-                name: d.name_at(run_shape),
+                name: d.name_at(run_shape, profiled_at),
                 a: format::with_unit(d.kind, m.a),
                 b: format::with_unit(d.kind, m.b),
                 delta: format::delta(d.kind, m.a, m.b),

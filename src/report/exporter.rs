@@ -33,6 +33,12 @@ impl<'a> Analysed<'a> {
     pub fn run_shape(&self) -> Option<String> {
         self.shown.shape(self.ladder).map(|s| s.to_string())
     }
+
+    /// The shape of the profiles, where the run results shown are of another: the ncu
+    /// rows name it.
+    pub fn profiled_at(&self) -> Option<String> {
+        self.shown.profiled_at(self.ladder)
+    }
 }
 
 /// Two versions being compared: their display labels (tables, pages), what
@@ -48,6 +54,8 @@ pub struct CompareInput<'a> {
     pub run_shape: Option<String>,
     /// Whether that is another shape than the reference: then the text says so.
     pub other_shape: bool,
+    /// The shape of the profiles, where the run results compared are of another.
+    pub profiled_at: Option<String>,
     /// Why a side's SASS listing could not be read, where it could not.
     pub listing_error: Option<String>,
 }
@@ -62,6 +70,7 @@ impl CompareInput<'_> {
                 b: &self.b_name,
                 run_shape: self.run_shape.as_deref(),
                 other_shape: self.other_shape,
+                profiled_at: self.profiled_at.as_deref(),
                 listing_error: self.listing_error.as_deref(),
             },
         )

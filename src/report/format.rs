@@ -33,6 +33,9 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
     if v.abs() >= ABSURD {
         return format!("{v:.3e}");
     }
+    if let Some(text) = scaled_up(kind, v) {
+        return text;
+    }
     match kind {
         Kind::Time => micros(v / 1e3),
         Kind::Tflops => format!("{v:.1}"),
@@ -51,12 +54,45 @@ pub fn value(kind: Kind, v: Option<f64>) -> String {
 /// From here on a value is written with an exponent.
 const ABSURD: f64 = 1e15;
 
-/// A value with its unit ("61.02 µs", "62.0 %").
+/// The larger units of a kind, largest first: (the value in the kind's stored unit from
+/// which the unit is used, the stored unit per that unit, the unit). A time stored in ns
+/// is shown in µs up to 10 ms, an energy stored in mJ in mJ up to 1 J: small values stay
+/// as they are, large ones read in their own unit (1,197,228 µs as 1.20 s, 273,363.716
+/// mJ as 273 J).
+fn larger_units(kind: Kind) -> &'static [(f64, f64, &'static str)] {
+    match kind {
+        Kind::Time => &[(1e9, 1e9, "s"), (1e7, 1e6, "ms")],
+        Kind::Energy => &[(1e3, 1e3, "J")],
+        _ => &[],
+    }
+}
+
+/// `v` in the larger unit its magnitude calls for, with that unit and about three
+/// significant digits (`1.20 s`, `19.09 ms`, `273 J`); `None` where the kind's own unit
+/// suits it. A value that carries its unit this way is written with it everywhere,
+/// in a row whose label names the kind's unit too.
+fn scaled_up(kind: Kind, v: f64) -> Option<String> {
+    let &(_, per, unit) = larger_units(kind)
+        .iter()
+        .find(|(from, _, _)| v.abs() >= *from)?;
+    let x = v / per;
+    let decimals = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    Some(format!("{x:.decimals$} {unit}"))
+}
+
+/// A value with its unit ("61.02 µs", "62.0 %", "1.20 s").
 pub fn with_unit(kind: Kind, v: Option<f64>) -> String {
     match v {
         None => UNKNOWN.to_string(),
-        // Byte sizes carry their own unit (KiB, MiB).
+        // Byte sizes carry their own unit (KiB, MiB), and so do values in a larger unit.
         Some(_) if kind.unit().is_empty() || kind == Kind::Bytes => value(kind, v),
+        Some(x) if x.abs() < ABSURD && scaled_up(kind, x).is_some() => value(kind, v),
         Some(_) => format!("{} {}", value(kind, v), kind.unit()),
     }
 }
@@ -273,6 +309,9 @@ pub fn as_shown(kind: Kind, v: f64) -> f64 {
     let Ok(x) = number.parse::<f64>() else {
         return v;
     };
+    if let Some(&(_, per, _)) = larger_units(kind).iter().find(|(_, _, u)| *u == unit) {
+        return x * per;
+    }
     match (kind, unit) {
         (Kind::Time, _) => x * 1e3,
         (Kind::Frequency, _) => x * 1e6,
@@ -386,6 +425,28 @@ mod tests {
         // Display width, not chars: a CJK character takes two columns.
         assert_eq!(width("µs"), 2);
         assert_eq!(width("名前"), 4);
+    }
+
+    #[test]
+    fn a_large_time_or_energy_reads_in_its_own_unit() {
+        // 1,197,228 µs and 273,363.716 mJ.
+        assert_eq!(with_unit(Kind::Time, Some(1_197_228_000.0)), "1.20 s");
+        assert_eq!(value(Kind::Time, Some(1_197_228_000.0)), "1.20 s");
+        assert_eq!(with_unit(Kind::Energy, Some(273_363.716)), "273 J");
+        assert_eq!(with_unit(Kind::Time, Some(149_264_000.0)), "149 ms");
+        assert_eq!(with_unit(Kind::Time, Some(19_094_000.0)), "19.1 ms");
+        // Small values stay as they are.
+        assert_eq!(with_unit(Kind::Time, Some(3_262_000.0)), "3262 µs");
+        assert_eq!(with_unit(Kind::Time, Some(69_860.0)), "69.86 µs");
+        assert_eq!(with_unit(Kind::Energy, Some(90.911)), "90.911 mJ");
+        assert_eq!(with_unit(Kind::Energy, Some(-1500.0)), "-1.50 J");
+        // A delta is worked out from the values as shown, in the unit its size calls for.
+        assert_eq!(
+            delta(Kind::Time, Some(1_197_228_000.0), Some(149_264_000.0)),
+            "-1.05 s (0.12×)"
+        );
+        assert_eq!(as_shown(Kind::Time, 1_197_228_000.0), 1.2e9);
+        assert_eq!(as_shown(Kind::Energy, 273_363.716), 273_000.0);
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub fn header_lines(a: &Analysed) -> Vec<String> {
     if let Some(s) = a.shown.other_shape(ladder) {
         out.push(format!("run results at {s} (not the reference shape)"));
     }
+    // The ncu rows are of the profiles' shape: said where the runs shown are of another.
+    if let Some(p) = a.profiled_at() {
+        out.push(format!("ncu rows: profiled at {p}"));
+    }
     for &i in &display_order(ladder) {
         let v = &ladder.versions[i];
         let kind = if v.baseline { " (baseline)" } else { "" };
@@ -188,6 +192,7 @@ pub fn timeline(a: &Analysed) -> Grid {
     };
     let mut rows = bottleneck_rows(&row);
     let run_shape = a.run_shape();
+    let profiled_at = a.profiled_at();
     let mut group = None;
     for d in METRICS {
         if order.iter().all(|&i| cell(i).get(d.id).is_none()) {
@@ -197,7 +202,7 @@ pub fn timeline(a: &Analysed) -> Grid {
             rows.push(Row::Section(group_name(d.group).to_string()));
             group = Some(d.group);
         }
-        let name = d.label_at(run_shape.as_deref());
+        let name = d.label_at(run_shape.as_deref(), profiled_at.as_deref());
         rows.push(Row::Cells(
             std::iter::once(name)
                 .chain(

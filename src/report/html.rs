@@ -339,7 +339,8 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
             let metric = svg::speed_metric(a).map(|m| m.def());
             let mut s = format!(
                 "{} of each version of the ladder (the best in green)",
-                metric.map_or("Speed".to_string(), |d| d.name_at(a.run_shape().as_deref()))
+                metric.map_or("Speed".to_string(), |d| d
+                    .name_at(a.run_shape().as_deref(), a.profiled_at().as_deref()))
             );
             if metric.is_some_and(|d| baselines_with(&|an| an.get(d.id).is_some())) {
                 s.push_str("; dashed lines: the baselines");
@@ -395,9 +396,10 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
          metric's direction (uncoloured: a metric with no better direction). Baselines are \
          shaded. Hover a heading for what it measures.</p>\n<div class=\"tables\">\n",
     );
-    let run_shape = a.run_shape();
+    let (run_shape, profiled_at) = (a.run_shape(), a.profiled_at());
+    let shapes = (run_shape.as_deref(), profiled_at.as_deref());
     for group in [Group::Speed, Group::Compute, Group::Memory, Group::Launch] {
-        html.push_str(&group_table(a, &order, group, run_shape.as_deref()));
+        html.push_str(&group_table(a, &order, group, shapes));
     }
     html.push_str(&stall_table(a, &order));
     html.push_str("</div>\n");
@@ -411,7 +413,13 @@ fn metrics_section(a: &Analysed) -> Option<Section> {
 /// One metric group's table: the versions in `order` as rows, the group's metrics
 /// that some version has as columns (the speed group with each version's title and
 /// bottleneck); empty where no version has any.
-fn group_table(a: &Analysed, order: &[usize], group: Group, run_shape: Option<&str>) -> String {
+/// `shapes`: the run results' shape and, where the profiles are of another, theirs.
+fn group_table(
+    a: &Analysed,
+    order: &[usize],
+    group: Group,
+    (run_shape, profiled_at): (Option<&str>, Option<&str>),
+) -> String {
     let defs: Vec<_> = METRICS
         .iter()
         .filter(|d| d.group == group)
@@ -450,7 +458,7 @@ fn group_table(a: &Analysed, order: &[usize], group: Group, run_shape: Option<&s
             html,
             "<th title=\"{}\">{}</th>",
             escape(d.help),
-            escape(&d.label_at(run_shape))
+            escape(&d.label_at(run_shape, profiled_at))
         );
     }
     html.push_str("</tr></thead><tbody>\n");
@@ -1049,10 +1057,7 @@ fn version_note(a: &Analysed, i: usize) -> String {
         ));
     }
     if let Some(x) = an.get(MetricId::RunTime).or(an.get(MetricId::Duration)) {
-        facts.push(format!(
-            "{} µs",
-            format::value(crate::analysis::Kind::Time, Some(x))
-        ));
+        facts.push(format::with_unit(crate::analysis::Kind::Time, Some(x)));
     }
     if !facts.is_empty() {
         let _ = writeln!(html, "<p class=\"meta\">{}</p>", facts.join(" · "));
@@ -1281,6 +1286,7 @@ mod tests {
             peak_tflops: None,
             kind: Some(crate::kinds::legacy()),
             reference_shape: Some(crate::kinds::attention::shape(1, 64, 1024, 128, false)),
+            profile_shape: None,
             versions,
             dir: None,
             store: Store::disk(SizeLimits::DEFAULT),

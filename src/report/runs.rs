@@ -107,6 +107,11 @@ pub struct Fields {
     pub throttle: Option<String>,
 }
 
+/// A time in µs as the tables write it: in µs, a large one in its own unit (`1.20 s`).
+fn micros(us: f64) -> String {
+    format::value(Kind::Time, Some(us * 1e3))
+}
+
 /// A run result's figures as text.
 pub fn fields(r: &RunResult) -> Fields {
     let ran: Vec<_> = r
@@ -116,10 +121,10 @@ pub fn fields(r: &RunResult) -> Fields {
         .collect();
     let ok = ran.iter().filter(|c| c.status == RunStatus::Ok).count();
     Fields {
-        median: r.median_us.map(format::micros),
+        median: r.median_us.map(micros),
         spread: spread(r).map(plus_minus),
         range: match (r.min_us, r.max_us) {
-            (Some(lo), Some(hi)) => Some(format!("{}–{}", format::micros(lo), format::micros(hi))),
+            (Some(lo), Some(hi)) => Some(format!("{}–{}", micros(lo), micros(hi))),
             _ => None,
         },
         tflops: r.tflops.map(|t| format::value(Kind::Tflops, Some(t))),

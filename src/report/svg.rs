@@ -350,12 +350,15 @@ fn speed(a: &Analysed) -> Option<String> {
     } else {
         "throughput per version"
     };
-    let run_shape = a.run_shape();
+    let (run_shape, profiled_at) = (a.run_shape(), a.profiled_at());
     open_svg(
         &mut out,
         "speed",
         height,
-        &format!("{}: {what}", def.name_at(run_shape.as_deref())),
+        &format!(
+            "{}: {what}",
+            def.name_at(run_shape.as_deref(), profiled_at.as_deref())
+        ),
     );
     y_grid(&mut out, top, plot_h, max, step, right, "");
     text(
@@ -364,7 +367,7 @@ fn speed(a: &Analysed) -> Option<String> {
         top - 7.0,
         "start",
         "muted",
-        &def.label_at(run_shape.as_deref()),
+        &def.label_at(run_shape.as_deref(), profiled_at.as_deref()),
     );
 
     let bars = Bars {

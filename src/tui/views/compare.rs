@@ -96,6 +96,46 @@ pub fn draw(frame: &mut Frame, scene: &Scene, state: &CompareState, body: Rect) 
     draw_document(frame, lines, state.scroll, body);
 }
 
+/// The direction of a row as a glyph, so that better and worse read at every width and
+/// without colour: `▲` better, `▼` worse (the timeline's regression mark), blank for
+/// neither.
+pub fn direction_glyph(t: Tag) -> &'static str {
+    match t {
+        Tag::Better => "▲",
+        Tag::Worse => "▼",
+        _ => " ",
+    }
+}
+
+/// The glyph column: two spaces and the glyph.
+const GLYPH_W: usize = 3;
+
+/// A metric's name in `w` columns: a name too wide keeps its source in parentheses
+/// (`% of ladder c…(run)`, `Energy / lau…(run)`), so that the run and ncu rows of one
+/// quantity stay told apart; cut on the right where that leaves too little of the rest.
+fn fit_name(name: &str, w: usize) -> String {
+    if text_width::width(name) <= w {
+        return name.to_string();
+    }
+    if let Some(at) = name.rfind(" (").filter(|_| name.ends_with(')')) {
+        let suffix = &name[at + 1..];
+        let head_w = w.saturating_sub(text_width::width(suffix));
+        if head_w >= 6 {
+            return format!("{}{suffix}", text_width::cut(&name[..at], head_w));
+        }
+    }
+    text_width::cut(name, w)
+}
+
+/// What the compare view's glyphs mean, for the help.
+pub fn legend() -> String {
+    format!(
+        "compare: {} better, {} worse, by the metric's direction (the verdict column beside it says how, where the terminal is wide enough)",
+        direction_glyph(Tag::Better),
+        direction_glyph(Tag::Worse)
+    )
+}
+
 fn tag_style(scene: &Scene, t: Tag) -> Style {
     match t {
         Tag::Better => scene.theme.better(),
@@ -118,12 +158,17 @@ struct Columns {
 }
 
 /// The shown metric rows: verdict tag, and the cells (name, a, b, delta, verdict word).
-fn metric_rows<'a>(doc: &'a Document) -> Vec<(Tag, [String; 4], &'a str)> {
+/// The ncu rows name the profiles' shape where the run results are of another
+/// (`profiled_at`); the run rows' shape is on the line above the table.
+fn metric_rows<'a>(
+    doc: &'a Document,
+    profiled_at: Option<&str>,
+) -> Vec<(Tag, [String; 4], &'a str)> {
     doc.rows(Part::Metrics)
         .filter(|r| r.shown)
         .map(|r| {
             let name = match r.figure {
-                Figure::Metric(m) => m.id.def().name.to_string(),
+                Figure::Metric(m) => m.id.def().name_at(None, profiled_at),
                 _ => r.name.clone(),
             };
             (
@@ -148,14 +193,14 @@ impl Columns {
         let val_w = widest(&[1, 2], 8);
         let delta_w = widest(&[3], 5);
         // The names as wide as the widest where the terminal holds them; they give way
-        // first (cut with an ellipsis) so that the values fit.
+        // first (cut with an ellipsis) so that the values and the direction glyph fit.
         let name_w = widest(&[0], 8)
-            .min(width.saturating_sub(2 * val_w + delta_w))
+            .min(width.saturating_sub(2 * val_w + delta_w + GLYPH_W))
             .max(MIN_NAME_W);
         // Too narrow for a row of four columns (40 columns): each row stacked, its name
         // on a line, then its values and its delta packed into lines that hold them
         // whole. The row as laid out: name, two values, delta and "  ▲".
-        let stacked = MIN_NAME_W + 2 * val_w + delta_w + 3 > width;
+        let stacked = MIN_NAME_W + 2 * val_w + delta_w + GLYPH_W > width;
         Columns {
             name_w,
             val_w,
@@ -184,17 +229,19 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
         }
     };
     let listing_error = va.listing_error().or_else(|| vb.listing_error());
+    let profiled_at = ls.shown.profiled_at(&ls.ladder);
     let names = Names {
         a: &va.id,
         b: &vb.id,
         run_shape: None,
         other_shape: false,
+        profiled_at: profiled_at.as_deref(),
         listing_error: listing_error.as_deref(),
     };
     let doc = comparison::document(c, &names);
     let ids = [va.id.as_str(), vb.id.as_str()];
     let mut out = title_lines(scene, va, vb);
-    let rows = metric_rows(&doc);
+    let rows = metric_rows(&doc, profiled_at.as_deref());
     let cols = Columns::of(&rows, width);
     out.extend(metric_lines(scene, &rows, &cols, ids, width));
     out.extend(occupancy_lines(scene, &doc, ids));
@@ -253,7 +300,8 @@ fn title_lines(scene: &Scene, va: &Version, vb: &Version) -> Vec<Line<'static>> 
 }
 
 /// Which run results a view's "(run)" rows show, where the ladder has any: `run results
-/// at 1,64,1024,128 (S: next of 3 shapes)`.
+/// at 1,64,1024,128 (S: next of 3 shapes)`, and the profiles' shape where it is another
+/// (`; ncu rows profiled at 1,64,1024,128`).
 fn run_shape_line(scene: &Scene) -> Option<Line<'static>> {
     let ls = scene.ladder();
     let shapes = ls.ladder.measured_shapes();
@@ -262,8 +310,13 @@ fn run_shape_line(scene: &Scene) -> Option<Line<'static>> {
         1 => String::new(),
         n => format!(" (S: next of {n} shapes)"),
     };
+    let profiled = ls
+        .shown
+        .profiled_at(&ls.ladder)
+        .map(|p| format!("; ncu rows profiled at {p}"))
+        .unwrap_or_default();
     Some(Line::styled(
-        format!("run results at {s}{next}"),
+        format!("run results at {s}{next}{profiled}"),
         scene.theme.dim(),
     ))
 }
@@ -289,7 +342,7 @@ fn metric_lines(
         for (tag, [name, a, b, delta], verdict) in rows {
             let style = tag_style(scene, *tag);
             let values = [format!("{a_id} {a}"), format!("{b_id} {b}")];
-            let tail = format!("{delta} {verdict}");
+            let tail = format!("{delta} {} {verdict}", direction_glyph(*tag));
             if 2 + text_width::width(&tail) <= width {
                 out.extend(stacked_row(
                     Line::raw(name.clone()),
@@ -300,11 +353,11 @@ fn metric_lines(
                 ));
             } else {
                 // A verdict with its interval gets lines of its own, wrapped at words,
-                // so that no figure of it is cut.
+                // so that no figure of it is cut; the direction stays by the delta.
                 out.extend(stacked_row(
                     Line::raw(name.clone()),
                     values,
-                    delta.clone(),
+                    format!("{delta} {}", direction_glyph(*tag)),
                     style,
                     width,
                 ));
@@ -319,21 +372,24 @@ fn metric_lines(
     }
     out.push(Line::styled(
         format!(
-            "{}{}{}{}  verdict",
+            "{}{}{}{}{}verdict",
             format::left("metric", name_w),
             format::right(a_id, val_w),
             format::right(b_id, val_w),
-            format::right("delta", delta_w)
+            format::right("delta", delta_w),
+            " ".repeat(GLYPH_W + 2),
         ),
         t.dim(),
     ));
     for (tag, [name, a, b, delta], verdict) in rows {
+        let style = tag_style(scene, *tag);
         out.push(Line::from(vec![
-            Span::raw(format::left(name, name_w)),
+            Span::raw(format::left(&fit_name(name, name_w - 1), name_w)),
             Span::raw(format::right(a, val_w)),
             Span::raw(format::right(b, val_w)),
             Span::raw(format::right(delta, delta_w)),
-            Span::styled(format!("  {verdict}"), tag_style(scene, *tag)),
+            Span::styled(format!("  {}", direction_glyph(*tag)), style),
+            Span::styled(format!("  {verdict}"), style),
         ]));
     }
     out
@@ -448,19 +504,21 @@ fn stall_lines(
                     Span::raw(format!(" {}", reason.metric_name())),
                 ]),
                 [format!("{} {}", ids[0], r.a), format!("{} {}", ids[1], r.b)],
-                format!("{} {}", r.delta, r.verdict),
+                format!("{} {} {}", r.delta, direction_glyph(r.tag), r.verdict),
                 tag_style(scene, r.tag),
                 width,
             ));
             continue;
         }
+        let style = tag_style(scene, r.tag);
         out.push(Line::from(vec![
             swatch,
             Span::raw(format!(" {:<w$}", reason.metric_name(), w = name_w - 2)),
             Span::raw(format!("{:>val_w$}", r.a)),
             Span::raw(format!("{:>val_w$}", r.b)),
             Span::raw(format!("{:>val_w$}", r.delta)),
-            Span::styled(format!("  {}", r.verdict), tag_style(scene, r.tag)),
+            Span::styled(format!("  {}", direction_glyph(r.tag)), style),
+            Span::styled(format!("  {}", r.verdict), style),
         ]));
     }
     out

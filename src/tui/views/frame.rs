@@ -551,7 +551,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         t.dim(),
     ));
     lines.push(Line::styled("colours and marks", t.title()));
-    for l in timeline::legend() {
+    for l in timeline::legend().into_iter().chain([compare::legend()]) {
         for (n, part) in wrap(&l, (w as usize).saturating_sub(6))
             .into_iter()
             .enumerate()

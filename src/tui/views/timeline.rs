@@ -36,10 +36,11 @@ pub struct Columns {
 /// reasons' rows (with their colour mark) and the fixed rows.
 fn widest_name(scene: &Scene) -> usize {
     let ls = scene.ladder();
+    let profiled_at = ls.shown.profiled_at(&ls.ladder);
     let metrics = METRICS
         .iter()
         .filter(|d| ls.analysis.versions.iter().any(|v| v.get(d.id).is_some()))
-        .map(|d| text_width::width(&d.label()));
+        .map(|d| text_width::width(&d.label_at(None, profiled_at.as_deref())));
     let reasons = stall_rows(&ls.analysis.versions)
         .into_iter()
         .map(|r| 1 + text_width::width(&stall_row_name(r)));
@@ -454,6 +455,9 @@ fn summary_rows(g: &Grid) -> Vec<Row<'static>> {
 fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
     let (ls, t, cw, shown, cols) = (g.ls, &g.scene.theme, g.cw(), &g.shown, &g.cols);
     let mut rows = Vec::new();
+    // The run rows are of the shape the tab line names; the ncu rows name the profiles'
+    // shape where it is another.
+    let profiled_at = ls.shown.profiled_at(&ls.ladder);
     for d in METRICS {
         let values: Vec<Option<f64>> = ls
             .order
@@ -469,7 +473,7 @@ fn metric_rows(g: &Grid) -> Vec<Row<'static>> {
             .flatten()
             .copied()
             .fold(f64::NEG_INFINITY, f64::max);
-        let name = d.label();
+        let name = d.label_at(None, profiled_at.as_deref());
         let bars = matches!(d.id, MetricId::RunTflops | MetricId::Tflops);
         let speed = matches!(d.kind, Kind::Time | Kind::Tflops);
         let name = text_width::cut(&name, cols.name_w as usize);
