@@ -696,15 +696,25 @@ pub fn pick_launch<'p>(
 }
 
 /// The versions of loose exports, one per launch in order: each launch's parent is the
-/// launch of the same kernel before it, the first launch of a kernel has none.
+/// launch of the same kernel before it. The first launch of a kernel is built on the
+/// version before it only where that one was read from other files (files given in
+/// order are a ladder's versions); launches of different kernels in one file never are.
 fn loose_versions(profiles: Vec<Profile>) -> Vec<Version> {
     let mut last_of: HashMap<String, String> = HashMap::new();
-    let mut versions = Vec::with_capacity(profiles.len());
+    let mut versions: Vec<Version> = Vec::with_capacity(profiles.len());
     for (i, p) in profiles.into_iter().enumerate() {
         let id = format!("{}", i + 1);
         let parent = last_of.insert(p.kernel.clone(), id.clone());
+        let shares_file = versions
+            .last()
+            .and_then(|v| v.profile.as_ref())
+            .is_some_and(|q| {
+                q.pages
+                    .iter()
+                    .any(|(_, a)| p.pages.iter().any(|(_, b)| a == b))
+            });
         versions.push(Version {
-            first_of_kernel: parent.is_none() && i > 0,
+            first_of_kernel: parent.is_none() && shares_file,
             parent,
             id,
             title: super::default_title(&p.kernel),
