@@ -436,11 +436,13 @@ fn a_step_after_an_unlabelled_start_names_its_real_parent() {
 
 #[test]
 fn a_step_judged_past_an_unlabelled_parent_names_the_version_it_was_compared_with() {
-    // Versions 1 and 2 (naive, tiled), 3 too few samples, 4 and 5 the two kernels again:
-    // 4 was built on 3, its label compared with 2's.
+    // Versions 1 and 2 (naive, tiled: one file, two kernels, so 2 has no parent), 3 the
+    // naive kernel with too few samples (built on 1), 4 and 5 the two kernels renamed, in
+    // another file: 4 was built on 3, its label compared with 3's parent, 1 (the same
+    // cells: no move).
     let trail = loose_trail(&["src_sass.csv", "few.csv", "again.csv"]);
     assert_eq!(
         parent_fields(&trail[3]),
-        ("\"3\"".into(), "\"2\"".into(), "\"moved\"".into())
+        ("\"3\"".into(), "\"1\"".into(), "\"same\"".into())
     );
 }

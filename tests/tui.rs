@@ -756,7 +756,8 @@ fn the_bottleneck_view_names_the_version_a_step_was_compared_with() {
     select(&mut a, "4");
     a.update(Action::Show(View::Bottleneck));
     let shown = render(&a, 160, 40);
-    assert!(shown.contains("built on 3, compared with 2: "), "{shown}");
+    // 3 (the naive kernel, unlabelled) was built on 1, the naive kernel's first launch.
+    assert!(shown.contains("built on 3, compared with 1: "), "{shown}");
 }
 
 /// A source page with CUDA lines (`--print-source cuda,sass`) adds a third order to the

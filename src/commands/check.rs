@@ -15,6 +15,9 @@ pub(super) fn check_command(common: &Common) -> Result<bool> {
     for p in &checked.problems {
         outln!("{}", format::printable_lines(&p.to_string()));
     }
+    for w in &checked.warnings {
+        outln!("warning: {}", format::printable_lines(w));
+    }
     eprintln!(
         "{}: {} ladder(s), {} version(s), {} file(s) checked; {}",
         format::printable(&store.describe(&profiles)),

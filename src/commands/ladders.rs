@@ -144,7 +144,7 @@ pub fn resolve_paths(
             } else if has_ladders(p) {
                 ladders.extend(model::load_ladders(&Store::disk(limits), p, report)?);
             } else {
-                let files = expand_reports(&export_files(p)?, limits, report)?;
+                let files = expand_reports(&export_files(p, report)?, limits, report)?;
                 ladders.push(model::load_files(&files, limits, report)?);
             }
         } else if p.exists() {
@@ -191,8 +191,10 @@ fn expand_reports(
 }
 
 /// The ncu exports of a folder, found by their content whatever their names (`.csv`,
-/// `.csv.gz`, `.log`, none), in name order; the other files are left alone.
-fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
+/// `.csv.gz`, `.log`, none), in name order, to be read as the same files given as
+/// arguments are; the other files (a run's log of ncu's messages, notes, scripts) are
+/// skipped, each with a warning saying what it is.
+fn export_files(dir: &Path, report: &mut LoadReport) -> Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -206,9 +208,17 @@ fn export_files(dir: &Path) -> Result<Vec<PathBuf>> {
             files.push(p);
             continue;
         }
-        match crate::ncu::sniff(&p) {
+        match crate::ncu::sniff_export(&p) {
             Ok(()) => files.push(p),
             Err(e) => others.push(e),
+        }
+    }
+    if !files.is_empty() {
+        for e in &others {
+            report.warnings.push(crate::ncu::ParseError {
+                message: format!("skipped, not an export: {}", e.message),
+                ..e.clone()
+            });
         }
     }
     if files.is_empty() {

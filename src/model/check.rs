@@ -25,6 +25,9 @@ pub struct Checked {
     pub files: usize,
     /// One line each.
     pub problems: Vec<String>,
+    /// What loads but cannot be trusted (pages of two ncu runs merged), one line each:
+    /// not problems.
+    pub warnings: Vec<String>,
 }
 
 /// Checks every ladder folder of `profiles`: on disk, or the built-in copy.
@@ -122,16 +125,23 @@ fn check_ladder(store: &Store, dir: &Path, out: &mut Checked) {
                 .filter_map(|f| exports[f].clone())
                 .collect();
             let profiles = merge_exports(pages);
-            if let Err(e) = super::pick_launch(
+            match super::pick_launch(
                 &profiles,
                 entry.kernel.as_deref(),
                 entry.launch,
                 "`launch = ID` in its manifest entry",
             ) {
-                let first = format!("{e:#}");
-                let first = first.lines().next().unwrap_or("");
-                out.problems
-                    .push(format!("{shown}: version {}: {first}", entry.id));
+                Ok(p) => out.warnings.extend(
+                    p.warnings
+                        .iter()
+                        .map(|w| format!("{shown}: version {}: {w}", entry.id)),
+                ),
+                Err(e) => {
+                    let first = format!("{e:#}");
+                    let first = first.lines().next().unwrap_or("");
+                    out.problems
+                        .push(format!("{shown}: version {}: {first}", entry.id));
+                }
             }
         }
         let (traces, broken) = super::trace::version_traces(store, dir, &entry.id);

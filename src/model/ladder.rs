@@ -53,6 +53,10 @@ pub struct Version {
     /// The version this one was built on, where the manifest names one (else the
     /// previous version is its parent; see [`Ladder::parent_of`]).
     pub parent: Option<String>,
+    /// Built on no version although versions come before it: the first launch of its
+    /// kernel among loose exports (launches of different kernels are never parent and
+    /// child).
+    pub first_of_kernel: bool,
     /// The command ncu profiled into this version (`profile -- CMD`), to profile again.
     pub profiled_with: Option<super::manifest::ProfileCommand>,
     /// Its pipeline traces (`stallscope trace`), one per shape, by file name: the
@@ -93,7 +97,7 @@ impl Ladder {
     /// manifest entry names, else the ladder's previous version. Baselines have none.
     pub fn parent_of(&self, i: usize) -> Option<usize> {
         let v = self.versions.get(i)?;
-        if v.baseline {
+        if v.baseline || v.first_of_kernel {
             return None;
         }
         match &v.parent {
@@ -106,7 +110,13 @@ impl Ladder {
     /// ladder's first version, or a baseline.
     pub fn no_parent(&self, i: usize) -> String {
         let v = &self.versions[i];
-        if v.baseline {
+        if v.first_of_kernel {
+            let kernel = v.profile.as_ref().map_or("?".into(), |p| p.short_name());
+            format!(
+                "{} is the first launch of {kernel} in {}: launches of other kernels are not its parents",
+                v.id, self.name
+            )
+        } else if v.baseline {
             format!(
                 "{} is a baseline: it was built on no version of {}",
                 v.id, self.name
@@ -417,6 +427,12 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
                 .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
+        for w in profile.iter().flat_map(|p| &p.warnings) {
+            report.warnings.push(ParseError::file(
+                &manifest_path,
+                format!("version {}: {w}", entry.id),
+            ));
+        }
         let notes = at
             .text(entry, "notes", entry.notes.as_deref(), report)
             .map(|(_, t)| t);
@@ -438,6 +454,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
                 .collect(),
             flops: entry.flops,
             parent: entry.parent.clone(),
+            first_of_kernel: false,
             profiled_with: entry.profile.clone(),
             traces,
         });
@@ -685,6 +702,36 @@ pub fn pick_launch<'p>(
     }
 }
 
+/// The versions of loose exports, one per launch in order: each launch's parent is the
+/// launch of the same kernel before it. The first launch of a kernel is built on the
+/// version before it only where that one was read from other files (files given in
+/// order are a ladder's versions); launches of different kernels in one file never are.
+fn loose_versions(profiles: Vec<Profile>) -> Vec<Version> {
+    let mut last_of: HashMap<String, String> = HashMap::new();
+    let mut versions: Vec<Version> = Vec::with_capacity(profiles.len());
+    for (i, p) in profiles.into_iter().enumerate() {
+        let id = format!("{}", i + 1);
+        let parent = last_of.insert(p.kernel.clone(), id.clone());
+        let shares_file = versions
+            .last()
+            .and_then(|v| v.profile.as_ref())
+            .is_some_and(|q| {
+                q.pages
+                    .iter()
+                    .any(|(_, a)| p.pages.iter().any(|(_, b)| a == b))
+            });
+        versions.push(Version {
+            first_of_kernel: parent.is_none() && shares_file,
+            parent,
+            id,
+            title: super::default_title(&p.kernel),
+            profile: Some(p),
+            ..Version::default()
+        });
+    }
+    versions
+}
+
 /// A ladder from loose export files: one version per kernel launch, in the order given
 /// (pages of one report merged), each file read and inflated within `limits`.
 pub fn load_files(
@@ -722,16 +769,14 @@ pub fn load_files(
         );
     }
     let profiles = merge_exports(exports);
-    let versions = profiles
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| Version {
-            id: format!("{}", i + 1),
-            title: super::default_title(&p.kernel),
-            profile: Some(p),
-            ..Version::default()
-        })
-        .collect();
+    for p in &profiles {
+        if let Some((_, path)) = p.pages.first() {
+            for w in &p.warnings {
+                report.warnings.push(ParseError::file(path, w.clone()));
+            }
+        }
+    }
+    let versions = loose_versions(profiles);
     Ok(Ladder {
         name: "files".into(),
         title: if paths.len() == 1 {

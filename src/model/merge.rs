@@ -11,7 +11,9 @@
 //! source page) still describe the same launches: a page then goes to the first
 //! profile of that kernel and a compatible launch ID that has no page of its kind yet.
 //! A second page of a kind a profile holds starts a new profile (two reports of the
-//! same kernel, e.g. two versions, each launched once).
+//! same kernel, e.g. two versions, each launched once). Pages of different processes
+//! (two ncu runs) merged so carry a warning on the profile naming both runs and their
+//! durations: their figures are of two launches, which never measure alike.
 
 use super::Profile;
 use super::SourcePage;
@@ -58,6 +60,9 @@ impl Part {
 
     fn absorb(&mut self, from: Part) {
         self.classes |= from.classes;
+        if let Some(w) = other_run(&self.profile, &from.profile) {
+            self.profile.warnings.push(w);
+        }
         absorb(&mut self.profile, from.profile);
     }
 }
@@ -205,6 +210,42 @@ fn completes(p: &Part, part: &Part) -> bool {
     p.classes & part.classes == 0
         && compatible(p.profile.launch_id, part.profile.launch_id)
         && p.kernel == part.kernel
+}
+
+/// Why merging `from` into `into` mixes two ncu runs, where their process IDs differ:
+/// both runs, their pages and their durations (which differ from run to run).
+fn other_run(into: &Profile, from: &Profile) -> Option<String> {
+    let (a, b) = (into.process_id?, from.process_id?);
+    if a == b {
+        return None;
+    }
+    let side = |p: &Profile, id: u64| {
+        let pages: Vec<String> = p
+            .pages
+            .iter()
+            .map(|(k, path)| {
+                let name = path.file_name().unwrap_or(path.as_os_str());
+                format!("{} page {}", k.name(), name.to_string_lossy())
+            })
+            .collect();
+        let time = duration_us(p).map_or(String::new(), |t| format!(", {t:.2} µs"));
+        format!("process {id} ({}{time})", pages.join(", "))
+    };
+    Some(format!(
+        "pages of two ncu runs merged into one launch of {}: {} and {}; their figures are of different launches (export the pages of one report, or give them apart)",
+        into.kernel,
+        side(into, a),
+        side(from, b)
+    ))
+}
+
+/// A page's launch duration in µs (values are read in ns): the raw page's, else the
+/// details page's.
+fn duration_us(p: &Profile) -> Option<f64> {
+    let ns = p
+        .raw_value("gpu__time_duration.sum")
+        .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))?;
+    Some(ns / 1e3)
 }
 
 /// The bit of a page's class: details, `--metrics` and summary pages are one class.

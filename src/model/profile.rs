@@ -22,6 +22,9 @@ pub struct Profile {
     pub source: Option<SourcePage>,
     /// The pages merged into this profile and the files they came from.
     pub pages: Vec<(PageKind, PathBuf)>,
+    /// What its figures cannot be trusted for, one sentence each: pages of different
+    /// ncu runs merged into it (see [`super::merge`]).
+    pub warnings: Vec<String>,
 }
 
 impl Profile {

@@ -169,6 +169,17 @@ const SNIFF: usize = 1 << 20;
 /// line that starts an ncu CSV page or one of ncu's messages (the output of a run, read
 /// as such). `Err` says what the file is instead.
 pub fn sniff(path: &Path) -> Result<(), ParseError> {
+    sniff_with(path, true)
+}
+
+/// Whether a file found in a folder is an export: as [`sniff`], but ncu's messages
+/// alone (the log of a run kept beside its exports) are not one. `Err` says what the
+/// file is instead.
+pub fn sniff_export(path: &Path) -> Result<(), ParseError> {
+    sniff_with(path, false)
+}
+
+fn sniff_with(path: &Path, messages: bool) -> Result<(), ParseError> {
     let io = |e: std::io::Error| ParseError::file(path, e.to_string());
     let mut head = Vec::new();
     std::fs::File::open(path)
@@ -199,7 +210,10 @@ pub fn sniff(path: &Path) -> Result<(), ParseError> {
         Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.lines().any(|l| is_csv_start(l) || is_prof_line(l)) {
+    if text
+        .lines()
+        .any(|l| is_csv_start(l) || (messages && is_prof_line(l)))
+    {
         Ok(())
     } else {
         Err(non_export::explain(path, text))

@@ -21,7 +21,7 @@ pub mod value;
 
 pub use error::ParseError;
 pub use export::{Export, PageKind, parse_bytes, parse_bytes_with, read_file, read_file_with};
-pub use input::sniff;
+pub use input::{sniff, sniff_export};
 pub use launch::LaunchInfo;
 pub use listing::{CudaLine, OpcodeSamples, SassLine, SourceListing, SourceSummary, opcode_class};
 pub use options::ReadOptions;
