@@ -2,9 +2,10 @@
 """Prints the GEMM ladder's run tables (kernels/gemm/README.md and the README's GEMM
 section) from the bundled runs, as `stallscope report --ladder gemm --format json
 --shape S [--regime burst]` reads them: one table per shape, each version's and
-torch.matmul's median time, TFLOPS, mean SM clock and energy per launch (sustained
-regime; the burst regime records no power), and its ratio to torch.matmul in time with
-stallscope's verdict and in cycles (time × clock), as report's `verdicts` give them.
+both baselines' median time, TFLOPS, mean SM clock and energy per launch, and its ratio
+to cuBLAS in time with stallscope's verdict and in cycles (time × clock), as report's
+`verdicts` give them; the sustained and the burst regime in tables of their own, each
+naming the GPU its runs were on (the burst regime records no power).
 
     python3 kernels/gemm-run-tables.py [STALLSCOPE] > /tmp/tables.md
 
@@ -15,7 +16,8 @@ import json, subprocess, sys
 exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/stallscope"
 LADDER = "gemm"
 SHAPES = ["8192,8192,8192", "4096,4096,4096", "4000,4000,4000"]
-BASELINE = "torch-matmul"
+BASELINE = "cublas"
+NAMES = {"cublas": "cuBLAS", "torch-matmul": "torch.matmul"}
 
 
 def report(shape, regime):
@@ -59,27 +61,24 @@ def against(v):
 
 
 for shape in SHAPES:
-    ladder, sus = report(shape, "sustained")
-    _, bur = report(shape, "burst")
     print(f"**{shape.replace(',', '×')}**\n")
-    print("| version | µs | TFLOPS | MHz | mJ | vs torch.matmul | in cycles "
-          "| burst µs | TFLOPS | MHz | vs torch.matmul | in cycles |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|")
-    for v in ladder["versions"]:
-        vid = v["id"]
-        rs, rb = shown_run(sus[vid], shape, "sustained"), shown_run(bur[vid], shape, "burst")
-        if rs is None and rb is None:
+    for regime in ("sustained", "burst"):
+        ladder, by_id = report(shape, regime)
+        runs = [(v["id"], shown_run(by_id[v["id"]], shape, regime)) for v in ladder["versions"]]
+        runs = [(vid, r) for vid, r in runs if r is not None]
+        if not runs:
             continue
-        row = ["torch.matmul" if vid == BASELINE else vid]
-        if rs:
-            row += [us(rs["median_us"]), f"{rs['tflops']:.1f}", f"{rs['sm_clock_mhz']:.0f}",
-                    f"{rs['energy_mj']:,.0f}", *against(sus[vid])]
-        else:
-            row += ["—"] * 6
-        if rb:
-            row += [us(rb["median_us"]), f"{rb['tflops']:.1f}", f"{rb['sm_clock_mhz']:.0f}",
-                    *against(bur[vid])]
-        else:
-            row += ["—"] * 5
-        print("| " + " | ".join(row) + " |")
-    print()
+        gpus = sorted({r["gpu"] for _, r in runs if r.get("gpu")})
+        print(f"{regime.capitalize()}, {' and '.join(gpus)}:\n")
+        power = regime == "sustained"
+        print("| version | µs | TFLOPS | MHz |" + (" mJ |" if power else "")
+              + " vs cuBLAS | in cycles |")
+        print("|---|---:|---:|---:|" + ("---:|" if power else "") + "---|---:|")
+        for vid, r in runs:
+            row = [NAMES.get(vid, vid), us(r["median_us"]), f"{r['tflops']:.1f}",
+                   f"{r['sm_clock_mhz']:.0f}"]
+            if power:
+                row.append(f"{r['energy_mj']:,.0f}" if r.get("energy_mj") is not None else "—")
+            row += [*against(by_id[vid])]
+            print("| " + " | ".join(row) + " |")
+        print()
