@@ -80,6 +80,16 @@ impl StallBreakdown {
         self.shares[r.index()]
     }
 
+    /// The share of `r` where this breakdown can hold it: launch-level percentages of a
+    /// GPU before Volta name only the legacy reasons and `not_selected`, so a Hopper
+    /// reason there (barrier, short scoreboard) is unknown, never zero.
+    pub fn known_share(&self, r: StallReason) -> Option<f64> {
+        let holds = self.source != StallSource::LaunchPercentages
+            || r.is_legacy()
+            || r == StallReason::NotSelected;
+        holds.then(|| self.share(r))
+    }
+
     /// Reasons by share, largest first, leaving out those with no samples.
     pub fn ranked(&self) -> Vec<(StallReason, f64)> {
         let mut v: Vec<_> = StallReason::ALL

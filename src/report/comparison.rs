@@ -450,7 +450,10 @@ fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison, listing_error: Optio
         .iter()
         .any(|s| s.bottleneck.as_ref().is_some_and(|b| b.is_launch_level()));
     let line = match missing.as_slice() {
-        [] if launch_level => "SASS: a Visual Profiler export holds no SASS listing and no PC samples (GPUs before Ampere), so there is no SASS to compare".to_string(),
+        [] if launch_level => format!(
+            "SASS: {}, so there is no SASS to compare",
+            crate::analysis::NO_SASS_LEGACY
+        ),
         [] => match listing_error {
             Some(e) => format!("SASS: a listing could not be read: {e}"),
             None => "SASS: the listings could not be read".to_string(),

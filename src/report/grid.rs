@@ -118,11 +118,20 @@ pub fn trail(a: &Analysed) -> Grid {
             ])
         })
         .collect();
+    let mut preamble = vec![
+        format!("bottleneck trail: {}", TRAIL_NOTE[0]),
+        TRAIL_NOTE[1].to_string(),
+    ];
+    let launch_level = a
+        .analysis
+        .versions
+        .iter()
+        .any(|v| v.bottleneck.as_ref().is_some_and(|b| b.is_launch_level()));
+    if launch_level {
+        preamble.push(LAUNCH_LEVEL_NOTE.to_string());
+    }
     Grid {
-        preamble: vec![
-            format!("bottleneck trail: {}", TRAIL_NOTE[0]),
-            TRAIL_NOTE[1].to_string(),
-        ],
+        preamble,
         header: ["step", "bottleneck", "%", "runner-up", "%", "noise rule"]
             .map(String::from)
             .to_vec(),
@@ -136,6 +145,11 @@ const TRAIL_NOTE: [&str; 2] = [
     "each version's hottest stall reason × instruction class cell and the runner-up,",
     "in % of its stall samples; a step moved when its cell leads the parent's by z ≥ 2 in its samples",
 ];
+
+/// Said once under the trail's heading where a label is read from a launch's own stall
+/// percentages (a Visual Profiler export) rather than from PC samples.
+const LAUNCH_LEVEL_NOTE: &str = "labels marked (launch-level %) are a stall reason alone, in % of the launch's own \
+     stall percentages (no PC samples: no instruction, no noise rule)";
 
 /// What the labels of the ladder's versions and baselines mean, one line each (near-tie
 /// runner-ups included), and why a profiled version has none.
@@ -248,6 +262,8 @@ fn bottleneck_rows(row: &VersionRow) -> Vec<Row> {
             .unwrap_or_else(|| UNKNOWN.to_string())
     }));
     rows.push(row("lead over runner-up (z)", &|v| match top(v) {
+        // Launch-level percentages have no samples to weigh a lead with.
+        Some(b) if b.is_launch_level() => UNKNOWN.to_string(),
         Some(b) => {
             let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
             if b.near_tie {

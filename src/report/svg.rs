@@ -799,7 +799,11 @@ pub fn pipeline_timeline(trace: &Trace, b: usize) -> Option<String> {
 /// A headline signal of one version, in percent.
 pub fn headline_value(h: &Headline, v: &VersionAnalysis) -> Option<f64> {
     match *h {
-        Headline::Stall(r, _) => v.stalls.as_ref().map(|s| s.share(r) * 100.0),
+        Headline::Stall(r, _) => v
+            .stalls
+            .as_ref()
+            .and_then(|s| s.known_share(r))
+            .map(|x| x * 100.0),
         Headline::Metric(m, _) => v.get(m),
     }
 }

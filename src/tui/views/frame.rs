@@ -337,7 +337,13 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
 
     for h in HEADLINE {
         let (name, value) = match *h {
-            Headline::Stall(r, name) => (name, a.stalls.as_ref().map(|s| s.share(r) * 100.0)),
+            Headline::Stall(r, name) => (
+                name,
+                a.stalls
+                    .as_ref()
+                    .and_then(|s| s.known_share(r))
+                    .map(|x| x * 100.0),
+            ),
             Headline::Metric(m, name) => (name, a.get(m)),
         };
         let signal = [

@@ -171,8 +171,9 @@ pub fn draw(frame: &mut Frame, scene: &Scene, state: &SourceState, body: Rect) {
             let why = match missing {
                 Some(Err(e)) => format!("{}'s source page cannot be read: {e}", v.id),
                 _ => format!(
-                    "{} has no source page (export it with ncu --page source --print-source sass)",
-                    v.id
+                    "{}: {}",
+                    v.id,
+                    crate::analysis::no_sass_reason(&scene.ladder().analysis.versions[vi])
                 ),
             };
             let why = printable(Line::styled(why, scene.theme.dim()));
