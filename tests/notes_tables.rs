@@ -389,3 +389,128 @@ fn every_notes_step_tables_are_the_commands_output() {
         checked.len()
     );
 }
+
+/// How the sections below a note's tables quote the bundled run (the one of the tables).
+const QUOTE: &str = "[the 2026-12-03 run";
+
+/// The time figures of a note's measured section's prose (outside its tables), and of
+/// every bracket `[the 2026-12-03 run reads …]` in the note: each
+/// number written with `µs` or `ms` after it, or before `against … N µs` (`947.0 against
+/// v28's 954.2 µs`), of three significant digits or more (`0.2–0.6 µs a launch` is no run
+/// time), in µs with its tolerance, and whether `cuDNN's` stands before it.
+fn prose_times(notes: &str) -> Vec<(String, f64, f64, bool)> {
+    let prose: Vec<&str> = notes
+        .lines()
+        .skip_while(|l| !l.starts_with(HEADING))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| !l.starts_with('|'))
+        .collect();
+    // And anywhere in the note, what a bracket `[the 2026-12-03 run reads …]` quotes.
+    let all = notes.lines().collect::<Vec<_>>().join(" ");
+    let quoted = all
+        .split(QUOTE)
+        .skip(1)
+        .map(|q| q.split(']').next().unwrap_or_default());
+    let prose = std::iter::once(prose.join(" ")).chain(quoted.map(str::to_string));
+    let prose = prose.collect::<Vec<_>>().join(" ");
+    let words: Vec<&str> = prose
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| "()*,;:[]".contains(c)))
+        .collect();
+    let significant = |w: &str| {
+        w.chars()
+            .filter(char::is_ascii_digit)
+            .skip_while(|&c| c == '0')
+            .count()
+    };
+    let mut out = Vec::new();
+    let mut take = |at: usize, scale: f64| {
+        let Some(w) = at.checked_sub(1).map(|i| words[i]) else {
+            return;
+        };
+        if significant(w) < 3 {
+            return;
+        }
+        if let Some((x, tolerance)) = written(w) {
+            let cudnn = at >= 2 && words[at - 2] == "cuDNN's";
+            out.push((w.to_string(), x * scale, tolerance * scale, cudnn));
+        }
+    };
+    for (i, w) in words.iter().enumerate() {
+        let scale = match *w {
+            "µs" => 1.0,
+            "ms" => 1000.0,
+            _ => continue,
+        };
+        take(i, scale);
+        // `A against [words] B µs`: A in the same unit.
+        if let Some(a) = (i.saturating_sub(4)..i).find(|&j| words[j] == "against") {
+            if a >= 1 && written(words[a - 1]).is_some() {
+                take(a, scale);
+            }
+        }
+    }
+    out
+}
+
+/// Every time a note's measured section quotes in its prose is a bundled run's median at
+/// one of the three shapes, to its last digit (of some version or baseline: the prose
+/// names which in words), and one written `cuDNN's N µs` is cuDNN's; so is every time a
+/// bracket `[the 2026-12-03 run reads …]` quotes in the sections below. Those sections'
+/// other figures are the first protocol's runs, not bundled, and are not checked.
+#[test]
+fn every_time_a_notes_measured_prose_quotes_is_a_bundled_run() {
+    let ladder = ladder();
+    let attention = Kind::named("attention").unwrap();
+    let shapes: Vec<Shape> = SHAPES
+        .iter()
+        .map(|s| Shape::parse(attention, s).unwrap())
+        .collect();
+    let medians = |v: &model::Version| -> Vec<f64> {
+        shapes
+            .iter()
+            .filter_map(|s| run_at(v, s)?.median_us)
+            .collect()
+    };
+    let all: Vec<f64> = ladder.versions.iter().flat_map(medians).collect();
+    let cudnn = medians(ladder.version("cudnn").expect("cuDNN's runs"));
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for v in ladder.versions.iter().filter(|v| !v.baseline) {
+        for (w, x, tolerance, of_cudnn) in prose_times(v.notes.as_deref().unwrap_or_default()) {
+            checked += 1;
+            let pool = if of_cudnn { &cudnn } else { &all };
+            if !pool.iter().any(|m| (m - x).abs() <= tolerance) {
+                let whose = if of_cudnn { "cuDNN's" } else { "any" };
+                wrong.push(format!("{}: {w} is no bundled median ({whose})", v.id));
+            }
+        }
+    }
+    assert!(checked >= 8, "only {checked} times checked");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The prose check reads what it should: a cuDNN time and a pair `A against B µs` are
+/// taken, a range of one digit is not, and `ms` is read in µs.
+#[test]
+fn the_prose_times_are_read_with_their_units() {
+    let note = format!(
+        "{HEADING}, x)\n\nv at 9.243 ms against cuDNN's 69.86 µs (132×);\n\
+         (947.0 against v28's 954.2 µs), 0.2–0.6 µs a launch.\n\n## Next\n70.1 µs \
+         [the 2026-12-03 run reads cuDNN's\n69.86 µs].\n"
+    );
+    let got: Vec<(String, bool)> = prose_times(&note)
+        .into_iter()
+        .map(|(w, _, _, cudnn)| (w, cudnn))
+        .collect();
+    let want = [
+        ("9.243", false),
+        ("69.86", true),
+        ("954.2", false),
+        ("947.0", false),
+        ("69.86", true),
+    ];
+    assert_eq!(got, want.map(|(w, c)| (w.to_string(), c)));
+    assert_eq!(prose_times(&note)[0].1, 9243.0);
+}
