@@ -14,15 +14,6 @@ pub const EXPORT_SOURCE: &str = "ncu --import REPORT --csv --page source --print
 pub const NO_SASS_LEGACY: &str =
     "a Visual Profiler export holds no SASS listing and no PC samples (GPUs before Ampere)";
 
-/// Why version analysis `v` shows no SASS listing, and what to export for one where a
-/// tool can: every view that would show the listing says it this way.
-pub fn no_sass_reason(v: &super::VersionAnalysis) -> String {
-    match v.stalls.as_ref().map(|s| s.source) {
-        Some(super::StallSource::LaunchPercentages) => NO_SASS_LEGACY.to_string(),
-        _ => format!("no source page (export it with {EXPORT_SOURCE})"),
-    }
-}
-
 /// One cell of the table: the samples of one reason at one instruction class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {

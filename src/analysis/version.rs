@@ -32,6 +32,20 @@ impl VersionAnalysis {
         self.values.get(id as usize).copied().flatten()
     }
 
+    /// Why this version shows no SASS listing, and what to export for one where a tool
+    /// can: every view that would show the listing says it this way.
+    pub fn no_sass_reason(&self) -> String {
+        match self.stalls.as_ref().map(|s| s.source) {
+            Some(super::StallSource::LaunchPercentages) => {
+                super::matrix::NO_SASS_LEGACY.to_string()
+            }
+            _ => format!(
+                "no source page (export it with {})",
+                super::matrix::EXPORT_SOURCE
+            ),
+        }
+    }
+
     /// The overall top stall reason and its share (the figure ncu itself shows).
     pub fn top_reason(&self) -> Option<(crate::ncu::StallReason, f64)> {
         let s = self.stalls.as_ref()?;

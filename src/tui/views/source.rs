@@ -173,7 +173,7 @@ pub fn draw(frame: &mut Frame, scene: &Scene, state: &SourceState, body: Rect) {
                 _ => format!(
                     "{}: {}",
                     v.id,
-                    crate::analysis::no_sass_reason(&scene.ladder().analysis.versions[vi])
+                    scene.ladder().analysis.versions[vi].no_sass_reason()
                 ),
             };
             let why = printable(Line::styled(why, scene.theme.dim()));
