@@ -445,10 +445,11 @@ fn prose_times(notes: &str) -> Vec<(String, f64, f64, bool)> {
         };
         take(i, scale);
         // `A against [words] B µs`: A in the same unit.
-        if let Some(a) = (i.saturating_sub(4)..i).find(|&j| words[j] == "against") {
-            if a >= 1 && written(words[a - 1]).is_some() {
-                take(a, scale);
-            }
+        if let Some(a) = (i.saturating_sub(4)..i).find(|&j| words[j] == "against")
+            && a >= 1
+            && written(words[a - 1]).is_some()
+        {
+            take(a, scale);
         }
     }
     out
