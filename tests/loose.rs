@@ -150,7 +150,7 @@ fn kernel_keeps_the_launches_of_the_kernels_it_names() {
     };
     let load = |o: &stallscope::model::LooseOptions| {
         stallscope::model::load_files_with(
-            &[f.clone()],
+            std::slice::from_ref(&f),
             SizeLimits::DEFAULT,
             o,
             &mut LoadReport::default(),
@@ -242,7 +242,7 @@ fn flops_fill_every_loose_versions_tflops() {
     let text = String::from_utf8(out).unwrap();
     // 16777216 FLOP in 16.83 µs: about 1.0 TFLOPS.
     let l = stallscope::model::load_files_with(
-        &[f.clone()],
+        std::slice::from_ref(&f),
         SizeLimits::DEFAULT,
         &stallscope::model::LooseOptions {
             kernel: Some("softmax".into()),

@@ -19,10 +19,8 @@ mod version;
 pub use catalogue::{Arch, Better, Group, Kind, METRICS, MetricDef, MetricId};
 pub use compare::{Comparison, Verdict, compare};
 pub use ladder::{LadderAnalysis, analyse_ladder, implausible};
-pub use matrix::{
-    Bottleneck, Cell, EXPORT_SOURCE, NO_SASS_LEGACY, NoLabel, StallMatrix, no_sass_reason,
-};
+pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NO_SASS_LEGACY, NoLabel, StallMatrix};
 pub use shown::Shown;
 pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
 pub use trail::{StepVerdict, TrailStep};
-pub use version::{VersionAnalysis, analyse};
+pub use version::{VersionAnalysis, analyse, no_sass_reason};
