@@ -29,6 +29,9 @@ pub struct Cli {
     pub files: Vec<PathBuf>,
 
     #[command(flatten)]
+    pub loose: LooseArgs,
+
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -165,6 +168,31 @@ pub enum Command {
 pub struct OpenArgs {
     /// The folder to open.
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub loose: LooseArgs,
+}
+
+/// What to read of loose export files (a ladder named "files", one version per launch).
+#[derive(Debug, Clone, Default, Args)]
+pub struct LooseArgs {
+    /// Of export files: only the launches of the kernels whose full or short demangled
+    /// name holds NAME, or matches the regular expression after `regex:` (as ncu's -k).
+    #[arg(long, value_name = "NAME|regex:RE")]
+    pub kernel: Option<String>,
+    /// Of export files: FLOP of one launch, for every launch's TFLOPS (ncu): a number
+    /// (34359738368, 3.4e10) or an integer expression of numbers (2*4096*4096*4096).
+    #[arg(long, value_name = "EXPR|NUMBER", value_parser = flop_count)]
+    pub flops: Option<f64>,
+}
+
+impl LooseArgs {
+    /// The options as the model takes them.
+    pub fn options(&self) -> crate::model::LooseOptions {
+        crate::model::LooseOptions {
+            kernel: self.kernel.clone(),
+            flops: self.flops,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -206,6 +234,8 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub loose: LooseArgs,
 }
 
 #[derive(Debug, Args)]
@@ -239,6 +269,8 @@ pub struct CompareArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub loose: LooseArgs,
 }
 
 #[derive(Debug, Args)]

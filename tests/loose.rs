@@ -128,3 +128,152 @@ fn a_folder_is_read_as_its_files_and_a_log_beside_them_is_skipped() {
     assert_eq!(body(&folder.stdout), body(&files.stdout));
     assert!(String::from_utf8_lossy(&folder.stdout).contains("lg_throttle @ LDG"));
 }
+
+#[test]
+fn kernel_keeps_the_launches_of_the_kernels_it_names() {
+    let f = fixture("h200/others_basic_details.csv");
+    // A part of the name: both elementwise kernels' five launches, the others left out.
+    let out = stallscope()
+        .arg("report")
+        .arg(&f)
+        .args(["--kernel", "vectorized_elementwise", "--format", "csv"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains("softmax_kernel"), "{text}");
+    let opts = |kernel: &str| stallscope::model::LooseOptions {
+        kernel: Some(kernel.into()),
+        flops: None,
+    };
+    let load = |o: &stallscope::model::LooseOptions| {
+        stallscope::model::load_files_with(
+            std::slice::from_ref(&f),
+            SizeLimits::DEFAULT,
+            o,
+            &mut LoadReport::default(),
+        )
+    };
+    let l = load(&opts("vectorized_elementwise")).unwrap();
+    // Three launches of three instantiations (the full names differ), the short name
+    // theirs alike.
+    assert_eq!(l.versions.len(), 3);
+    assert!(
+        l.versions
+            .iter()
+            .all(|v| v.title == "vectorized_elementwise_kernel")
+    );
+    // ncu's regex: form, on the short name.
+    let l = load(&opts("regex:^(softmax|unrolled)_")).unwrap();
+    let names: Vec<&str> = l.versions.iter().map(|v| v.title.as_str()).collect();
+    assert_eq!(names, ["softmax_kernel", "unrolled_elementwise_kernel"]);
+    assert!(
+        l.title.ends_with(", kernel regex:^(softmax|unrolled)_"),
+        "{}",
+        l.title
+    );
+}
+
+#[test]
+fn a_kernel_filter_that_matches_nothing_names_the_kernels_held() {
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/others_basic_details.csv"))
+        .args(["--kernel", "flash"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("--kernel flash matches no kernel; the files hold:")
+                .and(predicate::str::contains(
+                    "distribution_elementwise_grid_stride_kernel (2 launches)",
+                ))
+                .and(predicate::str::contains("  softmax_kernel\n")),
+        );
+    stallscope()
+        .arg("report")
+        .arg(fixture("h200/others_basic_details.csv"))
+        .args(["--kernel", "regex:("])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not a regular expression"));
+}
+
+#[test]
+fn kernel_picks_one_launch_of_each_file_for_compare() {
+    let f = fixture("h200/others_basic_details.csv");
+    // Eight launches each: without --kernel or --launch-a the pair is refused.
+    stallscope()
+        .arg("compare")
+        .arg(&f)
+        .arg(&f)
+        .assert()
+        .failure();
+    stallscope()
+        .arg("compare")
+        .arg(&f)
+        .arg(&f)
+        .args(["--kernel", "softmax"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("softmax_kernel"));
+}
+
+#[test]
+fn flops_fill_every_loose_versions_tflops() {
+    let f = fixture("h200/others_basic_details.csv");
+    let out = stallscope()
+        .arg("report")
+        .arg(&f)
+        .args([
+            "--kernel",
+            "softmax",
+            "--flops",
+            "2*8*1024*1024",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    // 16777216 FLOP in 16.83 µs: about 1.0 TFLOPS.
+    let l = stallscope::model::load_files_with(
+        std::slice::from_ref(&f),
+        SizeLimits::DEFAULT,
+        &stallscope::model::LooseOptions {
+            kernel: Some("softmax".into()),
+            flops: Some(16777216.0),
+        },
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    assert_eq!(l.flops_of(&l.versions[0]), Some(16777216.0));
+    assert!(text.contains("tflops"), "{text}");
+    stallscope()
+        .arg("report")
+        .arg(&f)
+        .args(["--flops", "2*n"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("a FLOP count is a number"));
+}
+
+#[test]
+fn loose_options_are_refused_without_export_files() {
+    stallscope()
+        .args(["report", "--kernel", "softmax"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "--kernel applies to export files given as paths",
+        ));
+    stallscope()
+        .args(["compare", "v1", "--flops", "10"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--flops applies to export files"));
+}

@@ -757,6 +757,12 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
             stall_help(reason)
         );
     }
+    if opcode == REASON_ONLY {
+        return format!(
+            "{}; the top reason of the raw page's stall shares, with no source page to say at which instruction",
+            stall_help(reason)
+        );
+    }
     match opcode_help(opcode) {
         Some(op) => format!("{}, at {opcode}: {op}", stall_help(reason)),
         None => format!("{}, at {opcode}", stall_help(reason)),
@@ -765,8 +771,8 @@ pub fn cell_help(reason: StallReason, opcode: &str) -> String {
 
 /// A (reason @ opcode) cell named as every view and report names it.
 pub fn cell_name(reason: StallReason, opcode: &str) -> String {
-    if opcode == LAUNCH_LEVEL {
-        return format!("{reason} {LAUNCH_LEVEL}");
+    if opcode == LAUNCH_LEVEL || opcode == REASON_ONLY {
+        return format!("{reason} {opcode}");
     }
     format!("{reason} @ {opcode}")
 }
@@ -774,6 +780,10 @@ pub fn cell_name(reason: StallReason, opcode: &str) -> String {
 /// The place of a label read from a launch's stall percentages (a Visual Profiler
 /// export) rather than from PC samples per instruction: no instruction class.
 pub const LAUNCH_LEVEL: &str = "(launch-level %)";
+
+/// The place of a label read from the raw page's stall shares where there is no source
+/// page: a stall reason, no instruction class.
+pub const REASON_ONLY: &str = "(reason only)";
 
 /// A cell's name and what it means, as the help lines and the source view give them.
 pub fn explained_cell(reason: StallReason, opcode: &str) -> String {

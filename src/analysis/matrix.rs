@@ -134,6 +134,27 @@ impl StallMatrix {
     }
 }
 
+/// The stall samples behind a breakdown of PC samples, where there are enough for the
+/// noise rule ([`MIN_SAMPLES`]); `None` for per-issue ratios and launch percentages.
+pub fn sampled_stalls(s: &super::StallBreakdown) -> Option<u64> {
+    use super::StallSource;
+    if !matches!(s.source, StallSource::Sampling | StallSource::SourcePage) {
+        return None;
+    }
+    let stalls: u64 = StallReason::ALL
+        .iter()
+        .filter(|r| r.is_stall())
+        .map(|&r| reason_samples(s, r))
+        .sum();
+    s.samples.filter(|_| stalls >= MIN_SAMPLES).map(|_| stalls)
+}
+
+/// The samples of reason `r` in a breakdown of PC samples (its share of them all).
+pub fn reason_samples(s: &super::StallBreakdown, r: StallReason) -> u64 {
+    let n = s.samples.unwrap_or(0) as f64;
+    (s.share(r) * n).round() as u64
+}
+
 /// Where a version's warps wait most: the hottest cell of its (reason × opcode) table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bottleneck {
@@ -172,6 +193,45 @@ impl Bottleneck {
             z: None,
             near_tie: false,
         })
+    }
+
+    /// The label of a profile without a source page: the top stall reason of its raw
+    /// page's stall shares, marked [`REASON_ONLY`](super::catalogue::REASON_ONLY), with
+    /// the runner-up. Where PC samples stand behind the shares (at least
+    /// [`MIN_SAMPLES`] stall samples), the cells carry their counts and the lead its z;
+    /// per-issue ratios carry none, and no noise rule weighs them.
+    pub fn from_stall_shares(s: &super::StallBreakdown) -> Option<Bottleneck> {
+        let stalls: Vec<(StallReason, f64)> = s
+            .ranked()
+            .into_iter()
+            .filter(|(r, _)| r.is_stall())
+            .collect();
+        let total: f64 = stalls.iter().map(|(_, x)| x).sum();
+        let sampled = sampled_stalls(s);
+        let cell = |&(reason, share): &(StallReason, f64)| Cell {
+            reason,
+            opcode: super::catalogue::REASON_ONLY.to_string(),
+            samples: sampled.map_or(0, |_| reason_samples(s, reason)),
+            share: share / total,
+        };
+        let top = cell(stalls.first()?);
+        let runner_up = stalls.get(1).map(cell);
+        let z = sampled.and_then(|n| {
+            runner_up
+                .as_ref()
+                .map(|r| noise::lead_z(top.samples, r.samples, n))
+        });
+        Some(Bottleneck {
+            near_tie: z.is_some_and(|z| z < noise::Z_MIN),
+            top,
+            runner_up,
+            z: z.filter(|z| z.is_finite()),
+        })
+    }
+
+    /// Read from the raw page's stall shares alone: a reason, no instruction.
+    pub fn is_reason_only(&self) -> bool {
+        self.top.opcode == super::catalogue::REASON_ONLY
     }
 
     /// Read from launch-level percentages, not PC samples.

@@ -2,7 +2,7 @@
 //! judged against the version it was built on (its parent) by the noise rule.
 
 use super::VersionAnalysis;
-use super::matrix::NoLabel;
+use super::matrix::{Bottleneck, NoLabel, reason_samples, sampled_stalls};
 use super::noise;
 use crate::model::Ladder;
 use serde::Serialize;
@@ -21,6 +21,10 @@ pub enum StepVerdict {
     /// The top cell changed, but its lead over the parent's top cell is within sampling
     /// noise: not a move.
     WithinNoise,
+    /// The reason changed between labels of which one is a reason alone (no source
+    /// page), and no PC samples stand behind this version's shares to weigh it: not a
+    /// move.
+    Unweighed,
     /// This version has no label.
     NoLabel,
 }
@@ -79,13 +83,11 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
             (Some(_), None) => (StepVerdict::Start, None),
             (Some(b), Some(p)) => {
                 let before = analyses[p].bottleneck.as_ref().expect("labelled ancestor");
-                if b.top.same_place(&before.top) {
+                if b.is_reason_only() || before.is_reason_only() {
+                    reason_step(a, b, before)
+                } else if b.top.same_place(&before.top) {
                     (StepVerdict::Same, None)
-                } else if b.is_launch_level() || a.matrix.is_none() {
-                    // Launch-level percentages: no samples for the noise rule.
-                    (StepVerdict::Moved, None)
-                } else {
-                    let m = a.matrix.as_ref().expect("a label comes from a matrix");
+                } else if let Some(m) = a.matrix.as_ref().filter(|_| !b.is_launch_level()) {
                     let old = m.count(before.reason(), before.opcode());
                     let z = noise::lead_z(b.top.samples, old, m.samples);
                     let verdict = if z >= noise::Z_MIN {
@@ -94,6 +96,9 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
                         StepVerdict::WithinNoise
                     };
                     (verdict, Some(z).filter(|z| z.is_finite()))
+                } else {
+                    // Launch-level percentages: no samples for the noise rule.
+                    (StepVerdict::Moved, None)
                 }
             }
         };
@@ -116,6 +121,47 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
         });
     }
     steps
+}
+
+/// A step where one label or both are a reason alone: judged by reason, the lead of this
+/// version's reason over the ancestor's in this version's samples (its source page's
+/// rows, else its raw page's PC samples); without samples, unweighed, never a move.
+fn reason_step(
+    a: &VersionAnalysis,
+    b: &Bottleneck,
+    before: &Bottleneck,
+) -> (StepVerdict, Option<f64>) {
+    if b.reason() == before.reason() {
+        return (StepVerdict::Same, None);
+    }
+    let counts = match &a.matrix {
+        Some(m) => {
+            let rows = m.reasons();
+            let of = |r| rows.iter().find(|(x, _)| *x == r).map_or(0, |(_, n)| *n);
+            Some((of(b.reason()), of(before.reason()), m.samples))
+        }
+        None => a.stalls.as_ref().and_then(|s| {
+            sampled_stalls(s).map(|n| {
+                (
+                    reason_samples(s, b.reason()),
+                    reason_samples(s, before.reason()),
+                    n,
+                )
+            })
+        }),
+    };
+    match counts {
+        None => (StepVerdict::Unweighed, None),
+        Some((new, old, n)) => {
+            let z = noise::lead_z(new, old, n);
+            let verdict = if z >= noise::Z_MIN {
+                StepVerdict::Moved
+            } else {
+                StepVerdict::WithinNoise
+            };
+            (verdict, Some(z).filter(|z| z.is_finite()))
+        }
+    }
 }
 
 /// The nearest version up the parent chain that has a label.

@@ -99,9 +99,15 @@ pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
         .as_ref()
         .filter(|s| s.source == stalls::StallSource::LaunchPercentages)
         .and_then(Bottleneck::from_launch_percentages);
+    // No source page: the raw page's top stall reason, marked as a reason alone.
+    let reason_only = stalls
+        .as_ref()
+        .filter(|s| s.source != stalls::StallSource::LaunchPercentages)
+        .and_then(Bottleneck::from_stall_shares);
     let label = match (&v.profile, &matrix) {
         (None, _) => Err(NoLabel::NoProfile),
         (Some(_), None) if launch_level.is_some() => Ok(launch_level.expect("checked")),
+        (Some(_), None) if reason_only.is_some() => Ok(reason_only.expect("checked")),
         (Some(_), None) => Err(NoLabel::NoSourcePage),
         (Some(_), Some(m)) => m.bottleneck(),
     };
@@ -145,5 +151,15 @@ fn shared_per_block(p: &Profile) -> Option<f64> {
             Some(s + d)
         }
         _ => None,
+    }
+}
+
+/// Why version analysis `v` shows no SASS listing, and what to export for one where a
+/// tool can: every view that would show the listing says it this way.
+pub fn no_sass_reason(v: &VersionAnalysis) -> String {
+    use super::matrix::{EXPORT_SOURCE, NO_SASS_LEGACY};
+    match v.stalls.as_ref().map(|s| s.source) {
+        Some(stalls::StallSource::LaunchPercentages) => NO_SASS_LEGACY.to_string(),
+        _ => format!("no source page (export it with {EXPORT_SOURCE})"),
     }
 }

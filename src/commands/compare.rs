@@ -1,7 +1,8 @@
 //! `stallscope compare`: two versions of a ladder, or two export files, side by side.
 
 use super::ladders::{
-    default_sources, finish, load_one, load_report, mark_built_in, no_ladder, shown_shape,
+    default_sources, finish, load_one, load_report, loose_options_unused, mark_built_in, no_ladder,
+    shown_shape,
 };
 use super::output::{emit, terminal_width};
 use crate::analysis::{self, compare};
@@ -25,14 +26,17 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
                 }
             }
             let limits = common.size_limits();
-            let la = model::load_files(
+            let options = args.loose.options();
+            let la = model::load_files_with(
                 &crate::nsight::reports::expand(&[pa.to_path_buf()], limits)?,
                 limits,
+                &options,
                 &mut report,
             )?;
-            let lb = model::load_files(
+            let lb = model::load_files_with(
                 &crate::nsight::reports::expand(&[pb.to_path_buf()], limits)?,
                 limits,
+                &options,
                 &mut report,
             )?;
             let ia = one_launch(&la, args.launch_a, "--launch-a ID")?;
@@ -40,6 +44,7 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
             (la, ia, lb, ib)
         }
         Some(b) => {
+            loose_options_unused(&args.loose.options())?;
             let (l, ia, ib) = ladder_of_pair(common, &mut report, a, b, ladder)?;
             if ia == ib {
                 bail!(
@@ -50,6 +55,7 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
             (l.clone(), ia, l, ib)
         }
         None => {
+            loose_options_unused(&args.loose.options())?;
             let (l, ib, _) = ladder_of_pair(common, &mut report, a, a, ladder)?;
             let ia = l.parent_of(ib).ok_or_else(|| {
                 anyhow!(

@@ -5,7 +5,7 @@
 use crate::analysis::Shown;
 use crate::cli::Common;
 use crate::files::limits::SizeLimits;
-use crate::model::{self, Ladder, LoadReport, Store, manifest};
+use crate::model::{self, Ladder, LoadReport, LooseOptions, Store, manifest};
 use crate::report::format;
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
@@ -119,9 +119,12 @@ pub fn default_ladders(common: &Common, report: &mut LoadReport) -> Result<Vec<L
 /// Turns command-line paths into ladders: export files (one loose ladder, in the order
 /// given), ladder folders, profiles folders, or folders of exports; every file read
 /// within `limits`.
+/// `options` (`--kernel`, `--flops`) apply to the exports given or found in a folder: an
+/// error where there are none.
 pub fn resolve_paths(
     paths: &[PathBuf],
     limits: SizeLimits,
+    options: &LooseOptions,
     report: &mut LoadReport,
 ) -> Result<Vec<Ladder>> {
     let mut ladders = Vec::new();
@@ -130,7 +133,7 @@ pub fn resolve_paths(
         if !loose.is_empty() {
             let files = expand_reports(loose, limits, report)?;
             if !files.is_empty() {
-                ladders.push(model::load_files(&files, limits, report)?);
+                ladders.push(model::load_files_with(&files, limits, options, report)?);
             }
             loose.clear();
         }
@@ -145,7 +148,7 @@ pub fn resolve_paths(
                 ladders.extend(model::load_ladders(&Store::disk(limits), p, report)?);
             } else {
                 let files = expand_reports(&export_files(p, report)?, limits, report)?;
-                ladders.push(model::load_files(&files, limits, report)?);
+                ladders.push(model::load_files_with(&files, limits, options, report)?);
             }
         } else if p.exists() {
             loose.push(p.clone());
@@ -162,7 +165,30 @@ pub fn resolve_paths(
     if ladders.is_empty() {
         bail!("nothing to show: none of the paths given could be read");
     }
+    if !ladders.iter().any(|l| l.dir.is_none()) {
+        loose_options_unused(options)?;
+    }
     Ok(ladders)
+}
+
+/// The error for `--kernel` or `--flops` given where no export file is read (a ladder
+/// keeps its kernel and FLOP count in its manifest).
+pub(super) fn loose_options_unused(options: &LooseOptions) -> Result<()> {
+    let given: Vec<&str> = [
+        options.kernel.as_ref().map(|_| "--kernel"),
+        options.flops.map(|_| "--flops"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    let verb = if given.len() == 1 { "applies" } else { "apply" };
+    bail!(
+        "{} {verb} to export files given as paths, not to ladders (a ladder's manifest names its kernel and FLOP count)",
+        given.join(" and ")
+    )
 }
 
 /// The paths with each `.ncu-rep` report replaced by its pages; a report that cannot

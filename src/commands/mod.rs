@@ -32,16 +32,23 @@ pub fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         None => {
             let mut report = ladders::load_report(common);
+            let options = cli.loose.options();
             let ladders = if cli.files.is_empty() {
+                ladders::loose_options_unused(&options)?;
                 default_ladders(common, &mut report)?
             } else {
-                resolve_paths(&cli.files, common.size_limits(), &mut report)?
+                resolve_paths(&cli.files, common.size_limits(), &options, &mut report)?
             };
             explore::explore(common, ladders, &report)
         }
         Some(Command::Open(a)) => {
             let mut report = ladders::load_report(common);
-            let ladders = resolve_paths(&[a.dir], common.size_limits(), &mut report)?;
+            let ladders = resolve_paths(
+                &[a.dir],
+                common.size_limits(),
+                &a.loose.options(),
+                &mut report,
+            )?;
             explore::explore(common, ladders, &report)
         }
         Some(Command::Report(a)) => report::report_command(common, &a),

@@ -1,8 +1,8 @@
 //! `stallscope report`: the ladder timeline in a format, of the ladders asked for.
 
 use super::ladders::{
-    default_ladders, default_sources, finish, load_one, load_report, mark_built_in, named,
-    no_ladder, resolve_paths, shown_shape,
+    default_ladders, default_sources, finish, load_one, load_report, loose_options_unused,
+    mark_built_in, named, no_ladder, resolve_paths, shown_shape,
 };
 use super::output::{emit, terminal_width};
 use crate::analysis;
@@ -14,6 +14,10 @@ use std::path::PathBuf;
 
 pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     let mut report = load_report(common);
+    let options = a.loose.options();
+    if a.paths.is_empty() {
+        loose_options_unused(&options)?;
+    }
     let mut ladders = match (&a.ladder, a.paths.is_empty()) {
         // One ladder of the profiles folder: only it is read.
         (Some(name), true) => {
@@ -24,7 +28,7 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             vec![l]
         }
         (_, true) => default_ladders(common, &mut report)?,
-        (_, false) => resolve_paths(&a.paths, common.size_limits(), &mut report)?,
+        (_, false) => resolve_paths(&a.paths, common.size_limits(), &options, &mut report)?,
     };
     if let Some(name) = &a.ladder {
         // What was said of the ladders left out is not this report's.

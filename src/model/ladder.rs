@@ -732,6 +732,82 @@ fn loose_versions(profiles: Vec<Profile>) -> Vec<Version> {
     versions
 }
 
+/// What the command line asks of loose export files: which kernels' launches to keep
+/// (`--kernel`) and the FLOP count of one launch (`--flops`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LooseOptions {
+    /// A part of the kernel's full or short demangled name, or `regex:RE` (ncu's `-k`).
+    pub kernel: Option<String>,
+    /// FLOP of one launch: every version's TFLOPS (ncu) is read from it.
+    pub flops: Option<f64>,
+}
+
+impl LooseOptions {
+    /// Neither option given.
+    pub fn is_empty(&self) -> bool {
+        self.kernel.is_none() && self.flops.is_none()
+    }
+}
+
+/// A `--kernel` filter: a part of the name, or a regular expression after `regex:`.
+enum KernelFilter {
+    Part(String),
+    Regex(regex::Regex),
+}
+
+impl KernelFilter {
+    fn parse(text: &str) -> Result<KernelFilter> {
+        match text.strip_prefix("regex:") {
+            Some(re) => regex::Regex::new(re)
+                .map(KernelFilter::Regex)
+                .map_err(|e| anyhow!("--kernel {text}: not a regular expression: {e}")),
+            None if text.is_empty() => bail!("--kernel needs a part of a kernel's name"),
+            None => Ok(KernelFilter::Part(text.to_string())),
+        }
+    }
+
+    /// The kernel's full demangled name, or its short one, matches.
+    fn matches(&self, kernel: &str) -> bool {
+        let short = short_kernel_name(kernel);
+        match self {
+            KernelFilter::Part(p) => kernel.contains(p.as_str()) || short.contains(p.as_str()),
+            KernelFilter::Regex(r) => r.is_match(kernel) || r.is_match(&short),
+        }
+    }
+}
+
+/// The launches of `profiles` whose kernel `filter` matches; none is an error naming
+/// the kernels the files hold, with their launches.
+fn filter_kernels(profiles: Vec<Profile>, text: &str) -> Result<Vec<Profile>> {
+    let filter = KernelFilter::parse(text)?;
+    let mut held: Vec<(String, usize)> = Vec::new();
+    for p in &profiles {
+        let short = short_kernel_name(&p.kernel);
+        match held.iter_mut().find(|(k, _)| *k == short) {
+            Some((_, n)) => *n += 1,
+            None => held.push((short, 1)),
+        }
+    }
+    let kept: Vec<Profile> = profiles
+        .into_iter()
+        .filter(|p| filter.matches(&p.kernel))
+        .collect();
+    if kept.is_empty() {
+        let list: Vec<String> = held
+            .iter()
+            .map(|(k, n)| match n {
+                1 => format!("  {k}"),
+                n => format!("  {k} ({n} launches)"),
+            })
+            .collect();
+        bail!(
+            "--kernel {text} matches no kernel; the files hold:\n{}",
+            list.join("\n")
+        );
+    }
+    Ok(kept)
+}
+
 /// A ladder from loose export files: one version per kernel launch, in the order given
 /// (pages of one report merged), each file read and inflated within `limits`.
 pub fn load_files(
@@ -739,6 +815,18 @@ pub fn load_files(
     limits: SizeLimits,
     report: &mut LoadReport,
 ) -> Result<Ladder> {
+    load_files_with(paths, limits, &LooseOptions::default(), report)
+}
+
+/// [`load_files`], keeping only the launches of the kernels `loose.kernel` names, each
+/// version given `loose.flops`.
+pub fn load_files_with(
+    paths: &[PathBuf],
+    limits: SizeLimits,
+    loose: &LooseOptions,
+    report: &mut LoadReport,
+) -> Result<Ladder> {
+    let filter = loose.kernel.as_deref();
     let options = ncu::ReadOptions {
         partial: !report.strict,
         ..ncu::ReadOptions::within(limits)
@@ -768,7 +856,10 @@ pub fn load_files(
             reasons.join("; ")
         );
     }
-    let profiles = merge_exports(exports);
+    let mut profiles = merge_exports(exports);
+    if let Some(k) = filter {
+        profiles = filter_kernels(profiles, k)?;
+    }
     for p in &profiles {
         if let Some((_, path)) = p.pages.first() {
             for w in &p.warnings {
@@ -779,13 +870,19 @@ pub fn load_files(
     let versions = loose_versions(profiles);
     Ok(Ladder {
         name: "files".into(),
-        title: if paths.len() == 1 {
-            paths[0].display().to_string()
-        } else {
-            format!("{} files", paths.len())
+        title: {
+            let files = if paths.len() == 1 {
+                paths[0].display().to_string()
+            } else {
+                format!("{} files", paths.len())
+            };
+            match filter {
+                Some(k) => format!("{files}, kernel {k}"),
+                None => files,
+            }
         },
         problem: None,
-        flops: None,
+        flops: loose.flops,
         peak_tflops: None,
         kind: None,
         reference_shape: None,

@@ -16,9 +16,9 @@ pub mod trace;
 
 pub use kernel_name::{TITLE_MAX, default_title, short_kernel_name};
 pub use ladder::{
-    BrokenLadder, Ladder, LoadReport, Version, at_least_one, ladder_dirs, ladder_folders,
-    ladder_ids, launch_key, launch_table, load_files, load_folders, load_ladder, load_ladders,
-    pick_launch,
+    BrokenLadder, Ladder, LoadReport, LooseOptions, Version, at_least_one, ladder_dirs,
+    ladder_folders, ladder_ids, launch_key, launch_table, load_files, load_files_with,
+    load_folders, load_ladder, load_ladders, pick_launch,
 };
 pub use merge::merge_exports;
 pub use profile::Profile;

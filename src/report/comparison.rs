@@ -443,7 +443,10 @@ fn sass<'a>(c: &'a Comparison, names: &Names) -> Sass<'a> {
 fn no_sass_line(a_name: &str, b_name: &str, c: &Comparison, listing_error: Option<&str>) -> String {
     let missing: Vec<&str> = [(a_name, &c.a), (b_name, &c.b)]
         .into_iter()
-        .filter(|(_, s)| matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile)))
+        .filter(|(_, s)| {
+            matches!(s.no_label, Some(NoLabel::NoSourcePage | NoLabel::NoProfile))
+                || s.bottleneck.as_ref().is_some_and(|b| b.is_reason_only())
+        })
         .map(|(name, _)| name)
         .collect();
     let launch_level = [&c.a, &c.b]

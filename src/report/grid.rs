@@ -130,6 +130,16 @@ pub fn trail(a: &Analysed) -> Grid {
     if launch_level {
         preamble.push(LAUNCH_LEVEL_NOTE.to_string());
     }
+    // Of the trail's own steps: a baseline's label stands apart from it.
+    let reason_only = a
+        .ladder
+        .versions
+        .iter()
+        .zip(&a.analysis.versions)
+        .any(|(v, an)| !v.baseline && an.bottleneck.as_ref().is_some_and(|b| b.is_reason_only()));
+    if reason_only {
+        preamble.extend(REASON_ONLY_NOTE.iter().map(|l| l.to_string()));
+    }
     Grid {
         preamble,
         header: ["step", "bottleneck", "%", "runner-up", "%", "noise rule"]
@@ -151,23 +161,34 @@ const TRAIL_NOTE: [&str; 2] = [
 const LAUNCH_LEVEL_NOTE: &str = "labels marked (launch-level %) are a stall reason alone, in % of the launch's own \
      stall percentages (no PC samples: no instruction, no noise rule)";
 
+/// Said once under the trail's heading where a label is a reason alone, read from the
+/// raw page's stall shares for want of a source page.
+const REASON_ONLY_NOTE: [&str; 2] = [
+    "labels marked (reason only) are the raw page's top stall reason: no source page, so no instruction;",
+    "a change of reason is a move only where PC samples carry it (z ≥ 2), else unweighed",
+];
+
 /// What the labels of the ladder's versions and baselines mean, one line each (near-tie
 /// runner-ups included), and why a profiled version has none.
 pub fn meanings(a: &Analysed) -> Vec<String> {
     let mut cells: Vec<(StallReason, &str)> = Vec::new();
-    let mut missing = Vec::new();
+    // Versions without a label, grouped by why: each reason (and its hint) said once.
+    let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut reason_only = false;
     for i in display_order(a.ladder) {
         let v = &a.analysis.versions[i];
         let Some(b) = &v.bottleneck else {
             if let Some(n) = v.no_label.filter(|&n| n != NoLabel::NoProfile) {
-                missing.push(format!(
-                    "{}: no label; {}",
-                    a.ladder.versions[i].id,
-                    n.explain()
-                ));
+                let id = a.ladder.versions[i].id.as_str();
+                let why = n.explain();
+                match missing.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, ids)) => ids.push(id),
+                    None => missing.push((why, vec![id])),
+                }
             }
             continue;
         };
+        reason_only |= b.is_reason_only();
         let tie = b.runner_up.as_ref().filter(|_| b.near_tie);
         for c in std::iter::once(&b.top).chain(tie) {
             if !cells.contains(&(c.reason, c.opcode.as_str())) {
@@ -175,10 +196,21 @@ pub fn meanings(a: &Analysed) -> Vec<String> {
             }
         }
     }
+    let hint = reason_only.then(|| {
+        format!(
+            "(reason only): for a reason × instruction label, export the source page with `{}`",
+            crate::analysis::EXPORT_SOURCE
+        )
+    });
     cells
         .into_iter()
         .map(|(r, op)| explained_cell(r, op))
-        .chain(missing)
+        .chain(hint)
+        .chain(
+            missing
+                .into_iter()
+                .map(|(why, ids)| format!("{}: no label; {why}", ids.join(", "))),
+        )
         .collect()
 }
 
@@ -262,8 +294,11 @@ fn bottleneck_rows(row: &VersionRow) -> Vec<Row> {
             .unwrap_or_else(|| UNKNOWN.to_string())
     }));
     rows.push(row("lead over runner-up (z)", &|v| match top(v) {
-        // Launch-level percentages have no samples to weigh a lead with.
-        Some(b) if b.is_launch_level() => UNKNOWN.to_string(),
+        // Launch-level percentages and per-issue ratios have no samples to weigh a
+        // lead with.
+        Some(b) if b.is_launch_level() || (b.is_reason_only() && b.top.samples == 0) => {
+            UNKNOWN.to_string()
+        }
         Some(b) => {
             let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
             if b.near_tie {

@@ -59,6 +59,10 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
             s.judged_against().unwrap_or("its parent"),
             z(s.z)
         )),
+        StepVerdict::Unweighed => parts.push(format!(
+            "changed from {} (reason only, no samples for the noise rule)",
+            s.judged_against().unwrap_or("its parent")
+        )),
         StepVerdict::Start | StepVerdict::Same | StepVerdict::NoLabel => {}
     }
     if let Some(b) = b.filter(|b| b.near_tie) {

@@ -197,8 +197,10 @@ fn step_spans(scene: &Scene, s: &TrailStep) -> Vec<Span<'static>> {
         Span::styled(format!("{} ", step_name(s)), t.title()),
         Span::styled(label, if s.changed { t.moved() } else { Style::new() }),
     ];
-    if s.verdict == StepVerdict::WithinNoise {
-        spans.push(Span::styled(" (within noise)", t.dim()));
+    match s.verdict {
+        StepVerdict::WithinNoise => spans.push(Span::styled(" (within noise)", t.dim())),
+        StepVerdict::Unweighed => spans.push(Span::styled(" (unweighed)", t.dim())),
+        _ => {}
     }
     spans.into_iter().map(printable_span).collect()
 }
