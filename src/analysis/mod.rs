@@ -23,4 +23,4 @@ pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NO_SASS_LEGACY, NoLabel, Stall
 pub use shown::Shown;
 pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
 pub use trail::{StepVerdict, TrailStep};
-pub use version::{VersionAnalysis, analyse, no_sass_reason};
+pub use version::{VersionAnalysis, analyse};

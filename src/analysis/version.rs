@@ -153,13 +153,3 @@ fn shared_per_block(p: &Profile) -> Option<f64> {
         _ => None,
     }
 }
-
-/// Why version analysis `v` shows no SASS listing, and what to export for one where a
-/// tool can: every view that would show the listing says it this way.
-pub fn no_sass_reason(v: &VersionAnalysis) -> String {
-    use super::matrix::{EXPORT_SOURCE, NO_SASS_LEGACY};
-    match v.stalls.as_ref().map(|s| s.source) {
-        Some(stalls::StallSource::LaunchPercentages) => NO_SASS_LEGACY.to_string(),
-        _ => format!("no source page (export it with {EXPORT_SOURCE})"),
-    }
-}
