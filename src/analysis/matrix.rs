@@ -170,37 +170,19 @@ pub struct Bottleneck {
 }
 
 impl Bottleneck {
-    /// The label of a profile without PC samples whose stall breakdown comes from the
-    /// launch's own percentages (a Visual Profiler export): its largest reason, marked
-    /// [`LAUNCH_LEVEL`](super::catalogue::LAUNCH_LEVEL), with the runner-up; no noise
-    /// rule (no samples).
-    pub fn from_launch_percentages(s: &super::StallBreakdown) -> Option<Bottleneck> {
-        let stalls: Vec<(StallReason, f64)> = s
-            .ranked()
-            .into_iter()
-            .filter(|(r, _)| r.is_stall())
-            .collect();
-        let total: f64 = stalls.iter().map(|(_, x)| x).sum();
-        let cell = |&(reason, share): &(StallReason, f64)| Cell {
-            reason,
-            opcode: super::catalogue::LAUNCH_LEVEL.to_string(),
-            samples: 0,
-            share: share / total,
-        };
-        Some(Bottleneck {
-            top: cell(stalls.first()?),
-            runner_up: stalls.get(1).map(cell),
-            z: None,
-            near_tie: false,
-        })
-    }
-
-    /// The label of a profile without a source page: the top stall reason of its raw
-    /// page's stall shares, marked [`REASON_ONLY`](super::catalogue::REASON_ONLY), with
-    /// the runner-up. Where PC samples stand behind the shares (at least
-    /// [`MIN_SAMPLES`] stall samples), the cells carry their counts and the lead its z;
-    /// per-issue ratios carry none, and no noise rule weighs them.
+    /// The label of a profile without a source page: the top stall reason of its stall
+    /// shares with the runner-up, marked [`LAUNCH_LEVEL`](super::catalogue::LAUNCH_LEVEL)
+    /// where the shares are a Visual Profiler launch's own percentages, else
+    /// [`REASON_ONLY`](super::catalogue::REASON_ONLY). Where PC samples stand behind the
+    /// shares (at least [`MIN_SAMPLES`] stall samples), the cells carry their counts and
+    /// the lead its z; per-issue ratios and launch percentages carry none, and no noise
+    /// rule weighs them.
     pub fn from_stall_shares(s: &super::StallBreakdown) -> Option<Bottleneck> {
+        let marker = if s.source == super::StallSource::LaunchPercentages {
+            super::catalogue::LAUNCH_LEVEL
+        } else {
+            super::catalogue::REASON_ONLY
+        };
         let stalls: Vec<(StallReason, f64)> = s
             .ranked()
             .into_iter()
@@ -210,7 +192,7 @@ impl Bottleneck {
         let sampled = sampled_stalls(s);
         let cell = |&(reason, share): &(StallReason, f64)| Cell {
             reason,
-            opcode: super::catalogue::REASON_ONLY.to_string(),
+            opcode: marker.to_string(),
             samples: sampled.map_or(0, |_| reason_samples(s, reason)),
             share: share / total,
         };
@@ -227,6 +209,18 @@ impl Bottleneck {
             runner_up,
             z: z.filter(|z| z.is_finite()),
         })
+    }
+
+    /// A label of a stall reason alone (no source page, so no instruction): read from the
+    /// raw page's shares or from a launch's own percentages.
+    pub fn is_reason_alone(&self) -> bool {
+        self.is_reason_only() || self.is_launch_level()
+    }
+
+    /// Whether samples stand behind the label, for the noise rule to weigh its lead and
+    /// its moves: a cell of a source page always, a reason alone only with PC samples.
+    pub fn is_weighed(&self) -> bool {
+        self.top.samples > 0
     }
 
     /// Read from the raw page's stall shares alone: a reason, no instruction.

@@ -22,8 +22,8 @@ pub enum StepVerdict {
     /// noise: not a move.
     WithinNoise,
     /// The reason changed between labels of which one is a reason alone (no source
-    /// page), and no PC samples stand behind this version's shares to weigh it: not a
-    /// move.
+    /// page: the raw page's shares or a Visual Profiler launch's percentages), and no PC
+    /// samples stand behind this version's shares to weigh it: not a move.
     Unweighed,
     /// This version has no label.
     NoLabel,
@@ -83,11 +83,12 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
             (Some(_), None) => (StepVerdict::Start, None),
             (Some(b), Some(p)) => {
                 let before = analyses[p].bottleneck.as_ref().expect("labelled ancestor");
-                if b.is_reason_only() || before.is_reason_only() {
+                if b.is_reason_alone() || before.is_reason_alone() {
                     reason_step(a, b, before)
                 } else if b.top.same_place(&before.top) {
                     (StepVerdict::Same, None)
-                } else if let Some(m) = a.matrix.as_ref().filter(|_| !b.is_launch_level()) {
+                } else {
+                    let m = a.matrix.as_ref().expect("a cell label comes from a matrix");
                     let old = m.count(before.reason(), before.opcode());
                     let z = noise::lead_z(b.top.samples, old, m.samples);
                     let verdict = if z >= noise::Z_MIN {
@@ -96,9 +97,6 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
                         StepVerdict::WithinNoise
                     };
                     (verdict, Some(z).filter(|z| z.is_finite()))
-                } else {
-                    // Launch-level percentages: no samples for the noise rule.
-                    (StepVerdict::Moved, None)
                 }
             }
         };

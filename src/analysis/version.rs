@@ -46,6 +46,19 @@ impl VersionAnalysis {
         }
     }
 
+    /// A headline signal of this version, in percent: a stall reason's share where its
+    /// breakdown can hold that reason (unknown, not 0, where it cannot), or a metric.
+    pub fn headline(&self, h: &super::catalogue::Headline) -> Option<f64> {
+        match *h {
+            super::catalogue::Headline::Stall(r, _) => self
+                .stalls
+                .as_ref()
+                .and_then(|s| s.known_share(r))
+                .map(|x| x * 100.0),
+            super::catalogue::Headline::Metric(m, _) => self.get(m),
+        }
+    }
+
     /// The overall top stall reason and its share (the figure ncu itself shows).
     pub fn top_reason(&self) -> Option<(crate::ncu::StallReason, f64)> {
         let s = self.stalls.as_ref()?;
@@ -95,20 +108,13 @@ pub fn analyse(ladder: &Ladder, v: &Version, shown: Shown) -> VersionAnalysis {
         .map(|s| stalls::hot_ops(&s.summary))
         .unwrap_or_default();
     let matrix = source.map(|_| StallMatrix::from_ops(&hot_ops));
-    let launch_level = stalls
-        .as_ref()
-        .filter(|s| s.source == stalls::StallSource::LaunchPercentages)
-        .and_then(Bottleneck::from_launch_percentages);
-    // No source page: the raw page's top stall reason, marked as a reason alone.
-    let reason_only = stalls
-        .as_ref()
-        .filter(|s| s.source != stalls::StallSource::LaunchPercentages)
-        .and_then(Bottleneck::from_stall_shares);
     let label = match (&v.profile, &matrix) {
         (None, _) => Err(NoLabel::NoProfile),
-        (Some(_), None) if launch_level.is_some() => Ok(launch_level.expect("checked")),
-        (Some(_), None) if reason_only.is_some() => Ok(reason_only.expect("checked")),
-        (Some(_), None) => Err(NoLabel::NoSourcePage),
+        // No source page: the top stall reason of the shares, marked as a reason alone.
+        (Some(_), None) => stalls
+            .as_ref()
+            .and_then(Bottleneck::from_stall_shares)
+            .ok_or(NoLabel::NoSourcePage),
         (Some(_), Some(m)) => m.bottleneck(),
     };
     VersionAnalysis {

@@ -608,9 +608,7 @@ pub fn launch_key(profiles: &[Profile], i: usize) -> u64 {
 fn launch_cells(profiles: &[Profile], i: usize) -> [String; 5] {
     let p = &profiles[i];
     let duration = p
-        .raw_value("gpu__time_duration.sum")
-        .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))
-        .or_else(|| p.detail_value(crate::ncu::nvvp::SECTION, "Duration"))
+        .duration_ns()
         .map(|ns| format!("{:.2} µs", ns / 1e3))
         .unwrap_or_else(|| "unknown".into());
     let dims = |d: &Option<String>| d.clone().unwrap_or_else(|| "?".into());

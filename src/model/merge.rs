@@ -228,7 +228,9 @@ fn other_run(into: &Profile, from: &Profile) -> Option<String> {
                 format!("{} page {}", k.name(), name.to_string_lossy())
             })
             .collect();
-        let time = duration_us(p).map_or(String::new(), |t| format!(", {t:.2} µs"));
+        let time = p
+            .duration_ns()
+            .map_or(String::new(), |ns| format!(", {:.2} µs", ns / 1e3));
         format!("process {id} ({}{time})", pages.join(", "))
     };
     Some(format!(
@@ -237,15 +239,6 @@ fn other_run(into: &Profile, from: &Profile) -> Option<String> {
         side(into, a),
         side(from, b)
     ))
-}
-
-/// A page's launch duration in µs (values are read in ns): the raw page's, else the
-/// details page's.
-fn duration_us(p: &Profile) -> Option<f64> {
-    let ns = p
-        .raw_value("gpu__time_duration.sum")
-        .or_else(|| p.detail_value("GPU Speed Of Light Throughput", "Duration"))?;
-    Some(ns / 1e3)
 }
 
 /// The bit of a page's class: details, `--metrics` and summary pages are one class.

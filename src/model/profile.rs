@@ -52,6 +52,15 @@ impl Profile {
             .and_then(|m| m.value.num())
     }
 
+    /// The launch's duration in ns as its pages give it: the raw page's, else a details
+    /// page's (ncu's, or a Visual Profiler export's). The listings and the merge warning
+    /// read it here; the catalogue's `Duration` row reads the same names.
+    pub fn duration_ns(&self) -> Option<f64> {
+        self.raw_value("gpu__time_duration.sum")
+            .or_else(|| self.detail_value("GPU Speed Of Light Throughput", "Duration"))
+            .or_else(|| self.detail_value(crate::ncu::nvvp::SECTION, "Duration"))
+    }
+
     pub fn short_name(&self) -> String {
         short_kernel_name(&self.kernel)
     }

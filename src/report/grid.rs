@@ -296,9 +296,7 @@ fn bottleneck_rows(row: &VersionRow) -> Vec<Row> {
     rows.push(row("lead over runner-up (z)", &|v| match top(v) {
         // Launch-level percentages and per-issue ratios have no samples to weigh a
         // lead with.
-        Some(b) if b.is_launch_level() || (b.is_reason_only() && b.top.samples == 0) => {
-            UNKNOWN.to_string()
-        }
+        Some(b) if !b.is_weighed() => UNKNOWN.to_string(),
         Some(b) => {
             let z = b.z.map(z_text).unwrap_or_else(|| "∞".into());
             if b.near_tie {

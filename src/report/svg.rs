@@ -11,7 +11,7 @@ use super::texts::escape;
 use super::{colour, format};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::analysis::pipeline::stack_rows;
-use crate::analysis::{Kind, MetricId, VersionAnalysis};
+use crate::analysis::{Kind, MetricId};
 use crate::model::trace::{Span, Trace};
 use crate::ncu::StallReason;
 use std::fmt::Write;
@@ -796,18 +796,6 @@ pub fn pipeline_timeline(trace: &Trace, b: usize) -> Option<String> {
 
 // ---- signals ----
 
-/// A headline signal of one version, in percent.
-pub fn headline_value(h: &Headline, v: &VersionAnalysis) -> Option<f64> {
-    match *h {
-        Headline::Stall(r, _) => v
-            .stalls
-            .as_ref()
-            .and_then(|s| s.known_share(r))
-            .map(|x| x * 100.0),
-        Headline::Metric(m, _) => v.get(m),
-    }
-}
-
 /// A headline signal's name in words.
 pub fn headline_name(h: &Headline) -> String {
     match *h {
@@ -831,7 +819,7 @@ fn signals(a: &Analysed) -> Option<String> {
         .map(|h| {
             let values = own
                 .iter()
-                .map(|&i| headline_value(h, &a.analysis.versions[i]))
+                .map(|&i| a.analysis.versions[i].headline(h))
                 .collect();
             (h, values)
         })

@@ -50,9 +50,6 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
     let mut parts = Vec::new();
     let z = |z: Option<f64>| z.map(|z| format!(" (z {})", z_text(z))).unwrap_or_default();
     match s.verdict {
-        StepVerdict::Moved if b.is_some_and(|b| b.is_launch_level()) => {
-            parts.push("changed (launch-level %, no samples for the noise rule)".to_string())
-        }
         StepVerdict::Moved => parts.push(format!("moved{}", z(s.z))),
         StepVerdict::WithinNoise => parts.push(format!(
             "changed within noise of {}{}",
@@ -60,8 +57,9 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
             z(s.z)
         )),
         StepVerdict::Unweighed => parts.push(format!(
-            "changed from {} (reason only, no samples for the noise rule)",
-            s.judged_against().unwrap_or("its parent")
+            "changed from {} ({}, no samples for the noise rule)",
+            s.judged_against().unwrap_or("its parent"),
+            b.map_or("reason only", |b| b.opcode().trim_matches(['(', ')']))
         )),
         StepVerdict::Start | StepVerdict::Same | StepVerdict::NoLabel => {}
     }

@@ -158,22 +158,15 @@ struct Columns {
 }
 
 /// The shown metric rows: verdict tag, and the cells (name, a, b, delta, verdict word).
-/// The ncu rows name the profiles' shape where the run results are of another
-/// (`profiled_at`); the run rows' shape is on the line above the table.
-fn metric_rows<'a>(
-    doc: &'a Document,
-    profiled_at: Option<&str>,
-) -> Vec<(Tag, [String; 4], &'a str)> {
+/// The document names the ncu rows' profile shape where the run results are of another;
+/// the run rows' shape is on the line above the table.
+fn metric_rows<'a>(doc: &'a Document) -> Vec<(Tag, [String; 4], &'a str)> {
     doc.rows(Part::Metrics)
         .filter(|r| r.shown)
         .map(|r| {
-            let name = match r.figure {
-                Figure::Metric(m) => m.id.def().name_at(None, profiled_at),
-                _ => r.name.clone(),
-            };
             (
                 r.tag,
-                [name, r.a.clone(), r.b.clone(), r.delta.clone()],
+                [r.name.clone(), r.a.clone(), r.b.clone(), r.delta.clone()],
                 r.verdict.as_str(),
             )
         })
@@ -241,7 +234,7 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
     let doc = comparison::document(c, &names);
     let ids = [va.id.as_str(), vb.id.as_str()];
     let mut out = title_lines(scene, va, vb);
-    let rows = metric_rows(&doc, profiled_at.as_deref());
+    let rows = metric_rows(&doc);
     let cols = Columns::of(&rows, width);
     out.extend(metric_lines(scene, &rows, &cols, ids, width));
     out.extend(occupancy_lines(scene, &doc, ids));

@@ -336,16 +336,8 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
     ));
 
     for h in HEADLINE {
-        let (name, value) = match *h {
-            Headline::Stall(r, name) => (
-                name,
-                a.stalls
-                    .as_ref()
-                    .and_then(|s| s.known_share(r))
-                    .map(|x| x * 100.0),
-            ),
-            Headline::Metric(m, name) => (name, a.get(m)),
-        };
+        let (Headline::Stall(_, name) | Headline::Metric(_, name)) = *h;
+        let value = a.headline(h);
         let signal = [
             sep(),
             Span::styled(format!("{name} "), t.dim()),
