@@ -26,7 +26,8 @@
 # the bundled GEMM results afresh, GEMM_CHECK_TIMEOUT bounds a new version's set-up and
 # checks (a hung kernel costs that, not the run's 180 s),
 # trace (the pipeline timelines of the marked versions, TRACE_VERSIONS, at the reference
-# shape, with what tracing costs; stored in profiles/flash-attention), trace-cost (the
+# shape, with what tracing costs; stored in profiles/flash-attention), gemm-trace (the GEMM
+# ladder's marked versions alike, at GEMM_PROFILE_SHAPE), trace-cost (the
 # experiments' variants of a mark timed against their plain builds, no trace taken),
 # gemm-burst (the GEMM ladder and baselines from an idle GPU at the GEMM shapes).
 # A step that would start after $DEADLINE seconds (default 540, inside the device's
@@ -185,12 +186,17 @@ PY
         --regime burst --rounds 1 --no-cases --no-save
       $BIN report --ladder gemm | head -20 ;;
     trace)
-      $BIN trace ${TRACE_VERSIONS:-v13 v14 v18 v28} ;;
+      $BIN trace ${TRACE_ARGS:-} ${TRACE_VERSIONS:-v13 v14 v18 v28} ;;
+    gemm-trace)
+      # The GEMM ladder's marked versions traced at GEMM_PROFILE_SHAPE (4096³), with what
+      # tracing costs; stored in profiles/gemm.
+      $BIN trace --ladder gemm --shape ${GEMM_PROFILE_SHAPE:-4096,4096,4096} ${TRACE_ARGS:-} \
+        $(gemm_versions "v08 v09 v10 v11") ;;
     trace-cost)
-      # What a mark costs, taken apart (SS_TRACE_VARIANT 0-4, kernels/stallscope_trace.h):
+      # What a mark costs, taken apart (SS_TRACE_VARIANT 0-5, kernels/stallscope_trace.h):
       # each variant's trace build against its plain build, burst, TRACE_ROUNDS rounds.
       fa=""; gm=""
-      for n in 0 1 2 3 4; do fa="$fa v13-t$n v28-t$n"; gm="$gm v09-t$n"; done
+      for n in ${TRACE_VARIANTS:-0 1 2 3 4 5}; do fa="$fa v13-t$n v28-t$n"; gm="$gm v09-t$n"; done
       $BIN trace --kernels kernels/experiments --no-capture --regime burst \
         --rounds ${TRACE_ROUNDS:-3} $fa
       $BIN trace --kernels kernels/gemm-experiments --no-capture --regime burst \

@@ -476,7 +476,8 @@ pub struct TraceArgs {
     #[arg(long = "flag", value_name = "FLAG")]
     pub flags: Vec<String>,
     /// Marks one role of one block may record (fewer for grids of many blocks, so that
-    /// the buffer stays within 1 GiB) [default: 4096].
+    /// the buffer stays within 1 GiB; the kernels keep at most SS_TRACE_RING on chip,
+    /// 512 unless a version's recipe says less) [default: 512].
     #[arg(long, value_name = "N")]
     pub cap: Option<u32>,
     /// Do not time the trace build against the plain one (faster; the overhead is then
@@ -523,6 +524,10 @@ pub struct BuildArgs {
     /// shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
+    /// Build the trace builds instead (the pipeline marks of kernels/stallscope_trace.h
+    /// on, as `trace` launches them): what the marks cost in registers and spills.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 /// Where children run: several GPUs of this host, or a cluster launcher.

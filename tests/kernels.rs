@@ -98,7 +98,7 @@ fn every_kernel_compiles_for_hopper() {
         return;
     }
     for l in ladders() {
-        for b in gpu::build(&l, &[], "sm_90a", &l.reference_shape()).unwrap() {
+        for b in gpu::build(&l, &[], "sm_90a", &l.reference_shape(), &[]).unwrap() {
             let c = b
                 .outcome
                 .unwrap_or_else(|e| panic!("{} {}: {e:#}", l.ladder, b.id));

@@ -15,7 +15,12 @@ pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     )?;
     let mut ok = true;
     let shape = recipe.shape(a.shape.as_ref(), &[])?;
-    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, &shape)? {
+    let extra: Vec<String> = if a.trace {
+        vec![crate::gpu::worker::trace::DEFINE.to_string()]
+    } else {
+        Vec::new()
+    };
+    for b in crate::gpu::build(&recipe, &a.versions, &a.arch, &shape, &extra)? {
         match b.outcome {
             Ok(c) => outln!(
                 "{:<16} ok   {}",

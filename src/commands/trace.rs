@@ -163,8 +163,8 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
         );
         if overflowed > 0 {
             eprintln!(
-                "{id}: {overflowed} lanes held more marks than {} and kept their first: \
-                 raise --cap for the whole timeline",
+                "{id}: {overflowed} lanes made more marks than they hold (--cap {}, and the \
+                 kernel's own bound: SS_TRACE_RING in kernels/stallscope_trace.h) and kept their first",
                 c.info.cap
             );
         }

@@ -43,6 +43,7 @@ pub fn build(
     ids: &[String],
     arch: &str,
     shape: &crate::kinds::Shape,
+    extra: &[String],
 ) -> Result<Vec<Built>> {
     let compiler = nvrtc::Compiler::new(arch)?;
     let defines = ladder.kind.defines(shape);
@@ -52,6 +53,7 @@ pub fn build(
         .map(|v| {
             let mut opts = defines.clone();
             opts.extend(v.options.iter().cloned());
+            opts.extend(extra.iter().cloned());
             (v.id.clone(), v.source.clone(), opts)
         })
         .collect();

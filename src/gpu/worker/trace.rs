@@ -13,8 +13,9 @@ use std::path::Path;
 
 /// The definition that turns the markers on.
 pub const DEFINE: &str = "-DSTALLSCOPE_TRACE";
-/// Marks a lane holds unless asked otherwise.
-pub const DEFAULT_CAP: u32 = 4096;
+/// Marks a lane holds unless asked otherwise: as many as the kernels' header keeps on
+/// chip (`SS_TRACE_RING` in kernels/stallscope_trace.h).
+pub const DEFAULT_CAP: u32 = 512;
 /// The most memory a trace buffer takes: a grid of many blocks gets fewer marks a lane.
 const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
