@@ -153,6 +153,8 @@ pub struct Side {
     pub no_label: Option<NoLabel>,
     pub stall_source: Option<StallSource>,
     pub stall_samples: Option<u64>,
+    /// The overall top stall reason and its share where it is not the label's reason.
+    pub top_reason: Option<(StallReason, f64)>,
     pub occupancy: Option<super::occupancy::OccupancyLimit>,
 }
 
@@ -241,6 +243,7 @@ pub fn compare(
         bottleneck: v.bottleneck.clone(),
         no_label: v.no_label,
         stall_source: v.stalls.as_ref().map(|s| s.source),
+        top_reason: v.other_top_reason(),
         stall_samples: v.stalls.as_ref().and_then(|s| s.samples),
         occupancy: v.occupancy.clone(),
     };

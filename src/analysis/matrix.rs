@@ -20,7 +20,8 @@ pub struct Cell {
     pub reason: StallReason,
     pub opcode: String,
     pub samples: u64,
-    /// Of all stall samples of the table, a fraction in [0, 1].
+    /// Of all warp samples of its page (`selected` included), a fraction in [0, 1]: the
+    /// one denominator of every share, so a cell never exceeds its reason's share.
     pub share: f64,
 }
 
@@ -37,11 +38,15 @@ impl fmt::Display for Cell {
 }
 
 /// The stall samples of a source page by reason and instruction class, `selected` (the
-/// warp issued) left out.
+/// warp issued) left out of the cells but counted in the denominator: every share is of
+/// all the page's warp samples, as the reason shares are.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StallMatrix {
-    /// All stall samples of the table.
+    /// All warp samples of the page, `selected` included: the denominator of every share.
     pub samples: u64,
+    /// The stall samples of the table (its cells, `selected` left out): what the noise
+    /// rule weighs a lead in, and what [`MIN_SAMPLES`] counts.
+    pub stall_samples: u64,
     /// The cells holding samples, largest first (ties: reason order, then opcode).
     pub cells: Vec<Cell>,
 }
@@ -63,7 +68,12 @@ impl StallMatrix {
                     })
             })
             .collect();
-        let samples: u64 = cells.iter().map(|c| c.samples).sum();
+        let stall_samples: u64 = cells.iter().map(|c| c.samples).sum();
+        let samples = ops
+            .iter()
+            .map(|o| o.samples)
+            .sum::<u64>()
+            .max(stall_samples);
         for c in &mut cells {
             c.share = c.samples as f64 / samples.max(1) as f64;
         }
@@ -73,7 +83,11 @@ impl StallMatrix {
                 .then(a.reason.cmp(&b.reason))
                 .then_with(|| a.opcode.cmp(&b.opcode))
         });
-        StallMatrix { samples, cells }
+        StallMatrix {
+            samples,
+            stall_samples,
+            cells,
+        }
     }
 
     /// Samples of one cell (zero where it holds none).
@@ -84,9 +98,32 @@ impl StallMatrix {
             .map_or(0, |c| c.samples)
     }
 
-    /// A cell's share of the table's stall samples (zero where it holds none).
+    /// A cell's share of all the page's warp samples (zero where it holds none).
     pub fn share(&self, reason: StallReason, opcode: &str) -> f64 {
-        self.count(reason, opcode) as f64 / self.samples.max(1) as f64
+        self.fraction(self.count(reason, opcode))
+    }
+
+    /// `n` samples as a share of all the page's warp samples, the denominator of every
+    /// cell and reason share.
+    pub fn fraction(&self, n: u64) -> f64 {
+        n as f64 / self.samples.max(1) as f64
+    }
+
+    /// A reason's share of all the page's warp samples: its row, so no cell of the row
+    /// exceeds it.
+    pub fn reason_share(&self, reason: StallReason) -> f64 {
+        self.fraction(
+            self.cells
+                .iter()
+                .filter(|c| c.reason == reason)
+                .map(|c| c.samples)
+                .sum(),
+        )
+    }
+
+    /// The largest stall reason of the page (its largest row) and its share.
+    pub fn top_reason(&self) -> Option<(StallReason, f64)> {
+        self.reasons().first().map(|&(r, n)| (r, self.fraction(n)))
     }
 
     /// Reasons (the rows) by their samples, largest first.
@@ -117,14 +154,16 @@ impl StallMatrix {
 
     /// The bottleneck label: the hottest cell, or why there is none.
     pub fn bottleneck(&self) -> Result<Bottleneck, NoLabel> {
-        if self.samples < MIN_SAMPLES {
-            return Err(NoLabel::TooFewSamples(self.samples));
+        if self.stall_samples < MIN_SAMPLES {
+            return Err(NoLabel::TooFewSamples(self.stall_samples));
         }
-        let top = self.cells[0].clone();
+        let Some(top) = self.cells.first().cloned() else {
+            return Err(NoLabel::TooFewSamples(self.stall_samples));
+        };
         let runner_up = self.cells.get(1).cloned();
         let z = runner_up
             .as_ref()
-            .map(|r| noise::lead_z(top.samples, r.samples, self.samples));
+            .map(|r| noise::lead_z(top.samples, r.samples, self.stall_samples));
         Ok(Bottleneck {
             near_tie: z.is_some_and(|z| z < noise::Z_MIN),
             top,
@@ -188,13 +227,12 @@ impl Bottleneck {
             .into_iter()
             .filter(|(r, _)| r.is_stall())
             .collect();
-        let total: f64 = stalls.iter().map(|(_, x)| x).sum();
         let sampled = sampled_stalls(s);
         let cell = |&(reason, share): &(StallReason, f64)| Cell {
             reason,
             opcode: marker.to_string(),
             samples: sampled.map_or(0, |_| reason_samples(s, reason)),
-            share: share / total,
+            share,
         };
         let top = cell(stalls.first()?);
         let runner_up = stalls.get(1).map(cell);

@@ -22,5 +22,5 @@ pub use ladder::{LadderAnalysis, analyse_ladder, implausible};
 pub use matrix::{Bottleneck, Cell, EXPORT_SOURCE, NO_SASS_LEGACY, NoLabel, StallMatrix};
 pub use shown::Shown;
 pub use stalls::{OpcodeStat, StallBreakdown, StallSource, hot_ops};
-pub use trail::{StepVerdict, TrailStep};
+pub use trail::{ReasonShare, StepVerdict, TrailStep};
 pub use version::{VersionAnalysis, analyse};

@@ -20,7 +20,7 @@ pub struct MixSide {
     /// Instructions of this class in the listing.
     pub instructions: usize,
     pub stall_samples: u64,
-    /// Of the listing's stall samples, a fraction in [0, 1].
+    /// Of all the listing's warp samples (`selected` included), a fraction in [0, 1].
     pub share: f64,
 }
 
@@ -28,7 +28,7 @@ pub struct MixSide {
 /// stall samples on either side first, then by instruction count.
 pub fn mix(a: &[OpcodeStat], b: &[OpcodeStat]) -> Vec<MixRow> {
     let side = |ops: &[OpcodeStat], op: &str| {
-        let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+        let total: u64 = ops.iter().map(|o| o.samples).sum();
         ops.iter()
             .find(|o| o.opcode == op)
             .map(|o| MixSide {

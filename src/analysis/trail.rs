@@ -29,6 +29,13 @@ pub enum StepVerdict {
     NoLabel,
 }
 
+/// A stall reason with its share of all warp samples (0..1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReasonShare {
+    pub reason: crate::ncu::StallReason,
+    pub share: f64,
+}
+
 /// One step of the bottleneck trail.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrailStep {
@@ -48,6 +55,11 @@ pub struct TrailStep {
     pub label: Option<String>,
     /// The top cell and its runner-up are within sampling noise of each other.
     pub near_tie: bool,
+    /// The label's top cell's share of all warp samples, where there is a label.
+    pub share: Option<f64>,
+    /// The overall top stall reason where it is not the label's (the label names a
+    /// place; the top reason may be spread over many instructions), with its share.
+    pub top_reason: Option<ReasonShare>,
     pub verdict: StepVerdict,
     /// The lead of this version's top cell over the parent's top cell, in this version's
     /// samples (standard deviations), where the top cell changed.
@@ -90,7 +102,7 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
                 } else {
                     let m = a.matrix.as_ref().expect("a cell label comes from a matrix");
                     let old = m.count(before.reason(), before.opcode());
-                    let z = noise::lead_z(b.top.samples, old, m.samples);
+                    let z = noise::lead_z(b.top.samples, old, m.stall_samples);
                     let verdict = if z >= noise::Z_MIN {
                         StepVerdict::Moved
                     } else {
@@ -112,6 +124,10 @@ pub fn trail(ladder: &Ladder, analyses: &[VersionAnalysis]) -> Vec<TrailStep> {
             branch: ladder.branches_at(index),
             label: a.bottleneck.as_ref().map(|b| b.label()),
             near_tie: a.bottleneck.as_ref().is_some_and(|b| b.near_tie),
+            share: a.bottleneck.as_ref().map(|b| b.top.share),
+            top_reason: a
+                .other_top_reason()
+                .map(|(reason, share)| ReasonShare { reason, share }),
             verdict,
             z,
             no_label: a.no_label,
@@ -136,7 +152,7 @@ fn reason_step(
         Some(m) => {
             let rows = m.reasons();
             let of = |r| rows.iter().find(|(x, _)| *x == r).map_or(0, |(_, n)| *n);
-            Some((of(b.reason()), of(before.reason()), m.samples))
+            Some((of(b.reason()), of(before.reason()), m.stall_samples))
         }
         None => a.stalls.as_ref().and_then(|s| {
             sampled_stalls(s).map(|n| {

@@ -28,6 +28,23 @@ pub struct VersionAnalysis {
 }
 
 impl VersionAnalysis {
+    /// A stall reason's share of all warp samples as shown beside the cells: from the
+    /// source page's table where there is one, else from the stall breakdown.
+    pub fn reason_share(&self, r: crate::ncu::StallReason) -> Option<f64> {
+        match &self.matrix {
+            Some(m) => Some(m.reason_share(r)),
+            None => self.stalls.as_ref().and_then(|s| s.known_share(r)),
+        }
+    }
+
+    /// The top stall reason with its share where it is not the label's reason (the label
+    /// names a place, the hottest cell; the top reason may be spread over many): what
+    /// the trail says beside the label.
+    pub fn other_top_reason(&self) -> Option<(crate::ncu::StallReason, f64)> {
+        let b = self.bottleneck.as_ref()?;
+        self.top_reason().filter(|(r, _)| *r != b.reason())
+    }
+
     pub fn get(&self, id: MetricId) -> Option<f64> {
         self.values.get(id as usize).copied().flatten()
     }
@@ -59,8 +76,13 @@ impl VersionAnalysis {
         }
     }
 
-    /// The overall top stall reason and its share (the figure ncu itself shows).
+    /// The overall top stall reason and its share of all warp samples: from the source
+    /// page's table where there is one (the page and the denominator of its cells, so no
+    /// cell exceeds it), else from the stall breakdown.
     pub fn top_reason(&self) -> Option<(crate::ncu::StallReason, f64)> {
+        if let Some(top) = self.matrix.as_ref().and_then(StallMatrix::top_reason) {
+            return Some(top);
+        }
         let s = self.stalls.as_ref()?;
         let r = s.dominant()?;
         Some((r, s.share(r)))

@@ -62,6 +62,8 @@ pub enum Figure<'a> {
     Label,
     TopShare,
     RunnerUp,
+    /// The sides' overall top stall reasons where they are not their labels'.
+    TopReason,
     /// Where the sides' stall shares come from, and their samples.
     StallSource,
     StallSamples,
@@ -279,6 +281,11 @@ fn bottleneck(c: &Comparison) -> Section<'_> {
             .map(|r| format!("{r} {}", format::share(Some(r.share))))
             .unwrap_or_else(|| UNKNOWN.to_string())
     };
+    let top_reason = |s: &Side| {
+        s.top_reason
+            .map(|(r, x)| super::texts::top_reason_text(r, x))
+            .unwrap_or_default()
+    };
     let mut share = plain(
         "share",
         format::share(top_share(&c.a)),
@@ -288,7 +295,7 @@ fn bottleneck(c: &Comparison) -> Section<'_> {
     share.delta = format::share_delta(top_share(&c.a), top_share(&c.b));
     Section {
         part: Part::Bottleneck,
-        heading: Some("bottleneck (% of stall samples)".into()),
+        heading: Some("bottleneck (% of all warp samples)".into()),
         rows: vec![
             plain("bottleneck", label(&c.a), label(&c.b), Figure::Label),
             share,
@@ -298,6 +305,16 @@ fn bottleneck(c: &Comparison) -> Section<'_> {
                 runner_up(&c.b),
                 Figure::RunnerUp,
             ),
+            Row {
+                // Shown where a side's label is not of its top reason.
+                shown: c.a.top_reason.is_some() || c.b.top_reason.is_some(),
+                ..plain(
+                    "top reason (where other)",
+                    top_reason(&c.a),
+                    top_reason(&c.b),
+                    Figure::TopReason,
+                )
+            },
         ],
     }
 }
@@ -360,7 +377,8 @@ fn cells(c: &Comparison) -> Option<Section<'_>> {
     Some(Section {
         part: Part::Cells,
         heading: Some(
-            "stall reason × instruction (stall samples · % of them; changed: z ≥ 2)".into(),
+            "stall reason × instruction (stall samples · % of all warp samples; changed: z ≥ 2)"
+                .into(),
         ),
         rows,
     })
@@ -419,7 +437,9 @@ fn mix(c: &Comparison, [has_a, has_b]: [bool; 2]) -> Option<Section<'_>> {
         .collect();
     Some(Section {
         part: Part::Mix,
-        heading: Some("instruction mix (instructions · stall samples · % of them)".into()),
+        heading: Some(
+            "instruction mix (instructions · stall samples · % of all warp samples)".into(),
+        ),
         rows,
     })
 }

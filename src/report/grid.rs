@@ -115,12 +115,16 @@ pub fn trail(a: &Analysed) -> Grid {
                 runner_up.map(|c| c.to_string()).unwrap_or_default(),
                 pct(runner_up),
                 verdict_text(s, b),
+                s.top_reason
+                    .map(|t| format!("{} {}", t.reason, format::share(Some(t.share))))
+                    .unwrap_or_default(),
             ])
         })
         .collect();
     let mut preamble = vec![
         format!("bottleneck trail: {}", TRAIL_NOTE[0]),
         TRAIL_NOTE[1].to_string(),
+        TRAIL_NOTE[2].to_string(),
     ];
     let launch_level = a
         .analysis
@@ -142,18 +146,27 @@ pub fn trail(a: &Analysed) -> Grid {
     }
     Grid {
         preamble,
-        header: ["step", "bottleneck", "%", "runner-up", "%", "noise rule"]
-            .map(String::from)
-            .to_vec(),
+        header: [
+            "step",
+            "bottleneck",
+            "%",
+            "runner-up",
+            "%",
+            "noise rule",
+            "top reason %",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
-        text_columns: vec![1, 3, 5],
+        text_columns: vec![1, 3, 5, 6],
     }
 }
 
 /// What the trail's columns say.
-const TRAIL_NOTE: [&str; 2] = [
+const TRAIL_NOTE: [&str; 3] = [
     "each version's hottest stall reason × instruction class cell and the runner-up,",
-    "in % of its stall samples; a step moved when its cell leads the parent's by z ≥ 2 in its samples",
+    "in % of all its warp samples; a step moved when its cell leads the parent's by z ≥ 2 in its samples;",
+    "top reason: the overall top stall reason, where it is not the label's (spread over many instructions)",
 ];
 
 /// Said once under the trail's heading where a label is read from a launch's own stall
@@ -332,12 +345,12 @@ fn stall_and_hot_rows(a: &Analysed, order: &[usize], row: &VersionRow) -> Vec<Ro
     }
     if order.iter().any(|&i| !cell(i).hot_ops.is_empty()) {
         rows.push(Row::Section(
-            "hottest instructions (% of stall samples)".to_string(),
+            "hottest instructions (stall samples, % of all warp samples)".to_string(),
         ));
         for rank in 0..3 {
             rows.push(row(&format!("#{}", rank + 1), &|v| {
                 let ops = &v.hot_ops;
-                let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+                let total: u64 = ops.iter().map(|o| o.samples).sum();
                 match ops.get(rank) {
                     Some(o) if total > 0 => format!(
                         "{} {:.0}%",
@@ -369,7 +382,7 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
     let mut header = vec!["reason \\ opcode".to_string()];
     header.extend(cols.iter().map(|o| o.to_string()));
     header.push("all".into());
-    let pct = |n: u64| format::samples_share(Some(n), Some(n as f64 / m.samples.max(1) as f64));
+    let pct = |n: u64| format::samples_share(Some(n), Some(m.fraction(n)));
     let mut rows: Vec<Row> = reasons
         .iter()
         .take(MATRIX_ROWS)
@@ -385,11 +398,11 @@ pub fn matrix(v: &crate::model::Version, m: &StallMatrix) -> Grid {
         .collect();
     let mut all = vec!["all".to_string()];
     all.extend(opcodes.iter().take(MATRIX_COLUMNS).map(|&(_, n)| pct(n)));
-    all.push(pct(m.samples));
+    all.push(pct(m.stall_samples));
     rows.push(Row::Cells(all));
     Grid {
         preamble: vec![format!(
-            "{} {}: where the warps wait (stall samples · % of all {})",
+            "{} {}: where the warps wait (stall samples · % of all {} warp samples, selected included)",
             v.id,
             v.title,
             format::thousands(m.samples as f64)

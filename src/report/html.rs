@@ -582,18 +582,19 @@ fn stall_table(a: &Analysed, order: &[usize]) -> String {
 const MATRIX_ROWS: usize = 6;
 const MATRIX_COLUMNS: usize = 4;
 
-/// A version's stall samples by (instruction class, reason), `selected` left out.
+/// A version's stall samples by (instruction class, reason), `selected` left out of
+/// the cells, each a share of all the version's warp samples (`selected` included).
 struct Matrix<'a> {
     ops: Vec<&'a OpcodeStat>,
     reasons: Vec<StallReason>,
-    /// All stall samples of the version (every class).
+    /// All warp samples of the version (every class, `selected` included).
     total: u64,
 }
 
 impl<'a> Matrix<'a> {
     fn of(hot_ops: &'a [OpcodeStat]) -> Option<Matrix<'a>> {
-        let total: u64 = hot_ops.iter().map(|o| o.stall_samples).sum();
-        if total == 0 {
+        let total: u64 = hot_ops.iter().map(|o| o.samples).sum();
+        if total == 0 || hot_ops.iter().all(|o| o.stall_samples == 0) {
             return None;
         }
         let ops: Vec<&OpcodeStat> = hot_ops
@@ -694,8 +695,9 @@ fn samples(o: &OpcodeStat, r: StallReason) -> u64 {
 fn matrices_section(a: &Analysed) -> Option<Section> {
     let mut html = String::from(
         "<p class=\"lead\">Per version, the most stalled SASS instruction classes (rows) by \
-         the reasons they wait on (columns): % of all the version's stall samples, from the \
-         source page; <em>all</em> is the class's whole share.</p>\n<div class=\"matrices\">\n",
+         the reasons they wait on (columns): % of all warp samples of the version's source \
+         page (<code>selected</code> included, as in the stall shares); <em>all</em> is the \
+         class's stall share.</p>\n<div class=\"matrices\">\n",
     );
     let mut any = false;
     for i in display_order(a.ladder) {

@@ -115,8 +115,10 @@ const MATRIX_CELLS: usize = 24;
 
 #[derive(Serialize)]
 struct MatrixJson<'a> {
-    /// All stall samples of the table (`selected` left out).
+    /// All warp samples of the source page (`selected` included): the denominator.
     samples: u64,
+    /// The stall samples of the table (`selected` left out).
+    stall_samples: u64,
     /// The hottest cells, largest first; `share` is of `samples`.
     cells: &'a [Cell],
 }
@@ -124,6 +126,7 @@ struct MatrixJson<'a> {
 fn matrix_json(m: &StallMatrix) -> MatrixJson<'_> {
     MatrixJson {
         samples: m.samples,
+        stall_samples: m.stall_samples,
         cells: &m.cells[..m.cells.len().min(MATRIX_CELLS)],
     }
 }

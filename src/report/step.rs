@@ -5,7 +5,8 @@
 //! and its 95 % interval (rounds paired, [`speed::speedup`]), the change in cycles
 //! where the clocks are more than 2 % apart, and each one's energy per launch. The
 //! second has, from their profiles, the tensor pipe and the top cells of the stall
-//! table (reason @ instruction class, % of the stall samples). `tests/notes_tables.rs`
+//! table (reason @ instruction class) and the top stall reason, each in % of all warp
+//! samples of the source page (`selected` included), so no cell exceeds its reason. `tests/notes_tables.rs`
 //! keeps the notes' copies equal to what this writes from the bundled data.
 
 use super::format;
@@ -129,12 +130,22 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
     };
     for n in 0..TOP_CELLS {
         out.push_str(&format!(
-            "| stall cell {} | {} | {} |\n",
+            "| stall cell {} (% of all warp samples) | {} | {} |\n",
             n + 1,
             cell(&xa, n),
             cell(&xb, n)
         ));
     }
+    let top = |x: &analysis::VersionAnalysis| {
+        x.top_reason().map_or(format::UNKNOWN.into(), |(r, s)| {
+            format!("{r} {:.1} %", s * 100.0)
+        })
+    };
+    out.push_str(&format!(
+        "| top stall reason (% of all warp samples) | {} | {} |\n",
+        top(&xa),
+        top(&xb)
+    ));
     Some(out)
 }
 

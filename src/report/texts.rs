@@ -69,6 +69,28 @@ pub fn verdict_text(s: &TrailStep, b: Option<&Bottleneck>) -> String {
     parts.join(", ")
 }
 
+/// The top reason beside a label whose cell is not of it: `top reason wait 23.0 %`.
+pub fn top_reason_text(reason: crate::ncu::StallReason, share: f64) -> String {
+    format!("top reason {reason} {} %", format::share(Some(share)))
+}
+
+/// A trail step's label as the explorer's trail writes it: the label, and where the
+/// overall top reason is another, the cell's share and that reason with its share
+/// (`barrier @ WARPGROUP 16.6 % · top reason wait 23.0 %`; a near-tie without the
+/// share), so that the label reads as a place and not the whole story.
+pub fn trail_label(s: &crate::analysis::TrailStep) -> Option<String> {
+    let label = s.label.clone()?;
+    // A near-tie's label is two cells: no one share stands beside it.
+    let share = match s.near_tie {
+        true => String::new(),
+        false => format!(" {} %", format::share(s.share)),
+    };
+    Some(match s.top_reason {
+        Some(t) => format!("{label}{share} · {}", top_reason_text(t.reason, t.share)),
+        None => label,
+    })
+}
+
 /// A version's label in full: the top cell, both cells of a near-tie
 /// (`A ≈ B`), or why there is none.
 pub fn label_text(b: Option<&Bottleneck>, why: Option<NoLabel>) -> String {

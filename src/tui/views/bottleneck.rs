@@ -192,7 +192,8 @@ fn source_line(a: &VersionAnalysis) -> String {
     };
     match &a.matrix {
         Some(m) => format!(
-            "{shares}; table of {} stall samples from the source page (samples and % of them, selected left out)",
+            "{shares}; table of the source page's {} stall samples (samples and % of all {} warp samples, selected included)",
+            format::thousands(m.stall_samples as f64),
             format::thousands(m.samples as f64)
         ),
         None => shares,
@@ -209,7 +210,7 @@ fn table(
 ) -> (Vec<Line<'static>>, usize) {
     let t = &scene.theme;
     // Wide enough for the largest count (the table's own, in the corner) and "100.0".
-    let count_w = text_width::width(&format::thousands(m.samples as f64));
+    let count_w = text_width::width(&format::thousands(m.stall_samples as f64));
     let col_w = (count_w + SHARE_W + 2).max(COL_W);
     let cols_fit = (width.saturating_sub(NAME_W + col_w) / col_w).max(1);
     let opcodes = m.opcodes();
@@ -224,7 +225,7 @@ fn table(
     );
     header.push(Span::styled(format!("{:>col_w$}", "all"), t.title()));
     let mut lines = vec![Line::from(header)];
-    let share = |n: u64| n as f64 / m.samples.max(1) as f64;
+    let share = |n: u64| m.fraction(n);
     // A cell: its samples, dim, and their share.
     let cell = |n: u64, style: ratatui::style::Style| {
         [
@@ -268,7 +269,7 @@ fn table(
     for &(_, n) in opcodes.iter().take(cols_fit) {
         all.extend(cell(n, ratatui::style::Style::new()));
     }
-    all.extend(cell(m.samples, ratatui::style::Style::new()));
+    all.extend(cell(m.stall_samples, ratatui::style::Style::new()));
     lines.push(Line::from(all));
     (lines, state.row)
 }
@@ -283,8 +284,8 @@ fn row_meaning(scene: &Scene, state: &BottleneckState, m: &StallMatrix) -> Vec<L
         Span::styled(format!("{r} "), t.key()),
         Span::styled(
             format!(
-                "({} % of stall samples): ",
-                format::share(Some(n as f64 / m.samples.max(1) as f64))
+                "({} % of all warp samples): ",
+                format::share(Some(m.fraction(n)))
             ),
             t.dim(),
         ),

@@ -188,9 +188,7 @@ fn meaning_line(scene: &Scene) -> Line<'static> {
 /// One step of the trail as drawn: `v17 ← v15 barrier @ WARPGROUP`.
 fn step_spans(scene: &Scene, s: &TrailStep) -> Vec<Span<'static>> {
     let t = &scene.theme;
-    let label = s
-        .label
-        .clone()
+    let label = crate::report::trail_label(s)
         .or_else(|| s.no_label.map(|n| n.short()))
         .unwrap_or_else(|| format::UNKNOWN.into());
     let mut spans = vec![
@@ -567,15 +565,15 @@ fn reason_rows(g: &Grid) -> Vec<Row<'static>> {
         .collect()
 }
 
-/// The three hottest instruction classes of each version, with their share of its
-/// stall samples.
+/// The three hottest instruction classes of each version, with their stall samples'
+/// share of all its warp samples.
 fn hot_rows(g: &Grid) -> Vec<Row<'static>> {
     let (ls, cw) = (g.ls, g.cw());
     (0..3)
         .map(|rank| {
             g.row(Cell::from(format!("hot #{}", rank + 1)), |i| {
                 let ops = &ls.analysis.versions[i].hot_ops;
-                let total: u64 = ops.iter().map(|o| o.stall_samples).sum();
+                let total: u64 = ops.iter().map(|o| o.samples).sum();
                 g.value_cell(
                     match ops.get(rank) {
                         Some(o) if total > 0 => {
