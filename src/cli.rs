@@ -223,6 +223,20 @@ pub struct ReportArgs {
     /// top cells of the stall table. With --format table or markdown.
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub versions: Vec<String>,
+    /// Each ladder on the roofline instead of the timeline: the ceilings with where
+    /// each came from (bandwidths from the export's peak metrics, compute from
+    /// peak_tflops and the datasheet), and per version its arithmetic intensity against
+    /// DRAM, L2 and L1/shared, its TFLOP/s, the nearer roof and its share, and the step
+    /// from its parent. With --format table, markdown or json.
+    #[arg(long, conflicts_with_all = ["versions", "estimates"])]
+    pub roofline: bool,
+    /// What ncu estimated against what each step got, instead of the timeline: per step
+    /// the parent's rule findings the child resolved (gone, or the estimate halved),
+    /// ncu's largest estimate, the measured change in time (the runs at the reference
+    /// shape, else the ncu durations) and whether it delivered. With --format table,
+    /// markdown or json.
+    #[arg(long, conflicts_with = "versions")]
+    pub estimates: bool,
     /// The chart that `--format svg` draws.
     #[arg(long, value_enum, required_if_eq("format", "svg"))]
     pub chart: Option<crate::report::svg::Chart>,

@@ -4,11 +4,13 @@
 
 pub mod catalogue;
 pub mod compare;
+pub mod estimates;
 mod ladder;
 mod matrix;
 pub mod noise;
 pub mod occupancy;
 pub mod pipeline;
+pub mod roofline;
 pub mod sass;
 mod shown;
 pub mod speed;

@@ -54,6 +54,9 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
     if !a.versions.is_empty() {
         return step_command(&ladders, a, &report);
     }
+    if a.roofline || a.estimates {
+        return roofline_command(&ladders, a, &report);
+    }
     let shown = shown_shape(&ladders, a.shape.as_ref())?.in_regime(a.regime);
     // The format and chart are checked alike on a terminal and in a pipe.
     let exporter = report::exporter_with_chart(a.format, a.chart)?;
@@ -136,4 +139,45 @@ fn step_command(
 
 fn ladder_names<'a>(ls: impl Iterator<Item = &'a crate::model::Ladder>) -> String {
     ls.map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// `report --roofline` / `report --estimates`: each ladder's roofline or estimates table,
+/// in Markdown or JSON.
+fn roofline_command(
+    ladders: &[crate::model::Ladder],
+    a: &ReportArgs,
+    report: &crate::model::LoadReport,
+) -> Result<bool> {
+    let json = match a.format {
+        Format::Json => true,
+        Format::Table | Format::Markdown => false,
+        _ => bail!(
+            "--roofline and --estimates write Markdown or JSON: use --format markdown, table or json"
+        ),
+    };
+    if a.shape.is_some() || a.regime.is_some() {
+        bail!(
+            "--roofline and --estimates read the profiles' shape and the reference shape's runs: leave out --shape and --regime"
+        );
+    }
+    let mut parts = Vec::new();
+    for l in ladders {
+        parts.push(match (a.roofline, json) {
+            (true, false) => {
+                report::roofline::roofline_markdown(l, &analysis::roofline::ladder_roofline(l))
+            }
+            (true, true) => report::roofline::json(l, &analysis::roofline::ladder_roofline(l)),
+            (false, false) => {
+                report::roofline::estimates_markdown(l, &analysis::estimates::estimates_table(l))
+            }
+            (false, true) => report::roofline::json(l, &analysis::estimates::estimates_table(l)),
+        });
+    }
+    let out = if json {
+        format!("[{}]\n", parts.join(",\n"))
+    } else {
+        parts.join("\n")
+    };
+    emit(&out, a.output.as_deref())?;
+    Ok(finish(report))
 }

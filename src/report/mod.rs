@@ -14,6 +14,7 @@ mod order;
 mod output_format;
 pub mod perfetto;
 pub mod pipeline;
+pub mod roofline;
 pub mod runs;
 pub mod step;
 pub mod svg;

@@ -26,6 +26,7 @@ pub fn markdown(ladder: &Ladder, a: usize, b: usize) -> String {
     }
     if let Some(t) = profile_table(ladder, a, b) {
         parts.push(t);
+        parts.push(roofline_table(ladder, a, b));
     }
     if parts.is_empty() {
         parts.push(format!(
@@ -147,6 +148,27 @@ fn profile_table(ladder: &Ladder, a: usize, b: usize) -> Option<String> {
         top(&xb)
     ));
     Some(out)
+}
+
+/// The step on the roofline (intensity ×, FLOP/s ×, the nearer roof's share before and
+/// after) and ncu's findings the second resolved against the step's change in time.
+fn roofline_table(ladder: &Ladder, a: usize, b: usize) -> String {
+    use super::roofline as text;
+    let r = analysis::roofline::ladder_roofline(ladder);
+    let s = analysis::roofline::step(&r.versions, a, b);
+    let mut out = format!(
+        "| roofline and ncu's estimates | {} → {} |\n|---|---|\n",
+        ladder.versions[a].id, ladder.versions[b].id
+    );
+    out.push_str(&text::step_rows(&s));
+    if let Some(e) = analysis::estimates::step_estimates(ladder, a, b) {
+        let (change, from) = text::measured(&e);
+        out.push_str(&format!(
+            "| ncu findings resolved | {} |\n| measured change in time | {change} ({from}) |\n",
+            text::findings(&e)
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,170 @@
+//! The roofline and ncu's estimates as text: `report --roofline` and `report
+//! --estimates` (Markdown tables, or JSON with `--format json`), and the rows of a step
+//! that `report --versions` and `compare` add.
+
+use crate::analysis::estimates::{EstimatesTable, Fate, StepEstimates, TimeSource};
+use crate::analysis::roofline::{LadderRoofline, Level, RoofShare, RoofStep};
+use crate::model::Ladder;
+use serde::Serialize;
+
+const UNKNOWN: &str = super::format::UNKNOWN;
+
+fn times(x: Option<f64>) -> String {
+    x.map_or(UNKNOWN.into(), |x| format!("{x:.2}×"))
+}
+
+fn tflops(x: f64) -> String {
+    format!("{:.1}", x / 1e12)
+}
+
+/// `L2 37 %`: the roof and the point's share of it.
+pub fn share(s: Option<RoofShare>) -> String {
+    s.map_or(UNKNOWN.into(), |s| {
+        format!("{} {:.0} %", s.roof.name(), s.share * 100.0)
+    })
+}
+
+fn signed(pct: f64) -> String {
+    format!("{pct:+.1} %").replacen('-', "−", 1)
+}
+
+/// The ladder's roofline in Markdown: its ceilings with their sources, then a row per
+/// version (its intensities, FLOP/s, nearer roof and share, and the step from its
+/// parent), then the versions left off and why.
+pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
+    let mut out = format!("## {}: the roofline\n\n", ladder.name);
+    out.push_str("| ceiling | GPU | source |\n|---|---|---|\n");
+    for c in &r.ceilings {
+        let gpu = c.device.as_deref().unwrap_or("ladder");
+        out.push_str(&format!("| {} | {gpu} | {} |\n", c.label, c.source));
+    }
+    out.push_str("\n| version | TFLOP/s | FLOP/B DRAM | FLOP/B L2 | FLOP/B L1/shared | nearer roof | step: intensity × | FLOP/s × | share before → after |\n|---|---:|---:|---:|---:|---|---:|---:|---|\n");
+    let mut left_off = Vec::new();
+    for (i, v) in r.versions.iter().enumerate() {
+        let Some(p) = &v.point else {
+            left_off.push(format!(
+                "- {}: {}\n",
+                v.id,
+                v.no_point.as_deref().unwrap_or("?")
+            ));
+            continue;
+        };
+        let ai = |l: Level| {
+            p.level(l)
+                .and_then(|x| x.intensity)
+                .map_or(UNKNOWN.into(), |x| format!("{x:.1}"))
+        };
+        let step = r.step_to(i);
+        let id = if v.baseline {
+            format!("{} (baseline)", v.id)
+        } else {
+            v.id.clone()
+        };
+        out.push_str(&format!(
+            "| {id} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            tflops(p.flop_per_s),
+            ai(Level::Dram),
+            ai(Level::L2),
+            ai(Level::L1),
+            share(p.nearer),
+            times(step.and_then(|s| s.intensity_x)),
+            times(step.and_then(|s| s.flops_x)),
+            step.map_or(String::new(), |s| format!(
+                "{} → {}",
+                share(s.before),
+                share(s.after)
+            )),
+        ));
+    }
+    if !left_off.is_empty() {
+        out.push_str("\nLeft off the chart:\n");
+        out.extend(left_off);
+    }
+    out
+}
+
+/// The rows of one step's move on the roofline, as a two-column Markdown table's body.
+pub fn step_rows(s: &RoofStep) -> String {
+    format!(
+        "| DRAM intensity × | {} |\n| FLOP/s × | {} |\n| nearer roof, share | {} → {} |\n",
+        times(s.intensity_x),
+        times(s.flops_x),
+        share(s.before),
+        share(s.after)
+    )
+}
+
+/// ncu's resolved findings of a step, `Rule 43 % (gone)`.
+pub fn findings(s: &StepEstimates) -> String {
+    if s.resolved.is_empty() {
+        return "none".into();
+    }
+    s.resolved
+        .iter()
+        .map(|r| match (r.fate, r.child_pct) {
+            (Fate::Halved, Some(c)) => format!("{} {:.0} → {c:.0} %", r.rule, r.estimate_pct),
+            _ => format!("{} {:.0} % (gone)", r.rule, r.estimate_pct),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The step's measured change in time and where it came from.
+pub fn measured(s: &StepEstimates) -> (String, String) {
+    match &s.measured {
+        None => (UNKNOWN.into(), UNKNOWN.into()),
+        Some(m) => {
+            let from = match &m.source {
+                TimeSource::Runs { shape, verdict } => format!("runs at {shape}: {verdict}"),
+                TimeSource::NcuDurations => "ncu durations (no runs)".into(),
+            };
+            (signed(-m.cut_pct), from)
+        }
+    }
+}
+
+/// The ladder-wide estimates table in Markdown, and the tally under it.
+pub fn estimates_markdown(ladder: &Ladder, t: &EstimatesTable) -> String {
+    let mut out = format!(
+        "## {}: what ncu estimated, what each step got\n\n| step | findings resolved (ncu's estimate) | largest estimate | measured change in time | from | outcome |\n|---|---|---:|---:|---|---|\n",
+        ladder.name
+    );
+    for s in &t.steps {
+        let (change, from) = measured(s);
+        out.push_str(&format!(
+            "| {} → {} | {} | {} | {change} | {from} | {} |\n",
+            s.parent_id,
+            s.child_id,
+            findings(s),
+            s.largest().map_or(UNKNOWN.into(), |e| format!("−{e:.1} %")),
+            s.outcome.map_or(UNKNOWN, |o| o.word()),
+        ));
+    }
+    let k = &t.tally;
+    out.push_str(&format!(
+        "\nOf {} steps that resolved a finding with an estimate, {} cut the time by at least half of ncu's largest estimate (delivered), {} by less (partly), {} not at all (nothing); the median step got {} of the largest estimate.\n",
+        k.judged,
+        k.delivered,
+        k.partly,
+        k.nothing,
+        k.median_ratio
+            .map_or(UNKNOWN.into(), |r| format!("{:.0} %", r * 100.0)),
+    ));
+    out
+}
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    ladder: &'a str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+/// Any of these models as JSON, under the ladder's name.
+pub fn json<T: Serialize>(ladder: &Ladder, body: &T) -> String {
+    serde_json::to_string_pretty(&Doc {
+        ladder: &ladder.name,
+        body,
+    })
+    .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
