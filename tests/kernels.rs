@@ -236,18 +236,21 @@ fn text_sections(elf: &[u8]) -> Vec<(String, Vec<u8>)> {
     assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF cubin");
     let (shoff, shentsize, shnum, shstrndx) =
         (u64_at(0x28), u16_at(0x3A), u16_at(0x3C), u16_at(0x3E));
+    // (name offset, type, file offset, size); a NOBITS section (type 8, such as the
+    // trace build's static shared memory) holds no bytes in the file.
     let section = |i: usize| {
         let h = shoff + i * shentsize;
-        (u32_at(h), u64_at(h + 0x18), u64_at(h + 0x20))
+        (u32_at(h), u32_at(h + 4), u64_at(h + 0x18), u64_at(h + 0x20))
     };
-    let (_, names_at, _) = section(shstrndx);
+    let (_, _, names_at, _) = section(shstrndx);
     let name = |off: usize| {
         let s = &elf[names_at + off..];
         String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap()]).into_owned()
     };
     (0..shnum)
         .map(section)
-        .map(|(n, at, size)| (name(n), elf[at..at + size].to_vec()))
+        .filter(|&(_, kind, _, _)| kind != 8)
+        .map(|(n, _, at, size)| (name(n), elf[at..at + size].to_vec()))
         .filter(|(n, _)| n.starts_with(".text."))
         .collect()
 }
