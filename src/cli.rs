@@ -564,7 +564,7 @@ pub struct SlotArgs {
 /// expression of numbers in the launch expressions' grammar (`+ - * / %`, parentheses,
 /// `cdiv`, `min`, `max`; checked arithmetic).
 pub fn flop_count(s: &str) -> Result<f64, String> {
-    use crate::gpu::recipe::launch_expr::{ExprError, eval_constant};
+    use crate::recipe::launch_expr::{ExprError, eval_constant};
     let n = match s.trim().parse::<f64>() {
         Ok(n) => n,
         Err(_) => match eval_constant(s) {

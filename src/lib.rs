@@ -18,6 +18,7 @@ pub mod model;
 pub mod ncu;
 pub mod nsight;
 pub mod process;
+pub mod recipe;
 pub mod report;
 pub mod seeded;
 pub mod store_jobs;

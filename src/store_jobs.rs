@@ -6,9 +6,9 @@
 
 use crate::files::limits::SizeLimits;
 use crate::gpu::host::runner;
-use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::model::runs::RunFile;
 use crate::model::{RunResult, RunStatus, Shape, import, manifest};
+use crate::recipe::{KernelRecipe, KernelVersion};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -102,8 +102,11 @@ pub fn store_recipe_profile(
 /// failed and v02 failed: what the tests of a run's storing and of its failures read.
 #[cfg(test)]
 pub(crate) fn run_with_a_failed_baseline() -> runner::Outcome {
-    let recipe = crate::gpu::load_recipe(Path::new("kernels/flash-attention"), SizeLimits::DEFAULT)
-        .expect("the bundled recipe loads");
+    let recipe = crate::recipe::folders::load_recipe(
+        Path::new("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .expect("the bundled recipe loads");
     let result = |id: &str, status| {
         let mut r = RunResult::new(
             id,
@@ -140,8 +143,9 @@ mod tests {
     /// with the version's recipe entry, and it loads with its trace.
     #[test]
     fn a_stored_trace_is_listed_with_its_version() {
-        let recipe = crate::gpu::load_recipe(Path::new("kernels/gemm"), SizeLimits::DEFAULT)
-            .expect("the bundled recipe loads");
+        let recipe =
+            crate::recipe::folders::load_recipe(Path::new("kernels/gemm"), SizeLimits::DEFAULT)
+                .expect("the bundled recipe loads");
         let v = recipe.version("v09").expect("gemm v09").clone();
         let b = crate::model::trace::raw::scenario();
         let timeline = crate::model::trace::decode(

@@ -5,8 +5,9 @@ mod common;
 
 use common::{repo, skip};
 use stallscope::files::limits::SizeLimits;
-use stallscope::gpu::{self, recipe::KernelRecipe};
+use stallscope::gpu;
 use stallscope::kinds::{Kind, Shape};
+use stallscope::recipe::KernelRecipe;
 
 /// An attention shape, as `--shape` spells it.
 fn att(s: &str) -> Shape {
@@ -23,8 +24,11 @@ fn ladders() -> Vec<KernelRecipe> {
     ]
     .iter()
     .map(|n| {
-        gpu::load_recipe(&repo().join("kernels").join(n), SizeLimits::DEFAULT)
-            .unwrap_or_else(|e| panic!("{n}: {e:#}"))
+        stallscope::recipe::folders::load_recipe(
+            &repo().join("kernels").join(n),
+            SizeLimits::DEFAULT,
+        )
+        .unwrap_or_else(|e| panic!("{n}: {e:#}"))
     })
     .collect()
 }
@@ -66,7 +70,11 @@ fn manifests_load_and_recipes_evaluate_at_every_shape() {
 
 #[test]
 fn the_reference_shape_flops_and_grids() {
-    let l = gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
+    let l = stallscope::recipe::folders::load_recipe(
+        &repo().join("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap();
     let s = l.reference_shape();
     assert_eq!(s, att("1,64,1024,128"));
     assert_eq!(s.flops(), 34_359_738_368.0);
@@ -143,8 +151,11 @@ fn a_compile_error_names_the_file_and_carries_the_log() {
 #[test]
 fn the_recipe_and_the_profiles_manifest_name_the_same_parents() {
     use stallscope::model::manifest::Manifest;
-    let recipe =
-        gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
+    let recipe = stallscope::recipe::folders::load_recipe(
+        &repo().join("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap();
     let profiles = Manifest::read(
         &repo().join("profiles/flash-attention/ladder.toml"),
         SizeLimits::DEFAULT,
@@ -178,8 +189,11 @@ fn the_recipe_and_the_profiles_manifest_name_the_same_parents() {
 #[test]
 fn a_run_records_each_version_parent_in_the_profiles_manifest() {
     use stallscope::model::manifest::{self, Manifest};
-    let recipe =
-        gpu::load_recipe(&repo().join("kernels/flash-attention"), SizeLimits::DEFAULT).unwrap();
+    let recipe = stallscope::recipe::folders::load_recipe(
+        &repo().join("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     manifest::record_versions(
         dir.path(),

@@ -78,24 +78,23 @@ fn the_gpu_side_imports_nothing_that_comes_after_it() {
     );
 }
 
-// The rooms of src/gpu/: `recipe/` (what a recipe says), `host/` (the parent: the
-// runner, the worker client, the protocol, NVML), `worker/` (the child), and the files
-// both sides share at the top: `wire.rs` (the worker's command line and messages),
-// `driver.rs` (the CUDA driver's probes) and `nvrtc.rs` (the compiler). `mod.rs` is the
-// façade the rest of the crate calls. The arrows point one way: host and worker use
-// recipe and the shared files, never each other (the host starts a worker by the
-// command line in wire.rs, and only commands/mod.rs names the worker's entry point);
-// recipe and the shared files use no other room.
+// The rooms of src/gpu/: `host/` (the parent: the runner, the worker client, the
+// protocol, NVML), `worker/` (the child), and the files both sides share at the top:
+// `wire.rs` (the worker's command line and messages), `driver.rs` (the CUDA driver's
+// probes) and `nvrtc.rs` (the compiler). `mod.rs` is the façade the rest of the crate
+// calls. What a recipe says is src/recipe/'s, below the GPU side (ROOM_ORDER). The
+// arrows point one way: host and worker use the shared files, never each other (the
+// host starts a worker by the command line in wire.rs, and only commands/mod.rs names
+// the worker's entry point); the shared files use no other room.
 
 /// The rooms a room's files may name besides their own.
 const GPU_ROOMS: &[(&str, &[&str])] = &[
-    ("recipe", &[]),
     ("wire", &[]),
     ("driver", &[]),
     ("nvrtc", &[]),
-    ("host", &["recipe", "wire", "driver"]),
-    ("worker", &["recipe", "wire", "driver", "nvrtc"]),
-    ("(mod.rs)", &["recipe", "nvrtc"]),
+    ("host", &["wire", "driver"]),
+    ("worker", &["wire", "driver", "nvrtc"]),
+    ("(mod.rs)", &["nvrtc"]),
 ];
 
 /// A file's room: its folder under src/gpu/, its name for a file at the top.
@@ -442,6 +441,7 @@ const ROOM_ORDER: &[&str] = &[
     "model",
     "analysis",
     "nsight",
+    "recipe",
     "gpu",
     "store_jobs",
     "report",
@@ -539,24 +539,23 @@ fn host_and_worker_use_the_recipe_and_the_wire_never_each_other() {
 fn the_import_reading_sees_the_arrows_it_should() {
     // The reading itself, on arrows known to be there: were it blind, the tests above
     // would pass on anything.
-    let graph = imports_under(&src(), &src().join("gpu"));
+    let graph = imports_under(&src(), &src());
     let uses = |from: &str, to: &str| {
-        let gpu = common::repo().join("src/gpu");
         graph
             .iter()
-            .any(|(f, t)| *f == gpu.join(from) && t.contains(&gpu.join(to)))
+            .any(|(f, t)| *f == src().join(from) && t.contains(&src().join(to)))
     };
-    assert!(uses("host/runner.rs", "wire.rs"));
-    assert!(uses("host/runner.rs", "recipe/baselines.rs"));
-    assert!(uses("host/runner.rs", "host/client.rs"));
-    assert!(uses("host/window.rs", "host/client.rs"));
-    assert!(uses("worker/mod.rs", "worker/problem.rs"));
-    assert!(uses("worker/device.rs", "recipe/mod.rs"));
-    assert!(uses("worker/baselines/unfused.rs", "recipe/mod.rs"));
-    assert!(uses("mod.rs", "recipe/folders.rs"));
+    assert!(uses("gpu/host/runner.rs", "gpu/wire.rs"));
+    assert!(uses("gpu/host/runner.rs", "recipe/baselines.rs"));
+    assert!(uses("gpu/host/runner.rs", "gpu/host/client.rs"));
+    assert!(uses("gpu/host/window.rs", "gpu/host/client.rs"));
+    assert!(uses("gpu/worker/mod.rs", "gpu/worker/problem.rs"));
+    assert!(uses("gpu/worker/device.rs", "recipe/mod.rs"));
+    assert!(uses("gpu/worker/baselines/unfused.rs", "recipe/mod.rs"));
+    assert!(uses("gpu/mod.rs", "recipe/mod.rs"));
     assert!(uses("recipe/folders.rs", "recipe/mod.rs"));
-    assert!(uses("host/window.rs", "host/protocol.rs"));
-    assert!(!uses("recipe/mod.rs", "worker/mod.rs"));
+    assert!(uses("gpu/host/window.rs", "gpu/host/protocol.rs"));
+    assert!(!uses("recipe/mod.rs", "gpu/worker/mod.rs"));
 }
 
 #[test]
@@ -857,7 +856,7 @@ const NAMED_ON_PURPOSE: &[(&str, &str, &str)] = &[
         "the built-in baselines' folder",
     ),
     (
-        "gpu/recipe/folders.rs",
+        "recipe/folders.rs",
         "DEFAULT_LADDER",
         "the bundled ladder run by default is data, a folder name",
     ),

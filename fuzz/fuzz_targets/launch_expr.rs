@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::{arbitrary, fuzz_target};
-use stallscope::gpu::recipe::launch_expr::{self, MAX_DEPTH, MAX_LEN, Vars};
+use stallscope::recipe::launch_expr::{self, MAX_DEPTH, MAX_LEN, Vars};
 
 #[derive(Debug, arbitrary::Arbitrary)]
 struct Input {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stallscope::gpu::recipe::KernelRecipe;
+use stallscope::recipe::KernelRecipe;
 
 fuzz_target!(|text: &str| {
     if let Ok(r) = KernelRecipe::parse(text, "fuzz.toml") {

@@ -5,8 +5,8 @@ use anyhow::Result;
 
 pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     let limits = common.size_limits();
-    let recipe = crate::gpu::load_recipe(
-        &crate::gpu::find_recipe(
+    let recipe = crate::recipe::folders::load_recipe(
+        &crate::recipe::folders::find_recipe(
             &super::options::kernels(common),
             a.ladder.as_deref(),
             limits,

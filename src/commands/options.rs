@@ -5,8 +5,8 @@
 
 use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs};
 use crate::files::limits::SizeLimits;
+use crate::gpu::driver;
 use crate::gpu::host::{placement, profile, protocol, runner};
-use crate::gpu::{self, driver};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,13 +24,13 @@ impl Common {
     }
 }
 
-/// Where the kernel recipes are: `--kernels DIR`, else [`gpu::DEFAULT_KERNELS`] (which
+/// Where the kernel recipes are: `--kernels DIR`, else [`crate::recipe::folders::DEFAULT_KERNELS`] (which
 /// is read from the built-in copy where it is not on disk).
 pub fn kernels(common: &Common) -> PathBuf {
     common
         .kernels
         .clone()
-        .unwrap_or_else(|| PathBuf::from(gpu::DEFAULT_KERNELS))
+        .unwrap_or_else(|| PathBuf::from(crate::recipe::folders::DEFAULT_KERNELS))
 }
 
 /// Where children run: the GPUs of `--gpus` (`all` counts this host's), the launcher's
@@ -73,7 +73,11 @@ pub fn run_requests(a: &RunArgs, common: &Common) -> Result<Vec<runner::Request>
 
 /// The request of the first comparison.
 fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
-    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref(), common.size_limits())?;
+    let kernels = crate::recipe::folders::find_recipe(
+        &kernels(common),
+        a.ladder.as_deref(),
+        common.size_limits(),
+    )?;
     let mut settings = protocol::Settings::for_regime(a.regime);
     settings.fixed_rounds = a.rounds;
     settings.min_rounds = a.min_rounds;
@@ -157,7 +161,11 @@ pub fn command_profile(a: &ProfileArgs) -> Option<Result<CommandProfile>> {
 
 /// The request to profile a recipe's versions, the recipe found under `--kernels`.
 pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Request> {
-    let kernels = gpu::find_recipe(&kernels(common), a.ladder.as_deref(), common.size_limits())?;
+    let kernels = crate::recipe::folders::find_recipe(
+        &kernels(common),
+        a.ladder.as_deref(),
+        common.size_limits(),
+    )?;
     Ok(profile::Request {
         slots: slots(&a.slots)?,
         versions: a.versions.clone(),

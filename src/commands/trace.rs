@@ -26,8 +26,12 @@ struct Cost<'r> {
 
 pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
     let limits = common.size_limits();
-    let kernels = crate::gpu::find_recipe(&options::kernels(common), a.ladder.as_deref(), limits)?;
-    let recipe = crate::gpu::load_recipe(&kernels, limits)?;
+    let kernels = crate::recipe::folders::find_recipe(
+        &options::kernels(common),
+        a.ladder.as_deref(),
+        limits,
+    )?;
+    let recipe = crate::recipe::folders::load_recipe(&kernels, limits)?;
     let versions = trace::marked_versions(&recipe, &a.versions)?;
     let ids: Vec<String> = versions.iter().map(|v| v.id.clone()).collect();
     if let Some(why) = crate::gpu::driver::unavailable() {

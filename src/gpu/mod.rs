@@ -5,9 +5,9 @@
 //!
 //! Each candidate runs in a worker process (`stallscope __worker …`, or the PyTorch
 //! script), so a kernel that faults or hangs fails alone; [`crate::process`] starts and
-//! stops every child. Three rooms, the arrows pointing one way:
-//! - [`recipe`]: what a recipe says (versions, launches, tolerances, the baselines'
-//!   names); it names neither side.
+//! stops every child. What a recipe says (versions, launches, tolerances, the
+//! baselines' names) is [`crate::recipe`]'s, which names no GPU. Two rooms, the arrows
+//! pointing one way:
 //! - [`host`]: the parent: [`host::runner`] orchestrates a run and [`host::profile`] a
 //!   profile, [`host::protocol`] times every candidate the same way.
 //! - [`worker`]: the child: the device, its graphs, the problem it runs and checks.
@@ -19,16 +19,12 @@
 pub mod driver;
 pub mod host;
 pub mod nvrtc;
-pub mod recipe;
 pub mod wire;
 pub mod worker;
 
 use anyhow::Result;
 
-// The recipe lookups the commands and the explorer make.
-pub use recipe::folders::{
-    DEFAULT_KERNELS, EXPLORER_RECIPE_ADVICE, find_recipe, find_recipe_advised, load_recipe,
-};
+use crate::recipe;
 
 /// One kernel compiled without a GPU (NVRTC only): for `stallscope build` and tests.
 pub struct Built {

@@ -4,7 +4,7 @@
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
 use crate::files::limits::SizeLimits;
-use crate::gpu::{self, host::profile, host::runner};
+use crate::gpu::{host::profile, host::runner};
 use crate::model::{self, LoadReport, import};
 use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
@@ -66,10 +66,10 @@ fn run_job(
         let done = profile_own_command(req, cmd, version, &profiles, limits, cancel, tx)?;
         return Ok((done, ladder_dir.to_path_buf()));
     }
-    let recipe_dir = gpu::find_recipe_advised(
+    let recipe_dir = crate::recipe::folders::find_recipe_advised(
         kernels,
         Some(&req.ladder),
-        gpu::EXPLORER_RECIPE_ADVICE,
+        crate::recipe::folders::EXPLORER_RECIPE_ADVICE,
         limits,
     )?;
     let done = match req.kind {

@@ -195,7 +195,7 @@ impl App {
             quit: false,
             theme,
             page_rows: 20,
-            kernels: crate::gpu::DEFAULT_KERNELS.into(),
+            kernels: crate::recipe::folders::DEFAULT_KERNELS.into(),
             load_warnings: Vec::new(),
         }
     }

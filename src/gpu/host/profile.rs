@@ -5,11 +5,11 @@
 
 use super::placement::{Placement, Slots};
 use crate::files::limits::SizeLimits;
-use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{Mode, WorkerArgs};
 use crate::model::Shape;
 use crate::nsight;
 use crate::process::Limits;
+use crate::recipe::{KernelRecipe, KernelVersion};
 use anyhow::{Context, Result, anyhow, bail};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
+    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?;
     let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
     let ncu = find_ncu()?;

@@ -14,12 +14,12 @@ use super::stats::{self, Measurement};
 use super::stopping;
 use super::window;
 use crate::files::limits::SizeLimits;
-use crate::gpu::recipe::baselines;
-use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
 use crate::model::runs::{Convergence, Environment, Protocol, Stop, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
 use crate::process;
+use crate::recipe::baselines;
+use crate::recipe::{KernelRecipe, KernelVersion};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -201,7 +201,7 @@ pub fn run(
 /// The request checked and its recipe read; the shape, seed and run id chosen.
 fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
-    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
+    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
     let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
     // Through a cluster launcher the GPUs are on other machines: the workers say.

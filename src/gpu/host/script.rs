@@ -5,8 +5,8 @@
 //! which speaks the runner's timing protocol. Where python3, PyTorch or a backend is
 //! missing, that baseline is skipped with the reason.
 
-use crate::gpu::recipe::KernelRecipe;
 use crate::kinds::Shape;
+use crate::recipe::KernelRecipe;
 use anyhow::{Context, Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -7,9 +7,9 @@
 use super::client::{Starting, WorkerError};
 use super::placement::Placement;
 use crate::files::limits::SizeLimits;
-use crate::gpu::recipe::KernelVersion;
 use crate::gpu::wire::{Mode, Traced, WorkerArgs};
 use crate::kinds::{Shape, ShapeText};
+use crate::recipe::KernelVersion;
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -44,7 +44,7 @@ pub struct Captured {
 /// The marked versions the request names (`all` or none: every marked one), or why
 /// one of them cannot be traced.
 pub fn marked_versions(
-    recipe: &crate::gpu::recipe::KernelRecipe,
+    recipe: &crate::recipe::KernelRecipe,
     ids: &[String],
 ) -> Result<Vec<KernelVersion>> {
     let all = ids.is_empty() || ids.iter().any(|i| i == "all");
@@ -72,7 +72,7 @@ pub fn capture(
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Captured>> {
-    let recipe = crate::gpu::recipe::folders::load_recipe(&req.kernels, req.limits)?;
+    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
     let versions = marked_versions(&recipe, &req.versions)?;
     let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
     if req.placement.launcher.is_empty()

@@ -4,7 +4,7 @@
 
 use crate::gpu::driver::{CudaResult, unavailable};
 use crate::gpu::nvrtc::Compiler;
-use crate::gpu::recipe::Launch;
+use crate::recipe::Launch;
 use anyhow::{Context, Result, bail};
 use cudarc::driver::{CudaContext, CudaModule, result, sys};
 use std::ffi::c_void;

@@ -13,11 +13,11 @@ use self::candidate::Candidate;
 use self::device::{Device, Graph};
 use self::problem::{Prepared, Problem};
 use crate::files::limits::SizeLimits;
-use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::{Command, ErrorStats, Hello, Mode, Ready, Reply, WorkerArgs, judge};
 use crate::kinds::{Case, Shape};
 use crate::model::RunStatus;
 use crate::model::runs::CaseCheck;
+use crate::recipe::{KernelRecipe, KernelVersion};
 use anyhow::{Context, Result};
 use std::io::BufRead;
 
@@ -43,7 +43,7 @@ impl Candidate for Version<'_> {
 /// Runs the worker; its conversation is on stdin and stdout. The recipe is read within
 /// `limits` (the worker's own command line resolves them, as every command's).
 pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
-    let recipe = crate::gpu::recipe::folders::load_recipe(&args.recipe, limits)?;
+    let recipe = crate::recipe::folders::load_recipe(&args.recipe, limits)?;
     let shape = args
         .shape
         .resolve(recipe.kind)

@@ -5,9 +5,9 @@
 //! inputs, the CPU rows.
 
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
-use crate::gpu::recipe::{GpuVars, KernelRecipe, KernelVersion, Launch};
 use crate::gpu::wire::ErrorStats;
 use crate::kinds::{Scalar, Shape, Tensor};
+use crate::recipe::{GpuVars, KernelRecipe, KernelVersion, Launch};
 use anyhow::{Context, Result, bail};
 use half::f16;
 use std::ffi::c_void;

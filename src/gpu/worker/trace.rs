@@ -5,9 +5,9 @@
 
 use super::device::{Buffer, Device};
 use super::problem::{Prepared, Problem};
-use crate::gpu::recipe::{KernelRecipe, KernelVersion};
 use crate::gpu::wire::Traced;
 use crate::model::trace::{LANES_PER_BLOCK, buffer_words};
+use crate::recipe::{KernelRecipe, KernelVersion};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 
@@ -111,7 +111,7 @@ pub fn timer_resolution(dev: &Device) -> Result<u64> {
         &mut ptr as *mut u64 as *mut std::ffi::c_void,
         &mut samples as *mut i32 as *mut std::ffi::c_void,
     ];
-    let launch = crate::gpu::recipe::Launch {
+    let launch = crate::recipe::Launch {
         grid: (1, 1, 1),
         block: (32, 1, 1),
         shared_bytes: 0,

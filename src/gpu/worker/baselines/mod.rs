@@ -8,7 +8,7 @@ pub mod unfused;
 
 use super::candidate::{Builtin, Candidate};
 use super::problem::Problem;
-use crate::gpu::recipe::KernelRecipe;
+use crate::recipe::KernelRecipe;
 use anyhow::{Result, bail};
 
 /// The built-in baseline called `id`, on `problem`.

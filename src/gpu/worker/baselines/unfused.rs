@@ -4,10 +4,10 @@
 //! ladder.
 
 use super::cublas::{Cublas, Gemm, cudaDataType};
-use crate::gpu::recipe::KernelRecipe;
 use crate::gpu::worker::device::{Buffer, Kernel};
 use crate::gpu::worker::problem::Problem;
 use crate::kinds::attention::Dims;
+use crate::recipe::KernelRecipe;
 use anyhow::{Context, Result};
 use std::ffi::c_void;
 
@@ -82,7 +82,7 @@ impl<'d> crate::gpu::worker::candidate::Launches<'d> for Unfused<'_, 'd> {
             &mut scale as *mut f32 as *mut c_void,
             &mut causal as *mut i32 as *mut c_void,
         ];
-        let launch = crate::gpu::recipe::Launch {
+        let launch = crate::recipe::Launch {
             grid: (rows as u32, 1, 1),
             block: (256, 1, 1),
             shared_bytes: 0,
