@@ -48,7 +48,8 @@ fn missing(page: &str, repo: &Path) -> Vec<String> {
                 let fixed = p.split('*').next().unwrap();
                 !repo.join(fixed).exists()
             } else {
-                !src.iter().any(|f| *f == *p || f.ends_with(&format!("/{p}")))
+                !src.iter()
+                    .any(|f| *f == *p || f.ends_with(&format!("/{p}")))
             }
         })
         .collect()
@@ -59,7 +60,11 @@ fn every_module_the_architecture_page_names_exists() {
     let repo = common::repo();
     let page = std::fs::read_to_string(repo.join("ARCHITECTURE.md")).unwrap();
     let named = named_paths(&page);
-    assert!(named.len() > 40, "the page names {} paths: {named:?}", named.len());
+    assert!(
+        named.len() > 40,
+        "the page names {} paths: {named:?}",
+        named.len()
+    );
     assert_eq!(missing(&page, &repo), Vec::<String>::new());
 }
 

@@ -351,6 +351,42 @@ pub fn decode(
     stages: &[String],
     clocks: Clocks,
 ) -> Result<Timeline> {
+    check_layout(raw.len(), blocks, cap, roles, stages)?;
+    let lane = lane_words(cap) as usize;
+    let block_words = LANES_PER_BLOCK * lane;
+    let mut overflowed = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut found = Vec::new();
+    for (block, words) in (0..blocks).zip(raw.chunks_exact(block_words)) {
+        let lanes = read_block(words, block, cap, roles, stages)?;
+        overflowed.extend(lanes.iter().filter(|l| l.made > l.held).map(|l| Overflow {
+            block,
+            role: l.role,
+            marks: l.made,
+        }));
+        found.extend(block_marks(block, &lanes, &mut unmatched));
+    }
+    let blocks_out = place_blocks(clock_blocks(found, &clocks));
+    Ok(Timeline {
+        roles: roles.to_vec(),
+        stages: stages.to_vec(),
+        cap,
+        grid_blocks: blocks,
+        overflowed,
+        unmatched,
+        blocks: blocks_out,
+    })
+}
+
+/// Refuses role and stage lists the buffer cannot hold and a buffer whose size is not
+/// the layout's.
+fn check_layout(
+    words: usize,
+    blocks: u32,
+    cap: u32,
+    roles: &[String],
+    stages: &[String],
+) -> Result<()> {
     if roles.is_empty() || roles.len() > LANES_PER_BLOCK {
         bail!(
             "a trace names 1 to {LANES_PER_BLOCK} roles, not {} ({})",
@@ -362,90 +398,100 @@ pub fn decode(
         bail!("a trace names 1 to 65536 stages, not {}", stages.len());
     }
     let want = buffer_words(blocks, cap);
-    if raw.len() as u64 != want {
+    if words as u64 != want {
         bail!(
-            "the trace buffer holds {} words, but {blocks} blocks × {LANES_PER_BLOCK} lanes × (2 + 3 × {cap} marks) make {want}",
-            raw.len()
+            "the trace buffer holds {words} words, but {blocks} blocks × {LANES_PER_BLOCK} lanes × (2 + 3 × {cap} marks) make {want}"
         );
     }
-    let stride = lane_words(cap) as usize;
-    let mut overflowed = Vec::new();
-    let mut unmatched = Vec::new();
-    // Per block: its lanes' spans in absolute cycles, its first and last marks, and
-    // its first and last marks that %globaltimer stamped.
-    struct Raw {
-        block: u32,
-        sm: u32,
-        first: Mark,
-        last: Mark,
-        stamped: Option<(Mark, Mark)>,
-        spans: Vec<Span>,
-    }
-    let mut found: Vec<Raw> = Vec::new();
-    for block in 0..blocks {
-        let mut lanes = Vec::new();
-        for role in 0..LANES_PER_BLOCK {
-            let at = (block as usize * LANES_PER_BLOCK + role) * stride;
-            let words = &raw[at..at + stride];
-            let lane = read_lane(words, block, role as u8, cap, roles, stages)?;
-            if let Some(l) = lane {
-                if l.made > l.held {
-                    overflowed.push(Overflow {
-                        block,
-                        role: l.role,
-                        marks: l.made,
-                    });
-                }
-                lanes.push(l);
-            }
-        }
-        if let Some(other) = lanes.iter().find(|l| l.sm != lanes[0].sm) {
-            bail!(
-                "block {block}: role {} ({}) ran on SM {} but role {} ({}) on SM {}: the lanes of one block share an SM",
-                lanes[0].role,
-                roles[usize::from(lanes[0].role)],
-                lanes[0].sm,
-                other.role,
-                roles[usize::from(other.role)],
-                other.sm
-            );
-        }
-        let all = || lanes.iter().flat_map(|l| &l.marks);
-        let (Some(first), Some(last)) = (
-            all().min_by_key(|m| m.clock).copied(),
-            all().max_by_key(|m| m.clock).copied(),
-        ) else {
-            continue;
-        };
-        let timed = || all().filter(|m| m.ns != 0);
-        let stamped = timed()
-            .min_by_key(|m| m.clock)
-            .copied()
-            .zip(timed().max_by_key(|m| m.clock).copied());
-        let mut spans = Vec::new();
-        for l in &lanes {
-            pair(l, block, &mut spans, &mut unmatched);
-        }
-        found.push(Raw {
-            block,
-            sm: lanes[0].sm,
-            first,
-            last,
-            stamped,
-            spans,
-        });
-    }
+    Ok(())
+}
 
-    // The clock: each block's own where it lasted long enough, else the given one,
-    // else every block's pooled.
-    let elapsed = |r: &Raw| {
-        r.stamped.map_or((0, 0), |(a, b)| {
+/// A block's used lanes, read and checked; an error where they ran on two SMs.
+fn read_block(
+    words: &[u64],
+    block: u32,
+    cap: u32,
+    roles: &[String],
+    stages: &[String],
+) -> Result<Vec<Lane>> {
+    let mut lanes = Vec::new();
+    for (role, lane) in words.chunks_exact(lane_words(cap) as usize).enumerate() {
+        lanes.extend(read_lane(lane, block, role as u8, cap, roles, stages)?);
+    }
+    if let Some(other) = lanes.iter().find(|l| l.sm != lanes[0].sm) {
+        bail!(
+            "block {block}: role {} ({}) ran on SM {} but role {} ({}) on SM {}: the lanes of one block share an SM",
+            lanes[0].role,
+            roles[usize::from(lanes[0].role)],
+            lanes[0].sm,
+            other.role,
+            roles[usize::from(other.role)],
+            other.sm
+        );
+    }
+    Ok(lanes)
+}
+
+/// One block's marks as decode needs them: its lanes' spans in absolute cycles, its
+/// first and last marks, and its first and last marks that %globaltimer stamped.
+struct BlockMarks {
+    block: u32,
+    sm: u32,
+    first: Mark,
+    last: Mark,
+    stamped: Option<(Mark, Mark)>,
+    spans: Vec<Span>,
+}
+
+impl BlockMarks {
+    /// The ns and cycles between its first and last stamped marks ((0, 0): none).
+    fn elapsed(&self) -> (u64, u64) {
+        self.stamped.map_or((0, 0), |(a, b)| {
             (b.ns.saturating_sub(a.ns), b.clock - a.clock)
         })
-    };
+    }
+
+    /// Its first mark in ns: its first stamped one, less the cycles before it (none
+    /// where the first mark was stamped, as the header stamps a lane's first).
+    fn start_ns(&self, ns_per_cycle: Option<f64>) -> u64 {
+        self.stamped.map_or(0, |(a, _)| {
+            let before = (a.clock - self.first.clock) as f64 * ns_per_cycle.unwrap_or(0.0);
+            a.ns.saturating_sub(before.round() as u64)
+        })
+    }
+}
+
+/// A block's marks gathered and its lanes' begins and ends paired (what finds no
+/// partner goes to `unmatched`); `None` where its lanes made no mark.
+fn block_marks(block: u32, lanes: &[Lane], unmatched: &mut Vec<Unmatched>) -> Option<BlockMarks> {
+    let all = || lanes.iter().flat_map(|l| &l.marks);
+    let first = all().min_by_key(|m| m.clock).copied()?;
+    let last = all().max_by_key(|m| m.clock).copied()?;
+    let timed = || all().filter(|m| m.ns != 0);
+    let stamped = timed()
+        .min_by_key(|m| m.clock)
+        .copied()
+        .zip(timed().max_by_key(|m| m.clock).copied());
+    let mut spans = Vec::new();
+    for l in lanes {
+        pair(l, block, &mut spans, unmatched);
+    }
+    Some(BlockMarks {
+        block,
+        sm: lanes[0].sm,
+        first,
+        last,
+        stamped,
+        spans,
+    })
+}
+
+/// Each block's clock: its own where it lasted long enough, else the given one, else
+/// every block's pooled.
+fn clock_blocks(found: Vec<BlockMarks>, clocks: &Clocks) -> Vec<(BlockMarks, Option<f64>, Clock)> {
     let (pooled_ns, pooled_cycles) = found
         .iter()
-        .map(elapsed)
+        .map(BlockMarks::elapsed)
         .filter(|&(_, c)| c > 0)
         .fold((0u64, 0u64), |(n, c), (dn, dc)| (n + dn, c + dc));
     let pooled = (pooled_cycles > 0 && pooled_ns > 0 && clocks.long_enough(pooled_ns))
@@ -454,18 +500,10 @@ pub fn decode(
         .sm_clock_mhz
         .filter(|&m| m.is_finite() && m > 0.0)
         .map(|mhz| 1e3 / mhz);
-    // A block's first mark in ns: its first stamped one, less the cycles before it
-    // (none where the first mark was stamped, as the header stamps a lane's first).
-    let start = |r: &Raw, ns_per_cycle: Option<f64>| {
-        r.stamped.map_or(0, |(a, _)| {
-            let before = (a.clock - r.first.clock) as f64 * ns_per_cycle.unwrap_or(0.0);
-            a.ns.saturating_sub(before.round() as u64)
-        })
-    };
-    let clocked: Vec<(Raw, Option<f64>, Clock)> = found
+    found
         .into_iter()
         .map(|r| {
-            let (ns, cycles) = elapsed(&r);
+            let (ns, cycles) = r.elapsed();
             let (ns_per_cycle, clock) = if cycles > 0 && ns > 0 && clocks.long_enough(ns) {
                 (Some(ns as f64 / cycles as f64), Clock::Block)
             } else if given.is_some() {
@@ -477,17 +515,21 @@ pub fn decode(
             };
             (r, ns_per_cycle, clock)
         })
-        .collect();
+        .collect()
+}
+
+/// The blocks placed on one time axis (ns after the kernel's first mark), their spans
+/// in cycles after their own first mark.
+fn place_blocks(clocked: Vec<(BlockMarks, Option<f64>, Clock)>) -> Vec<Block> {
     let kernel_start = clocked
         .iter()
-        .map(|(r, npc, _)| start(r, *npc))
+        .map(|(r, npc, _)| r.start_ns(*npc))
         .min()
         .unwrap_or(0);
-    let blocks_out = clocked
+    clocked
         .into_iter()
         .map(|(r, ns_per_cycle, clock)| {
-            let cycles = r.last.clock - r.first.clock;
-            let start_ns = start(&r, ns_per_cycle).saturating_sub(kernel_start);
+            let start_ns = r.start_ns(ns_per_cycle).saturating_sub(kernel_start);
             let origin = r.first.clock;
             let mut spans: Vec<Span> = r
                 .spans
@@ -505,20 +547,11 @@ pub fn decode(
                 start_ns,
                 ns_per_cycle,
                 clock,
-                cycles,
+                cycles: r.last.clock - r.first.clock,
                 spans,
             }
         })
-        .collect();
-    Ok(Timeline {
-        roles: roles.to_vec(),
-        stages: stages.to_vec(),
-        cap,
-        grid_blocks: blocks,
-        overflowed,
-        unmatched,
-        blocks: blocks_out,
-    })
+        .collect()
 }
 
 /// Reads one lane's words: `None` where the lane is unused (all zero).
