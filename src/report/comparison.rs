@@ -121,6 +121,8 @@ pub struct Names<'a> {
     pub profiled_at: Option<&'a str>,
     /// Why a side's SASS listing could not be read, where it could not.
     pub listing_error: Option<&'a str>,
+    /// Each side's warnings ([`super::version_warnings`]).
+    pub warnings: [&'a [String]; 2],
 }
 
 pub struct Document<'a> {
@@ -128,6 +130,8 @@ pub struct Document<'a> {
     pub b_name: String,
     /// The shape of the run results compared, where it is not the reference.
     pub other_shape: Option<String>,
+    /// Each side's warnings ([`super::version_warnings`]).
+    pub warnings: [Vec<String>; 2],
     pub sides: [&'a Side; 2],
     /// Each side's instruction classes (empty without a source page).
     pub hot_ops: [&'a [OpcodeStat]; 2],
@@ -149,8 +153,8 @@ impl<'a> Document<'a> {
         self.section(part).into_iter().flat_map(|s| &s.rows)
     }
 
-    /// The lines above the table: the two sides, and the shape compared where it is not
-    /// the reference.
+    /// The lines above the table: the two sides, the shape compared where it is not
+    /// the reference, and each side's warnings.
     pub fn preamble(&self) -> Vec<String> {
         std::iter::once(format!("{} → {}", self.a_name, self.b_name))
             .chain(
@@ -158,6 +162,17 @@ impl<'a> Document<'a> {
                     .iter()
                     .map(|s| format!("run results at {s} (not the reference shape)")),
             )
+            .chain(self.warning_lines())
+            .collect()
+    }
+
+    /// Each side's warnings, named by the side: `v01: warning: pages of two ncu runs …`.
+    pub fn warning_lines(&self) -> Vec<String> {
+        let names = [&self.a_name, &self.b_name];
+        names
+            .iter()
+            .zip(&self.warnings)
+            .flat_map(|(n, ws)| ws.iter().map(move |w| format!("{n}: {w}")))
             .collect()
     }
 
@@ -176,6 +191,7 @@ pub fn document<'a>(c: &'a Comparison, names: &Names) -> Document<'a> {
             .run_shape
             .filter(|_| names.other_shape)
             .map(String::from),
+        warnings: names.warnings.map(<[String]>::to_vec),
         sides: [&c.a, &c.b],
         hot_ops: [&c.hot_ops_a, &c.hot_ops_b],
         sections: Vec::new(),

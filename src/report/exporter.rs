@@ -72,6 +72,7 @@ impl CompareInput<'_> {
                 other_shape: self.other_shape,
                 profiled_at: self.profiled_at.as_deref(),
                 listing_error: self.listing_error.as_deref(),
+                warnings: [&self.a.warnings, &self.b.warnings],
             },
         )
     }
@@ -88,6 +89,10 @@ pub struct CompareSide {
     pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch: Option<u64>,
+    /// What its figures cannot be trusted for ([`super::version_warnings`]): pages of
+    /// two ncu runs merged into one launch. Left out where there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl CompareSide {
@@ -100,6 +105,7 @@ impl CompareSide {
             kernel: profile.map(|p| p.kernel.clone()),
             launch: path.as_ref().and(profile.and_then(|p| p.launch_id)),
             path,
+            warnings: super::version_warnings(v),
         }
     }
 

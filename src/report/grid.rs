@@ -65,7 +65,8 @@ fn group_name(g: Group) -> &'static str {
     }
 }
 
-/// The ladder's name, its problem and its versions: the lines above its tables.
+/// The ladder's name, its problem and its versions (a version's warnings marked beside
+/// it and written in full under the list): the lines above its tables.
 pub fn header_lines(a: &Analysed) -> Vec<String> {
     let ladder = a.ladder;
     let mut out = vec![format!("{} — {}", ladder.name, ladder.title)];
@@ -89,7 +90,17 @@ pub fn header_lines(a: &Analysed) -> Vec<String> {
             .as_ref()
             .map(|p| format!(" [{}]", p.short_name()))
             .unwrap_or_default();
-        out.push(format!("  {:<6} {}{kind}{kernel}", v.id, v.title));
+        let marker = super::texts::warning_marker(v)
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
+        out.push(format!("  {:<6} {}{kind}{kernel}{marker}", v.id, v.title));
+    }
+    // What a version's figures cannot be trusted for, in full under the list.
+    for &i in &display_order(ladder) {
+        let v = &ladder.versions[i];
+        for w in super::texts::version_warnings(v) {
+            out.push(format!("  {}: {w}", v.id));
+        }
     }
     out
 }

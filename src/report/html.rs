@@ -188,6 +188,18 @@ fn ladder_header(a: &Analysed) -> String {
         facts.push(format!("ceiling {p:.0} TFLOPS"));
     }
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", facts.join(" · "));
+    // What a version's figures cannot be trusted for, in full.
+    for &i in &display_order(l) {
+        let v = &l.versions[i];
+        for w in super::texts::version_warnings(v) {
+            let _ = writeln!(
+                out,
+                "<p class=\"warning\">{}: {}</p>",
+                escape(&v.id),
+                escape(&w)
+            );
+        }
+    }
     out
 }
 
@@ -1093,6 +1105,9 @@ fn compare_page(input: &CompareInput) -> String {
             "<p class=\"meta\">Run results at {} (not the reference shape).</p>",
             escape(s)
         );
+    }
+    for w in doc.warning_lines() {
+        let _ = writeln!(html, "<p class=\"warning\">{}</p>", escape(&w));
     }
     let columns = column_names(input);
     html.push_str(&compare_metrics(&doc, &columns));

@@ -96,6 +96,10 @@ struct VersionJson<'a> {
     /// The shown run result's verdicts (at `run_shape`): against the fastest version
     /// and each baseline, as `run --json` gives them.
     verdicts: Vec<Against>,
+    /// What its figures cannot be trusted for, one sentence each (pages of two ncu runs
+    /// merged into one launch); left out where there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -203,6 +207,7 @@ impl Exporter for JsonExporter {
                             hot_ops: &an.hot_ops,
                             runs: &v.runs,
                             verdicts: std::mem::take(&mut verdicts[i]),
+                            warnings: super::texts::version_warnings(v),
                         }
                     })
                     .collect(),

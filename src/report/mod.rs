@@ -26,5 +26,6 @@ pub use order::{display_order, stall_rows};
 pub use output_format::{CompareFormat, Format, exporter, exporter_with_chart, table_exporter};
 pub use texts::{
     STALL_UNIT, escape, label_cell, label_text, stall_heading, stall_samples_cell,
-    stall_source_cell, step_name, top_reason_text, trail_label, verdict_text, verdict_word, z_text,
+    stall_source_cell, step_name, top_reason_text, trail_label, verdict_text, verdict_word,
+    version_warnings, warning_marker, z_text,
 };

@@ -34,6 +34,19 @@ pub fn markdown(ladder: &Ladder, a: usize, b: usize) -> String {
             ladder.versions[a].id, ladder.versions[b].id
         ));
     }
+    // What either version's figures cannot be trusted for, under the tables.
+    let warnings: String = [a, b]
+        .iter()
+        .map(|&i| &ladder.versions[i])
+        .flat_map(|v| {
+            super::texts::version_warnings(v)
+                .into_iter()
+                .map(move |w| format!("- {}: {}\n", v.id, format::printable(&w)))
+        })
+        .collect();
+    if !warnings.is_empty() {
+        parts.push(warnings);
+    }
     parts.join("\n")
 }
 

@@ -187,3 +187,23 @@ pub fn verdict_and_interval(s: &crate::analysis::speed::Speedup) -> String {
         pct(1.0 / s.low - 1.0)
     )
 }
+
+/// What a version's figures cannot be trusted for, one line each, as every view and
+/// format writes it: its profile's [`warnings`](crate::model::Profile::warnings) (pages
+/// of two ncu runs merged into one launch), each `warning: …`. None for a version of
+/// one run.
+pub fn version_warnings(v: &crate::model::Version) -> Vec<String> {
+    v.profile
+        .iter()
+        .flat_map(|p| &p.warnings)
+        .map(|w| format!("warning: {w}"))
+        .collect()
+}
+
+/// The same, where space is tight: `⚠ merged from 2 ncu runs`. Each warning is a page
+/// of another run than the profile's first page, so the runs are at most one more than
+/// the warnings. `None` for a version of one run.
+pub fn warning_marker(v: &crate::model::Version) -> Option<String> {
+    let n = v.profile.as_ref().map_or(0, |p| p.warnings.len());
+    (n > 0).then(|| format!("⚠ merged from {} ncu runs", n + 1))
+}

@@ -223,6 +223,7 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
     };
     let listing_error = va.listing_error().or_else(|| vb.listing_error());
     let profiled_at = ls.shown.profiled_at(&ls.ladder);
+    let warnings = [report::version_warnings(va), report::version_warnings(vb)];
     let names = Names {
         a: &va.id,
         b: &vb.id,
@@ -230,10 +231,20 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
         other_shape: false,
         profiled_at: profiled_at.as_deref(),
         listing_error: listing_error.as_deref(),
+        warnings: [&warnings[0], &warnings[1]],
     };
     let doc = comparison::document(c, &names);
     let ids = [va.id.as_str(), vb.id.as_str()];
     let mut out = title_lines(scene, va, vb);
+    // What a side's figures cannot be trusted for, in full under the title.
+    for w in doc.warning_lines() {
+        let w = format::printable(&w).into_owned();
+        out.extend(
+            wrap(&format!("⚠ {w}"), width)
+                .into_iter()
+                .map(|l| Line::styled(l, scene.theme.error())),
+        );
+    }
     let rows = metric_rows(&doc);
     let cols = Columns::of(&rows, width);
     out.extend(metric_lines(scene, &rows, &cols, ids, width));

@@ -334,6 +334,12 @@ pub fn headline(app: &App, width: usize) -> Line<'static> {
         crate::report::label_text(a.bottleneck.as_ref(), a.no_label),
         t.moved(),
     ));
+    // Pages of two ncu runs: said in short in every view (the status line and its
+    // message popup hold the whole warning).
+    if let Some(m) = crate::report::warning_marker(v) {
+        spans.push(sep());
+        spans.push(Span::styled(m, t.error()));
+    }
 
     for h in HEADLINE {
         let (Headline::Stall(_, name) | Headline::Metric(_, name)) = *h;
