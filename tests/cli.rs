@@ -21,8 +21,8 @@ fn report_prints_the_sgemm_trail() {
         .success()
         .stdout(
             predicate::str::is_match(concat!(
-                r"\nv1 +lg_throttle @ LDG +38\.6 +not_selected @ LDG +20\.8\n",
-                r"v2 +mio_throttle @ LDS +49\.5 +not_selected @ LDS +13\.7 +moved \(z 467\)\n",
+                r"\nv1 +lg_throttle @ LDG +37\.5 +not_selected @ LDG +20\.2\n",
+                r"v2 +mio_throttle @ LDS +48\.3 +not_selected @ LDS +13\.4 +moved \(z 467\)\n",
             ))
             .unwrap(),
         );
@@ -90,7 +90,7 @@ fn loose_files_become_a_ladder_in_the_order_given() {
         .stdout(
             predicate::str::is_match(
                 // Two kernels of one file: neither is the other's parent, so no move.
-                r"\n1 +lg_throttle @ LDG +38\.6 .*\n2 +mio_throttle @ LDS +49\.5 +not_selected @ LDS +13\.7 *\n",
+                r"\n1 +lg_throttle @ LDG +37\.5 .*\n2 +mio_throttle @ LDS +48\.3 +not_selected @ LDS +13\.4 *\n",
             )
             .unwrap(),
         );
@@ -164,7 +164,7 @@ fn compare_two_versions() {
         )
         .stdout(
             predicate::str::is_match(
-                r"\nLDG\s+58 · 252,997 · 76\.3\s+2 · 5,935 · 2\.6\s+-56 · -247,062 · -73\.7 pt\nLDS\s+0 · 0 · 0\.0\s+40 · 162,538 · 72\.2",
+                r"\nLDG\s+58 · 252,997 · 74\.1\s+2 · 5,935 · 2\.6\s+-56 · -247,062 · -71\.5 pt\nLDS\s+0 · 0 · 0\.0\s+40 · 162,538 · 70\.4",
             )
             .unwrap(),
         );
@@ -206,7 +206,7 @@ fn compare_gives_the_instruction_mix_its_stall_samples() {
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
     assert_eq!(
         row.as_deref(),
-        Some("WARPGROUP 4 · 1,388 · 18.2 4 · 1,561 · 21.9 +0 · +173 · +3.7 pt")
+        Some("WARPGROUP 4 · 1,388 · 14.5 4 · 1,561 · 17.4 +0 · +173 · +2.9 pt")
     );
 }
 
@@ -1295,7 +1295,7 @@ fn report_versions_writes_a_steps_tables_and_refuses_what_it_cannot() {
     );
     assert!(text.contains("| 1,16,8192,128 causal | "), "{text}");
     assert!(
-        text.contains("| stall cell 1 | barrier @ WARPGROUP"),
+        text.contains("| stall cell 1 (% of all warp samples) | barrier @ WARPGROUP"),
         "{text}"
     );
     for (args, said) in [

@@ -170,7 +170,7 @@ fn figures_of_the_data() -> Vec<String> {
             pct(ru.share)
         ),
         format!(
-            "v11's runner-up (`{} @ {}`), {} of the table's {} stall samples, {} % (the raw page's {} PC samples count `selected` too)",
+            "v11's runner-up (`{} @ {}`), {} of the table's {} warp samples, {} % (the raw page counts {} PC samples too)",
             ru11.reason,
             ru11.opcode,
             thousands(ru11.samples),
@@ -187,8 +187,8 @@ fn figures_of_the_data() -> Vec<String> {
 }
 
 /// Every figure the README's prose quotes from the bundled profiles is the data's, as
-/// above (v11's runner-up read "669 of 9,559 samples": 669 is 8.8 % of the table's
-/// 7,624; 9,559 counts `selected`).
+/// above (v11's runner-up once read "669 of 7,624 stall samples, 8.8 %", a share of the
+/// table without `selected`; every share is now of all 9,559 warp samples).
 #[test]
 fn the_readmes_figures_are_the_datas() {
     // Compared as words: a line break of the README's prose is a space.
