@@ -3,10 +3,10 @@
 //! the profiler's requests built, the size limits gathered. `cli` only declares the
 //! arguments; here they meet the machine.
 
-use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs};
+use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs, TraceArgs};
 use crate::files::limits::SizeLimits;
 use crate::gpu::driver;
-use crate::gpu::host::{placement, profile, protocol, runner};
+use crate::gpu::host::{placement, profile, protocol, runner, trace};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -174,6 +174,57 @@ pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Requ
         set: a.set.clone(),
         timeout: Duration::from_secs(a.timeout),
         ..profile::Request::new(kernels, common.size_limits())
+    })
+}
+
+/// What `stallscope trace` asks of the GPU: the marked versions it names, the run that
+/// times each one's trace build against its plain build (none with `--no-overhead`),
+/// and the capture of their traces (none with `--no-capture`).
+pub struct TraceRequests {
+    pub recipe: crate::recipe::KernelRecipe,
+    pub ids: Vec<String>,
+    pub cost: Option<runner::Request>,
+    pub capture: Option<trace::Request>,
+}
+
+pub fn trace_requests(a: &TraceArgs, common: &Common) -> Result<TraceRequests> {
+    let limits = common.size_limits();
+    let kernels =
+        crate::recipe::folders::find_recipe(&kernels(common), a.ladder.as_deref(), limits)?;
+    let recipe = crate::recipe::folders::load_recipe(&kernels, limits)?;
+    let ids: Vec<String> = trace::marked_versions(&recipe, &a.versions)?
+        .into_iter()
+        .map(|v| v.id)
+        .collect();
+    let cost = (!a.no_overhead).then(|| runner::Request {
+        versions: ids.clone(),
+        shape: a.shape.clone(),
+        flags: a.flags.clone(),
+        seed: a.seed,
+        cases: false,
+        traced_twins: true,
+        settings: protocol::Settings {
+            fixed_rounds: a.rounds,
+            ..protocol::Settings::for_regime(a.regime)
+        },
+        ..runner::Request::new(kernels.clone(), limits)
+    });
+    let capture = (!a.no_capture).then(|| trace::Request {
+        kernels: kernels.clone(),
+        limits,
+        versions: ids.clone(),
+        shape: a.shape.clone(),
+        flags: a.flags.clone(),
+        cap: a.cap,
+        seed: a.seed.unwrap_or(1),
+        timeout: Duration::from_secs(a.timeout),
+        placement: Default::default(),
+    });
+    Ok(TraceRequests {
+        recipe,
+        ids,
+        cost,
+        capture,
     })
 }
 

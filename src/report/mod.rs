@@ -19,6 +19,7 @@ pub mod runs;
 pub mod step;
 pub mod svg;
 mod texts;
+pub mod trace_cost;
 
 pub use exporter::{Analysed, CompareInput, CompareSide, Exporter, column_names};
 pub use grid::Grid;

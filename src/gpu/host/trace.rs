@@ -9,6 +9,7 @@ use super::placement::Placement;
 use crate::files::limits::SizeLimits;
 use crate::gpu::wire::{Mode, Traced, WorkerArgs};
 use crate::kinds::{Shape, ShapeText};
+use crate::model::trace::{Clocks, Overhead, SCHEMA, Trace, decode};
 use crate::recipe::KernelVersion;
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::PathBuf;
@@ -123,4 +124,37 @@ pub fn capture(
         });
     }
     Ok(out)
+}
+
+/// A captured buffer decoded into the trace stored beside the version's profiles: its
+/// blocks timed by the trace build's measured SM clock where known, and what tracing
+/// cost where it was timed.
+pub fn decoded(
+    c: &Captured,
+    sm_clock_mhz: Option<f64>,
+    overhead: Option<Overhead>,
+) -> Result<Trace> {
+    let id = &c.version.id;
+    let timeline = decode(
+        &c.words,
+        c.info.blocks,
+        c.info.cap,
+        &c.version.trace_roles,
+        &c.version.trace_stages,
+        Clocks {
+            timer_resolution_ns: c.info.timer_resolution_ns,
+            sm_clock_mhz,
+        },
+    )
+    .with_context(|| format!("version {id}: its trace buffer"))?;
+    Ok(Trace {
+        schema: SCHEMA.to_string(),
+        version: id.clone(),
+        shape: c.shape,
+        gpu: c.info.gpu.clone(),
+        when: Some(crate::model::runs::now_utc()),
+        timer_resolution_ns: c.info.timer_resolution_ns,
+        overhead,
+        timeline,
+    })
 }
