@@ -159,38 +159,26 @@ impl Store {
     /// The files directly in a folder (not its sub-folders), sorted by name; an error
     /// where the folder cannot be listed (or is not there).
     pub fn files(&self, path: &Path) -> Result<Vec<PathBuf>> {
-        let mut out = match self.place {
-            Place::Disk => std::fs::read_dir(path)
-                .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-                .map(|e| e.path())
-                .collect::<Vec<_>>(),
-            Place::Embedded => {
-                let (dir, rest) = embedded_root(path)?;
-                let dir = if rest.as_os_str().is_empty() {
-                    dir
-                } else {
-                    dir.get_dir(&rest)
-                        .ok_or_else(|| anyhow!("{} is not built in", path.display()))?
-                };
-                let base = path.to_path_buf();
-                dir.files()
-                    .map(|f| base.join(f.path().file_name().unwrap_or_default()))
-                    .collect()
-            }
-        };
-        out.sort();
-        Ok(out)
+        self.entries(path, Entry::File)
     }
 
-    /// The sub-folders of a folder, sorted by name.
+    /// The folders directly in `path`, sorted.
     pub fn subdirs(&self, path: &Path) -> Result<Vec<PathBuf>> {
+        self.entries(path, Entry::Folder)
+    }
+
+    /// The entries of one kind directly in `path`, sorted.
+    fn entries(&self, path: &Path, kind: Entry) -> Result<Vec<PathBuf>> {
         let mut out = match self.place {
             Place::Disk => std::fs::read_dir(path)
                 .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
                 .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+                .filter(|e| {
+                    e.file_type().is_ok_and(|t| match kind {
+                        Entry::File => t.is_file(),
+                        Entry::Folder => t.is_dir(),
+                    })
+                })
                 .map(|e| e.path())
                 .collect::<Vec<_>>(),
             Place::Embedded => {
@@ -201,9 +189,13 @@ impl Store {
                     dir.get_dir(&rest)
                         .ok_or_else(|| anyhow!("{} is not built in", path.display()))?
                 };
-                let base = path.to_path_buf();
-                dir.dirs()
-                    .map(|d| base.join(d.path().file_name().unwrap_or_default()))
+                let names: Vec<&Path> = match kind {
+                    Entry::File => dir.files().map(|f| f.path()).collect(),
+                    Entry::Folder => dir.dirs().map(|d| d.path()).collect(),
+                };
+                names
+                    .into_iter()
+                    .map(|p| path.join(p.file_name().unwrap_or_default()))
                     .collect()
             }
         };
@@ -227,4 +219,11 @@ fn embedded_root(path: &Path) -> Result<(&'static Dir<'static>, PathBuf)> {
         }
     };
     Ok((root, parts.as_path().to_path_buf()))
+}
+
+/// What a listing of a folder keeps: its files or its folders.
+#[derive(Clone, Copy)]
+enum Entry {
+    File,
+    Folder,
 }
