@@ -15,6 +15,7 @@ mod output_format;
 pub mod perfetto;
 pub mod pipeline;
 pub mod roofline;
+mod roofline_svg;
 pub mod runs;
 pub mod step;
 pub mod svg;

@@ -25,16 +25,20 @@ pub enum Chart {
     Stalls,
     /// Barrier stalls, short-scoreboard stalls and tensor pipe active across versions.
     Signals,
+    /// Every version on the roofline: FLOP/s against FLOP per DRAM byte, log-log, the
+    /// DRAM and L2 bandwidth roofs and the compute roofs labelled with their sources.
+    Roofline,
 }
 
 impl Chart {
-    pub const ALL: &[Chart] = &[Chart::Speed, Chart::Stalls, Chart::Signals];
+    pub const ALL: &[Chart] = &[Chart::Speed, Chart::Stalls, Chart::Signals, Chart::Roofline];
 
     pub fn name(self) -> &'static str {
         match self {
             Chart::Speed => "speed",
             Chart::Stalls => "stalls",
             Chart::Signals => "signals",
+            Chart::Roofline => "roofline",
         }
     }
 
@@ -43,6 +47,7 @@ impl Chart {
             Chart::Speed => "Speed per version",
             Chart::Stalls => "Where the warps wait: stall shares per version",
             Chart::Signals => "Headline signals across versions",
+            Chart::Roofline => "The ladder on the roofline",
         }
     }
 }
@@ -53,6 +58,7 @@ pub fn draw(chart: Chart, a: &Analysed) -> Option<String> {
         Chart::Speed => speed(a),
         Chart::Stalls => stalls(a),
         Chart::Signals => signals(a),
+        Chart::Roofline => super::roofline_svg::roofline(a),
     }
 }
 
@@ -72,6 +78,18 @@ pub const CHART_CSS: &str = r#"
 .chart .line { fill: none; stroke-width: 2; }
 .chart .bg { fill: var(--bg); }
 .chart .mark:hover { opacity: 0.75; }
+.chart line.roof { stroke-width: 1.5; }
+.chart line.roof.dram { stroke: var(--blue); }
+.chart line.roof.l2 { stroke: var(--cyan); stroke-dasharray: 7 4; }
+.chart line.roof.peak { stroke: var(--poor); }
+.chart line.roof.datasheet { stroke: var(--muted); stroke-dasharray: 6 4; }
+.chart text.roof-label { font-size: 10px; }
+.chart text.roof-label.dram { fill: var(--blue); }
+.chart text.roof-label.l2 { fill: var(--cyan); }
+.chart text.roof-label.peak { fill: var(--poor); }
+.chart text.roof-label.datasheet { fill: var(--muted); }
+.chart .step { stroke: var(--accent); stroke-width: 1; opacity: 0.55; }
+.chart text.point-label { font-size: 10px; }
 "#;
 
 /// One chart as a file of its own: its styles and a background inside, every colour
@@ -156,7 +174,7 @@ pub fn compare_stalls(input: &CompareInput) -> String {
 
 // ---- geometry ----
 
-const WIDTH: f64 = 960.0;
+pub(super) const WIDTH: f64 = 960.0;
 const LEFT: f64 = 52.0;
 
 /// Columns evenly spread over the plot; `None` positions are gaps.
@@ -199,7 +217,7 @@ fn nice_step(max: f64, ticks: usize) -> f64 {
     m * mag
 }
 
-fn open_svg(out: &mut String, chart: &str, height: f64, title: &str) {
+pub(super) fn open_svg(out: &mut String, chart: &str, height: f64, title: &str) {
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{chart}\" \
@@ -208,7 +226,7 @@ fn open_svg(out: &mut String, chart: &str, height: f64, title: &str) {
     );
 }
 
-fn text(out: &mut String, x: f64, y: f64, anchor: &str, class: &str, content: &str) {
+pub(super) fn text(out: &mut String, x: f64, y: f64, anchor: &str, class: &str, content: &str) {
     let _ = write!(
         out,
         "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" class=\"{class}\">{}</text>",
@@ -655,7 +673,7 @@ fn legend_layout(entries: &[(String, &str)], width: f64) -> Vec<Vec<(usize, f64)
     rows
 }
 
-fn draw_legend(out: &mut String, entries: &[(String, &str)], left: f64, top: f64) {
+pub(super) fn draw_legend(out: &mut String, entries: &[(String, &str)], left: f64, top: f64) {
     for (row, items) in legend_layout(entries, WIDTH - left).iter().enumerate() {
         for &(n, dx) in items {
             let (name, fill) = &entries[n];
