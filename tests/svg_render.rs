@@ -168,9 +168,11 @@ fn every_chart_of_the_bundled_ladders_renders_with_its_colours() {
     assert_eq!(drawn, 8, "every chart of both ladders has data");
 }
 
-/// The roofline's decade grid lines: (value, pixel) per axis, from their `data-x` and
-/// `data-y`.
-fn decades(svg: &str) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// An axis's decades: (value, pixel) each.
+type Ticks = Vec<(f64, f64)>;
+
+/// The roofline's decade grid lines per axis, from their `data-x` and `data-y`.
+fn decades(svg: &str) -> (Ticks, Ticks) {
     let (mut xs, mut ys) = (Vec::new(), Vec::new());
     for piece in svg.split("<line ").skip(1) {
         let tag = &piece[..piece.find('>').unwrap_or(piece.len())];
