@@ -19,6 +19,7 @@ mod roofline_svg;
 pub mod runs;
 pub mod step;
 pub mod svg;
+mod svg_parts;
 mod texts;
 
 pub use exporter::{Analysed, CompareInput, CompareSide, Exporter, column_names};

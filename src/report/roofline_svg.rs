@@ -11,7 +11,7 @@
 //! FLOP/s), so that a reader of the file (and tests/svg_render.rs) can map a point back.
 
 use super::exporter::Analysed;
-use super::svg::{WIDTH, open_svg, text};
+use super::svg_parts::{WIDTH, open_svg, text};
 use super::texts::escape;
 use crate::analysis::roofline::{
     Ceiling, LadderRoofline, Level, Roof, VersionRoof, ladder_roofline,

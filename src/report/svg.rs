@@ -7,6 +7,7 @@
 
 use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::order::{display_order, stall_rows};
+use super::svg_parts::{WIDTH, open_svg, text};
 use super::texts::escape;
 use super::{colour, format};
 use crate::analysis::catalogue::{HEADLINE, Headline};
@@ -174,7 +175,6 @@ pub fn compare_stalls(input: &CompareInput) -> String {
 
 // ---- geometry ----
 
-pub(super) const WIDTH: f64 = 960.0;
 const LEFT: f64 = 52.0;
 
 /// Columns evenly spread over the plot; `None` positions are gaps.
@@ -215,23 +215,6 @@ fn nice_step(max: f64, ticks: usize) -> f64 {
         10.0
     };
     m * mag
-}
-
-pub(super) fn open_svg(out: &mut String, chart: &str, height: f64, title: &str) {
-    let _ = write!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{chart}\" \
-         viewBox=\"0 0 {WIDTH} {height:.0}\" role=\"img\" aria-label=\"{t}\"><title>{t}</title>",
-        t = escape(title)
-    );
-}
-
-pub(super) fn text(out: &mut String, x: f64, y: f64, anchor: &str, class: &str, content: &str) {
-    let _ = write!(
-        out,
-        "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" class=\"{class}\">{}</text>",
-        escape(content)
-    );
 }
 
 /// Horizontal grid lines with their values from 0 to `max` at `step`.
