@@ -227,7 +227,8 @@ pub struct ReportArgs {
     /// each came from (bandwidths from the export's peak metrics, compute from
     /// peak_tflops and the datasheet), and per version its arithmetic intensity against
     /// DRAM, L2 and L1/shared, its TFLOP/s, the nearer roof and its share, and the step
-    /// from its parent. With --format table, markdown or json.
+    /// from its parent. With --format table, markdown or json; the chart of it is
+    /// `--format svg --chart roofline` (and on the HTML page).
     #[arg(long, conflicts_with_all = ["versions", "estimates"])]
     pub roofline: bool,
     /// What ncu estimated against what each step got, instead of the timeline: per step

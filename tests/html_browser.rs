@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const LADDER: &str = "flash-attention";
-const CHARTS: &[&str] = &["speed", "stalls", "signals"];
+const CHARTS: &[&str] = &["speed", "stalls", "signals", "roofline"];
 
 /// What the browser made of the page.
 struct Rendered {

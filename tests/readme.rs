@@ -313,3 +313,65 @@ fn the_readmes_run_table_is_the_bundled_runs() {
     assert!(checked > 100, "{checked}");
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// The README's roofline picture is `report`'s SVG of the flash-attention ladder, byte
+/// for byte, and the shares its prose quotes (v29's and cuDNN's of the nearer roof) are
+/// the model's.
+#[test]
+fn the_readme_roofline_picture_is_reports() {
+    let out = Command::cargo_bin("stallscope")
+        .unwrap()
+        .env_remove("STALLSCOPE_PROFILES")
+        .args([
+            "report",
+            "--ladder",
+            "flash-attention",
+            "--format",
+            "svg",
+            "--chart",
+            "roofline",
+            "--profiles",
+        ])
+        .arg(profiles())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = "assets/roofline-flash-attention.svg";
+    let written = std::fs::read_to_string(repo().join(file)).unwrap();
+    assert!(
+        written == String::from_utf8(out.stdout).unwrap(),
+        "{file} is not the command's output: stallscope report --ladder flash-attention --format svg --chart roofline -o {file}"
+    );
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("]({file})")),
+        "the README shows {file}"
+    );
+    let ladder = model::load_ladder(
+        &Store::disk(SizeLimits::DEFAULT),
+        &profiles().join("flash-attention"),
+        &mut LoadReport::default(),
+    )
+    .unwrap();
+    let r = analysis::roofline::ladder_roofline(&ladder);
+    let share = |id: &str| {
+        let v = r.versions.iter().find(|v| v.id == id).unwrap();
+        let s = v.point.as_ref().and_then(|p| p.nearer).unwrap();
+        format!("{:.0} %", s.share * 100.0)
+    };
+    let prose = readme
+        .split("<!-- roofline: flash-attention")
+        .nth(1)
+        .unwrap();
+    let prose = prose.split("\n\n").next().unwrap().replace('\n', " ");
+    for quoted in [
+        format!(
+            "v29, reaches {} of the ladder's 750 TFLOP/s peak",
+            share("v29")
+        ),
+        format!("cuDNN {}", share("cudnn")),
+        format!("{} of its nearer roof, L1/shared", share("v01")),
+    ] {
+        assert!(prose.contains(&quoted), "the README should say {quoted:?}");
+    }
+}

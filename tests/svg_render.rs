@@ -1,7 +1,8 @@
 //! The charts of `report --format svg` drawn by a renderer that is not a browser
 //! (resvg, which like librsvg has no CSS custom properties): every chart of the bundled
 //! ladders comes out as a picture, not a black or empty rectangle, and its marks (bars,
-//! stacked segments, points) have the colours the file gives them.
+//! stacked segments, points) have the colours the file gives them; the roofline's
+//! points stand where the roofline model puts them.
 
 mod common;
 
@@ -95,13 +96,16 @@ fn marks(svg: &str) -> Vec<(Vec<(f64, f64)>, String)> {
         };
         out.push((centre, fill));
     }
-    // A point that a later one (another series at the same height) covers shows the
-    // later one's colour: only the uncovered are checked.
+    // A point that a later one (another series at the same height, a baseline's diamond
+    // on the roofline) covers shows the later one's colour: only the uncovered are
+    // checked.
     let mut seen = Vec::new();
     for (points, fill) in out.into_iter().rev() {
         let covered = points.len() == 1
             && seen.iter().any(|(later, _): &(Vec<(f64, f64)>, String)| {
-                later.len() == 1 && (later[0].0 - points[0].0).hypot(later[0].1 - points[0].1) < 8.0
+                later
+                    .iter()
+                    .any(|l| (l.0 - points[0].0).hypot(l.1 - points[0].1) < 8.0)
             });
         if !covered {
             seen.push((points, fill));
@@ -114,7 +118,7 @@ fn marks(svg: &str) -> Vec<(Vec<(f64, f64)>, String)> {
 fn every_chart_of_the_bundled_ladders_renders_with_its_colours() {
     let mut drawn = 0;
     for ladder in ["flash-attention", "gemm"] {
-        for name in ["speed", "stalls", "signals"] {
+        for name in ["speed", "stalls", "signals", "roofline"] {
             let svg = chart(ladder, name);
             let at = format!("{ladder} {name}");
             assert!(
@@ -161,5 +165,96 @@ fn every_chart_of_the_bundled_ladders_renders_with_its_colours() {
             }
         }
     }
-    assert_eq!(drawn, 6, "every chart of both ladders has data");
+    assert_eq!(drawn, 8, "every chart of both ladders has data");
+}
+
+/// An axis's decades: (value, pixel) each.
+type Ticks = Vec<(f64, f64)>;
+
+/// The roofline's decade grid lines per axis, from their `data-x` and `data-y`.
+fn decades(svg: &str) -> (Ticks, Ticks) {
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for piece in svg.split("<line ").skip(1) {
+        let tag = &piece[..piece.find('>').unwrap_or(piece.len())];
+        let tag = format!(" {tag}");
+        if let (Some(v), Some(x)) = (num(&tag, "data-x"), num(&tag, "x1")) {
+            xs.push((v, x));
+        }
+        if let (Some(v), Some(y)) = (num(&tag, "data-y"), num(&tag, "y1")) {
+            ys.push((v, y));
+        }
+    }
+    (xs, ys)
+}
+
+/// The pixel of `v` on a log axis through its first and last decades.
+fn on_axis(ticks: &[(f64, f64)], v: f64) -> f64 {
+    let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+    let f = (v.log10() - first.0.log10()) / (last.0.log10() - first.0.log10());
+    first.1 + f * (last.1 - first.1)
+}
+
+/// Every version with a point in `report --roofline --format json` has its mark in the
+/// SVG (a circle, a baseline's diamond: a square turned about its centre) at its DRAM
+/// intensity and FLOP/s on the chart's decades, within half a pixel; the versions without
+/// one have none.
+#[test]
+fn the_roofline_points_stand_where_the_model_puts_them() {
+    for ladder in ["flash-attention", "gemm"] {
+        let svg = chart(ladder, "roofline");
+        let out = Command::cargo_bin("stallscope")
+            .unwrap()
+            .env_remove("STALLSCOPE_PROFILES")
+            .args([
+                "report",
+                "--ladder",
+                ladder,
+                "--roofline",
+                "--format",
+                "json",
+            ])
+            .arg("--profiles")
+            .arg(profiles())
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (xs, ys) = decades(&svg);
+        assert!(
+            xs.len() >= 2 && ys.len() >= 2,
+            "{ladder}: decades {xs:?} {ys:?}"
+        );
+        let mut checked = 0;
+        for v in json[0]["versions"].as_array().unwrap() {
+            let id = v["id"].as_str().unwrap();
+            let key = format!("data-version=\"{id}\"");
+            let tag = svg
+                .split('<')
+                .find(|t| t.contains(&key) && t.contains("class=\"mark"));
+            let point = &v["point"];
+            let intensity = point["levels"][0]["intensity"].as_f64();
+            let (Some(tag), Some(ai)) = (tag, intensity) else {
+                assert!(
+                    tag.is_none() && intensity.is_none(),
+                    "{ladder} {id}: {tag:?}"
+                );
+                continue;
+            };
+            let flops = point["flop_per_s"].as_f64().unwrap();
+            let tag = &tag[..tag.find('>').unwrap()];
+            let centre = match (num(tag, "cx"), num(tag, "cy")) {
+                (Some(x), Some(y)) => (x, y),
+                _ => (
+                    num(tag, "x").unwrap() + num(tag, "width").unwrap() / 2.0,
+                    num(tag, "y").unwrap() + num(tag, "height").unwrap() / 2.0,
+                ),
+            };
+            let want = (on_axis(&xs, ai), on_axis(&ys, flops));
+            assert!(
+                (centre.0 - want.0).abs() < 0.5 && (centre.1 - want.1).abs() < 0.5,
+                "{ladder} {id}: drawn at {centre:?}, the model puts it at {want:?}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 10, "{ladder}: {checked} points");
+    }
 }

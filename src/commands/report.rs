@@ -150,6 +150,9 @@ fn roofline_command(
 ) -> Result<bool> {
     let json = match a.format {
         Format::Json => true,
+        Format::Svg if a.roofline => bail!(
+            "--roofline writes Markdown or JSON; its chart is `report --format svg --chart roofline` (without --roofline)"
+        ),
         Format::Table | Format::Markdown => false,
         _ => bail!(
             "--roofline and --estimates write Markdown or JSON: use --format markdown, table or json"

@@ -383,6 +383,15 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
                            stalls and short-scoreboard stalls (shares of warp samples) and \
                            the tensor pipe's active cycles."
             .to_string(),
+        Chart::Roofline => "Each version's achieved FLOP/s (ncu duration, the ladder's FLOP \
+                            count) against its FLOP per DRAM byte, both on log scales, each \
+                            joined to its parent; the baselines are diamonds. Under the \
+                            slanted roofs (DRAM and L2 bandwidth × intensity, from the \
+                            export's peak metrics) a kernel is bound by memory, under the \
+                            flat ones (the ladder's practical peak, the datasheet's) by \
+                            compute; <code>report --roofline</code> lists every point's \
+                            intensities and its share of the nearer roof."
+            .to_string(),
     }
 }
 

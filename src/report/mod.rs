@@ -15,9 +15,11 @@ mod output_format;
 pub mod perfetto;
 pub mod pipeline;
 pub mod roofline;
+mod roofline_svg;
 pub mod runs;
 pub mod step;
 pub mod svg;
+mod svg_parts;
 mod texts;
 pub mod trace_cost;
 

@@ -7,6 +7,7 @@
 
 use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::order::{display_order, stall_rows};
+use super::svg_parts::{WIDTH, open_svg, text};
 use super::texts::escape;
 use super::{colour, format};
 use crate::analysis::catalogue::{HEADLINE, Headline};
@@ -25,16 +26,20 @@ pub enum Chart {
     Stalls,
     /// Barrier stalls, short-scoreboard stalls and tensor pipe active across versions.
     Signals,
+    /// Every version on the roofline: FLOP/s against FLOP per DRAM byte, log-log, the
+    /// DRAM and L2 bandwidth roofs and the compute roofs labelled with their sources.
+    Roofline,
 }
 
 impl Chart {
-    pub const ALL: &[Chart] = &[Chart::Speed, Chart::Stalls, Chart::Signals];
+    pub const ALL: &[Chart] = &[Chart::Speed, Chart::Stalls, Chart::Signals, Chart::Roofline];
 
     pub fn name(self) -> &'static str {
         match self {
             Chart::Speed => "speed",
             Chart::Stalls => "stalls",
             Chart::Signals => "signals",
+            Chart::Roofline => "roofline",
         }
     }
 
@@ -43,6 +48,7 @@ impl Chart {
             Chart::Speed => "Speed per version",
             Chart::Stalls => "Where the warps wait: stall shares per version",
             Chart::Signals => "Headline signals across versions",
+            Chart::Roofline => "The ladder on the roofline",
         }
     }
 }
@@ -53,6 +59,7 @@ pub fn draw(chart: Chart, a: &Analysed) -> Option<String> {
         Chart::Speed => speed(a),
         Chart::Stalls => stalls(a),
         Chart::Signals => signals(a),
+        Chart::Roofline => super::roofline_svg::roofline(a),
     }
 }
 
@@ -72,6 +79,18 @@ pub const CHART_CSS: &str = r#"
 .chart .line { fill: none; stroke-width: 2; }
 .chart .bg { fill: var(--bg); }
 .chart .mark:hover { opacity: 0.75; }
+.chart line.roof { stroke-width: 1.5; }
+.chart line.roof.dram { stroke: var(--blue); }
+.chart line.roof.l2 { stroke: var(--cyan); stroke-dasharray: 7 4; }
+.chart line.roof.peak { stroke: var(--poor); }
+.chart line.roof.datasheet { stroke: var(--muted); stroke-dasharray: 6 4; }
+.chart text.roof-label { font-size: 10px; }
+.chart text.roof-label.dram { fill: var(--blue); }
+.chart text.roof-label.l2 { fill: var(--cyan); }
+.chart text.roof-label.peak { fill: var(--poor); }
+.chart text.roof-label.datasheet { fill: var(--muted); }
+.chart .step { stroke: var(--accent); stroke-width: 1; opacity: 0.55; }
+.chart text.point-label { font-size: 10px; }
 "#;
 
 /// One chart as a file of its own: its styles and a background inside, every colour
@@ -156,7 +175,6 @@ pub fn compare_stalls(input: &CompareInput) -> String {
 
 // ---- geometry ----
 
-const WIDTH: f64 = 960.0;
 const LEFT: f64 = 52.0;
 
 /// Columns evenly spread over the plot; `None` positions are gaps.
@@ -197,23 +215,6 @@ fn nice_step(max: f64, ticks: usize) -> f64 {
         10.0
     };
     m * mag
-}
-
-fn open_svg(out: &mut String, chart: &str, height: f64, title: &str) {
-    let _ = write!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{chart}\" \
-         viewBox=\"0 0 {WIDTH} {height:.0}\" role=\"img\" aria-label=\"{t}\"><title>{t}</title>",
-        t = escape(title)
-    );
-}
-
-fn text(out: &mut String, x: f64, y: f64, anchor: &str, class: &str, content: &str) {
-    let _ = write!(
-        out,
-        "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" class=\"{class}\">{}</text>",
-        escape(content)
-    );
 }
 
 /// Horizontal grid lines with their values from 0 to `max` at `step`.
@@ -655,7 +656,7 @@ fn legend_layout(entries: &[(String, &str)], width: f64) -> Vec<Vec<(usize, f64)
     rows
 }
 
-fn draw_legend(out: &mut String, entries: &[(String, &str)], left: f64, top: f64) {
+pub(super) fn draw_legend(out: &mut String, entries: &[(String, &str)], left: f64, top: f64) {
     for (row, items) in legend_layout(entries, WIDTH - left).iter().enumerate() {
         for &(n, dx) in items {
             let (name, fill) = &entries[n];
