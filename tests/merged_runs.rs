@@ -241,3 +241,24 @@ fn the_explorer_marks_a_version_of_two_runs_in_every_view() {
         "{s}"
     );
 }
+
+/// `check` lists the warning under the version and counts it in its summary: a folder
+/// with a version merged from two runs is never "no problems" alone.
+#[test]
+fn check_lists_and_counts_the_warning() {
+    let dir = profiles();
+    let out = stallscope()
+        .args(["check", "--profiles"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stdout.contains("version v2: warning: pages of two ncu runs")
+            || stdout.contains("version v2: pages of two ncu runs"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("version v1:"), "{stdout}");
+    assert!(stderr.contains("no problems, 1 warning(s)"), "{stderr}");
+}

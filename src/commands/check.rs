@@ -24,12 +24,22 @@ pub(super) fn check_command(common: &Common) -> Result<bool> {
         checked.ladders,
         checked.versions,
         checked.files,
-        match checked.problems.len() {
-            0 => "no problems".to_string(),
-            n => format!("{n} problem(s)"),
-        }
+        summary(checked.problems.len(), checked.warnings.len())
     );
     Ok(checked.problems.is_empty())
+}
+
+/// The end of check's summary: problems, and the warnings beside them (what loads but
+/// cannot be trusted is never "no problems" alone).
+fn summary(problems: usize, warnings: usize) -> String {
+    let problems = match problems {
+        0 => "no problems".to_string(),
+        n => format!("{n} problem(s)"),
+    };
+    match warnings {
+        0 => problems,
+        n => format!("{problems}, {n} warning(s) (above: what loads but cannot be trusted)"),
+    }
 }
 
 /// What `check` verifies: `--profiles DIR`; else `./profiles` when it is a folder (the
