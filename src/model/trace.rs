@@ -1036,7 +1036,9 @@ mod tests {
         b.words[1] |= 2 << 32; // block 0, role 0: the buffer's first lane
         let t = decode(&b.words, 3, 8, &roles(), &stages(), clocks()).unwrap();
         assert!(
-            t.overflowed.iter().any(|o| (o.block, o.role, o.marks) == (0, 0, 4)),
+            t.overflowed
+                .iter()
+                .any(|o| (o.block, o.role, o.marks) == (0, 0, 4)),
             "{:?}",
             t.overflowed
         );

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 const UNKNOWN: &str = super::format::UNKNOWN;
 
-fn times(x: Option<f64>) -> String {
+/// `2.31×`: a ratio of a step.
+pub fn times(x: Option<f64>) -> String {
     x.map_or(UNKNOWN.into(), |x| format!("{x:.2}×"))
 }
 
