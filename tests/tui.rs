@@ -1796,3 +1796,30 @@ fn the_roofline_reads_without_colour() {
         "{shown}"
     );
 }
+
+/// The compare view shows the step on the roofline and ncu's estimate of what the step
+/// resolved beside the change the runs measured (v09 → v10 of flash-attention).
+#[test]
+fn compare_shows_the_roofline_step_and_ncus_estimate() {
+    let mut a = app();
+    select(&mut a, "v10");
+    a.update(Action::Show(View::Compare));
+    let lines = views::compare::document(&a.scene(), &a.compare, 100);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(text.contains("roofline and ncu's estimates"), "{text}");
+    for want in [
+        r"\nncu estimate: CPIStall\s+−37\.0 % → gone\n",
+        r"\nchange in time \(runs at 1,64,1024,128\)\s+−4\.2 % · faster · partly\n",
+    ] {
+        assert!(
+            regex::Regex::new(want).unwrap().is_match(&text),
+            "{want} not in {text}"
+        );
+    }
+    assert!(
+        regex::Regex::new(r"nearer roof, share\s+compute \d+ % → compute \d+ %")
+            .unwrap()
+            .is_match(&text),
+        "{text}"
+    );
+}
