@@ -1331,3 +1331,65 @@ fn trace_no_capture_and_no_overhead_are_refused_together() {
         .failure()
         .stderr(predicate::str::contains("cannot be used with"));
 }
+
+/// `compare` shows the step on the roofline and ncu's findings the child resolved, with
+/// ncu's estimate beside the measured change in time and where that came from; the
+/// JSON carries the same figures. v09 → v10 of flash-attention: ncu estimated −37 % for
+/// CPIStall, which v10 no longer fires; the runs measured −4.2 %.
+#[test]
+fn compare_shows_the_roofline_step_and_ncus_estimates() {
+    let text = compared(&["v10"]);
+    for want in [
+        r"roofline and ncu's estimates",
+        r"\nDRAM intensity ×\s+\d+\.\d\d×",
+        r"\nFLOP/s ×\s+\d+\.\d\d×",
+        r"\nnearer roof, share\s+compute \d+ %\s+compute \d+ %",
+        r"\nncu estimate: CPIStall\s+−37\.0 %\s+gone\n",
+        r"\nchange in time \(runs at 1,64,1024,128\)\s+−4\.2 %\s+faster · partly\n",
+    ] {
+        assert!(
+            regex::Regex::new(want).unwrap().is_match(&text),
+            "{want} not in\n{text}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&compared(&["v10", "--format", "json"])).unwrap();
+    let e = &json["estimates"];
+    assert_eq!(e["resolved"][0]["rule"], "CPIStall");
+    assert_eq!(e["resolved"][0]["fate"], "gone");
+    assert_eq!(e["measured"]["source"]["from"], "runs");
+    assert_eq!(e["outcome"], "partly");
+    let r = &json["roofline"];
+    assert!(r["flops_x"].as_f64().unwrap() > 1.0, "{r}");
+    assert_eq!(r["after"]["roof"]["kind"], "compute");
+}
+
+/// Two export files: their ncu durations give the change in time, and the text says so.
+#[test]
+fn compare_of_two_files_times_the_step_with_ncu_durations() {
+    let dir = profiles().join("flash-attention");
+    let out = stallscope()
+        .arg("compare")
+        .arg(dir.join("v09/raw.csv.gz"))
+        .arg(dir.join("v29/raw.csv.gz"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        regex::Regex::new(r"\nchange in time \(ncu durations, no runs\)\s+−\d+\.\d %")
+            .unwrap()
+            .is_match(&text),
+        "{text}"
+    );
+    assert!(
+        regex::Regex::new(r"\nFLOP/s ×\s+\d+\.\d\d×")
+            .unwrap()
+            .is_match(&text),
+        "{text}"
+    );
+}

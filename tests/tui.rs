@@ -1735,3 +1735,91 @@ fn the_pipeline_view_of_one_version_and_of_none() {
 fn pipeline_traced_80x24() {
     insta::assert_snapshot!("pipeline_traced_80x24", render(&traced_app(), 80, 24));
 }
+
+/// The explorer on loose exports (three of flash-attention's, opened as files).
+fn loose_app() -> App {
+    let dir = common::profiles().join("flash-attention");
+    let files: Vec<_> = ["v01", "v09", "v29"]
+        .iter()
+        .map(|v| dir.join(v).join("raw.csv.gz"))
+        .collect();
+    let l = model::load_files(&files, SizeLimits::DEFAULT, &mut LoadReport::default()).unwrap();
+    App::new(vec![LadderState::new(l)], Theme { color: false })
+}
+
+/// The roofline view of the bundled ladders and of loose exports, at 80×24 and
+/// 120×40 (flash-attention's on v09, its parent v08 marked, is among the snapshots of
+/// every view): GEMM and the SGEMM toy on their last versions, three loose files on
+/// their second.
+#[test]
+fn snapshots_of_the_roofline() {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        for ladder in ["gemm", "sgemm-toy"] {
+            let mut a = app();
+            show_ladder(&mut a, ladder);
+            for _ in 0..100 {
+                a.update(Action::NextVersion);
+            }
+            // The last of the ladder's own versions, not a baseline.
+            while a.ladder().ladder.versions[a.version_index().unwrap()].baseline {
+                a.update(Action::PrevVersion);
+            }
+            a.update(Action::Show(View::Roofline));
+            insta::assert_snapshot!(format!("roofline_{ladder}_{w}x{h}"), render(&a, w, h));
+        }
+        let mut l = loose_app();
+        l.update(Action::NextVersion);
+        l.update(Action::Show(View::Roofline));
+        insta::assert_snapshot!(format!("roofline_loose_{w}x{h}"), render(&l, w, h));
+    }
+}
+
+/// The roofline reads without colour: NO_COLOR draws the same characters (the marks and
+/// the names of the selected version and its parent), and with colour the selected
+/// version's name is styled apart from the rest.
+#[test]
+fn the_roofline_reads_without_colour() {
+    let mut plain = app();
+    select(&mut plain, "v09");
+    plain.update(Action::Show(View::Roofline));
+    let mut coloured = app();
+    coloured.theme = Theme { color: true };
+    select(&mut coloured, "v09");
+    coloured.update(Action::Show(View::Roofline));
+    let shown = render(&plain, 80, 24);
+    assert_eq!(shown, render(&coloured, 80, 24));
+    let (sel, par) = (views::roofline::SELECTED, views::roofline::PARENT);
+    assert!(shown.contains(&format!("{sel}v09")), "{shown}");
+    assert!(shown.contains(&format!("{par}v08")), "{shown}");
+    assert!(
+        shown.lines().last().unwrap().contains("f roofline"),
+        "{shown}"
+    );
+}
+
+/// The compare view shows the step on the roofline and ncu's estimate of what the step
+/// resolved beside the change the runs measured (v09 → v10 of flash-attention).
+#[test]
+fn compare_shows_the_roofline_step_and_ncus_estimate() {
+    let mut a = app();
+    select(&mut a, "v10");
+    a.update(Action::Show(View::Compare));
+    let lines = views::compare::document(&a.scene(), &a.compare, 100);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(text.contains("roofline and ncu's estimates"), "{text}");
+    for want in [
+        r"\nncu estimate: CPIStall\s+−37\.0 % → gone\n",
+        r"\nchange in time \(runs at 1,64,1024,128\)\s+−4\.2 % · faster · partly\n",
+    ] {
+        assert!(
+            regex::Regex::new(want).unwrap().is_match(&text),
+            "{want} not in {text}"
+        );
+    }
+    assert!(
+        regex::Regex::new(r"nearer roof, share\s+compute \d+ % → compute \d+ %")
+            .unwrap()
+            .is_match(&text),
+        "{text}"
+    );
+}

@@ -2,9 +2,12 @@
 //! the stall shares, the (reason × opcode) cells, the instruction mix and the SASS.
 
 use super::catalogue::{Better, METRICS, MetricId};
+use super::estimates::{self, StepEstimates};
+use super::roofline::{self, RoofStep};
 use super::sass::{self, MixRow, SassDiff};
 use super::speed::{self, SpeedVerdict, Speedup};
 use super::{Bottleneck, NoLabel, OpcodeStat, StallSource, VersionAnalysis, noise};
+use crate::model::Ladder;
 use crate::ncu::{SourceListing, StallReason};
 use serde::Serialize;
 
@@ -176,6 +179,22 @@ pub struct Comparison {
     pub sass: Option<SassDiff>,
     pub hot_ops_a: Vec<OpcodeStat>,
     pub hot_ops_b: Vec<OpcodeStat>,
+    /// How b's point moved from a's on the roofline ([`Comparison::with_roofline`]).
+    pub roofline: Option<RoofStep>,
+    /// a's ncu findings that b resolved, and the change in time beside them.
+    pub estimates: Option<StepEstimates>,
+}
+
+impl Comparison {
+    /// The comparison of version `ia` of `la` with `ib` of `lb`, with the step on the
+    /// roofline and what ncu estimated for it.
+    pub fn with_roofline(self, la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Comparison {
+        Comparison {
+            roofline: Some(roofline::step_between(la, ia, lb, ib)),
+            estimates: estimates::step_estimates_between(la, ia, lb, ib),
+            ..self
+        }
+    }
 }
 
 /// Cells of the (reason × opcode) tables a comparison lists.
@@ -258,6 +277,8 @@ pub fn compare(
         sass: listings.map(|(x, y)| sass::diff(x, y)),
         hot_ops_a: a.hot_ops.clone(),
         hot_ops_b: b.hot_ops.clone(),
+        roofline: None,
+        estimates: None,
     }
 }
 

@@ -179,13 +179,17 @@ pub fn resolved(parent: &Profile, child: &Profile) -> Vec<Resolved> {
 
 /// The step's measured change: the runs at the reference shape, else the ncu durations.
 pub fn measured(ladder: &Ladder, parent: usize, child: usize) -> Option<Measured> {
-    let (a, b) = (ladder.versions.get(parent)?, ladder.versions.get(child)?);
+    measured_between(ladder, parent, ladder, child)
+}
+
+/// The change from version `ia` of `la` to version `ib` of `lb`: their runs at the
+/// reference shape of `la`, else their ncu durations.
+pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Option<Measured> {
+    let (a, b) = (la.versions.get(ia)?, lb.versions.get(ib)?);
     let shown = Shown::DEFAULT;
-    let runs = shown.run(ladder, a).zip(shown.run(ladder, b));
+    let runs = shown.run(la, a).zip(shown.run(lb, b));
     if let Some(s) = runs.and_then(|(ra, rb)| speed::speedup(rb, ra)) {
-        let shape = shown
-            .shape(ladder)
-            .map_or("latest".into(), |s| s.to_string());
+        let shape = shown.shape(la).map_or("latest".into(), |s| s.to_string());
         return Some(Measured {
             cut_pct: (1.0 - 1.0 / s.ratio) * 100.0,
             source: TimeSource::Runs {
@@ -219,9 +223,20 @@ fn outcome(largest: f64, m: &Measured) -> Outcome {
 /// One step of `ladder`: its resolved findings and what it got. `None` where a side has
 /// no profile.
 pub fn step_estimates(ladder: &Ladder, parent: usize, child: usize) -> Option<StepEstimates> {
-    let (a, b) = (ladder.versions.get(parent)?, ladder.versions.get(child)?);
+    step_estimates_between(ladder, parent, ladder, child)
+}
+
+/// From version `parent` of `la` to version `child` of `lb` (one ladder twice, or two
+/// exports' ladders): the parent's findings the child resolved and what it got.
+pub fn step_estimates_between(
+    la: &Ladder,
+    parent: usize,
+    lb: &Ladder,
+    child: usize,
+) -> Option<StepEstimates> {
+    let (a, b) = (la.versions.get(parent)?, lb.versions.get(child)?);
     let resolved = resolved(a.profile.as_ref()?, b.profile.as_ref()?);
-    let measured = measured(ladder, parent, child);
+    let measured = measured_between(la, parent, lb, child);
     let outcome = match (resolved.first(), &measured) {
         (Some(r), Some(m)) => Some(outcome(r.estimate_pct, m)),
         _ => None,

@@ -329,6 +329,32 @@ pub fn step(versions: &[VersionRoof], parent: usize, child: usize) -> RoofStep {
     }
 }
 
+/// How the point moved from version `ia` of ladder `la` to version `ib` of `lb` (one
+/// ladder twice, or two exports' ladders), each judged against its own ladder's roofs.
+pub fn step_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> RoofStep {
+    let side = |l: &Ladder, i: usize| {
+        let peak = ladder_ceiling(l).map(|c| c.value);
+        l.versions.get(i).map(|v| version_roof(l, v, peak))
+    };
+    let pair: Vec<VersionRoof> = [side(la, ia), side(lb, ib)]
+        .into_iter()
+        .map(|v| {
+            v.unwrap_or_else(|| VersionRoof {
+                id: String::new(),
+                title: String::new(),
+                baseline: false,
+                point: None,
+                no_point: Some("no such version".into()),
+            })
+        })
+        .collect();
+    RoofStep {
+        parent: ia,
+        child: ib,
+        ..step(&pair, 0, 1)
+    }
+}
+
 /// The ladder's own compute ceiling, its `peak_tflops`: the roof every version's nearer
 /// roof is judged against.
 fn ladder_ceiling(ladder: &Ladder) -> Option<Ceiling> {

@@ -82,7 +82,8 @@ pub(super) fn compare_command(common: &Common, args: &CompareArgs) -> Result<boo
         &an_b,
         va.readable_listing().zip(vb.readable_listing()),
         speed,
-    );
+    )
+    .with_roofline(&ladder_a, ia, &ladder_b, ib);
     let name = |l: &Ladder, i: usize| {
         let v = &l.versions[i];
         if l.name == "files" {

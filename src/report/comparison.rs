@@ -43,6 +43,9 @@ pub enum Part {
     Occupancy,
     /// The two bottlenecks: label, share, runner-up.
     Bottleneck,
+    /// b's move on the roofline from a, and a's ncu findings b resolved with ncu's
+    /// estimate beside the measured change in time.
+    Roofline,
     /// Where the stall shares come from, and each reason's share.
     Stalls,
     /// The hottest (reason × instruction) cells of either side.
@@ -70,6 +73,9 @@ pub enum Figure<'a> {
     Stall(&'a StallDelta),
     Cell(&'a CellDelta),
     Mix(&'a MixRow),
+    /// The step on the roofline and ncu's estimates ([`Comparison::roofline`],
+    /// [`Comparison::estimates`]).
+    Roofline,
 }
 
 /// One row: its name, both sides' values, the change and its verdict as the table
@@ -201,6 +207,7 @@ pub fn document<'a>(c: &'a Comparison, names: &Names) -> Document<'a> {
         Some(metrics(c, names.run_shape, names.profiled_at)),
         occupancy(c),
         Some(bottleneck(c)),
+        roofline(c),
         stalls(c),
         cells(c),
         mix(c, doc.has_source()),
@@ -209,6 +216,34 @@ pub fn document<'a>(c: &'a Comparison, names: &Names) -> Document<'a> {
         sections: sections.into_iter().flatten().collect(),
         ..doc
     }
+}
+
+/// The step on the roofline and ncu's estimates, where the comparison has them: the
+/// texts of [`super::roofline`].
+fn roofline(c: &Comparison) -> Option<Section<'_>> {
+    use super::roofline::{estimate_cells, step_cells};
+    let cells = c
+        .roofline
+        .iter()
+        .flat_map(step_cells)
+        .chain(c.estimates.iter().flat_map(estimate_cells));
+    let rows: Vec<Row> = cells
+        .map(|x| Row {
+            name: x.name,
+            a: x.a,
+            b: x.b,
+            delta: x.change,
+            verdict: x.note,
+            tag: Tag::Neutral,
+            shown: true,
+            figure: Figure::Roofline,
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Section {
+        part: Part::Roofline,
+        heading: Some("roofline and ncu's estimates (a's findings b resolved)".into()),
+        rows,
+    })
 }
 
 /// A row of the two sides' values alone: no change, no verdict.

@@ -1123,6 +1123,9 @@ fn compare_page(input: &CompareInput) -> String {
     if let Some(s) = doc.section(Part::Bottleneck) {
         html.push_str(&compare_table("Bottleneck", s, &columns));
     }
+    if let Some(s) = doc.section(Part::Roofline) {
+        html.push_str(&compare_table("Roofline", s, &columns));
+    }
     if let Some(s) = doc.section(Part::Stalls) {
         let _ = write!(
             html,

@@ -292,6 +292,12 @@ struct CompareJson<'a> {
     sass_diff: Option<&'a SassDiff>,
     hot_ops_a: &'a [OpcodeStat],
     hot_ops_b: &'a [OpcodeStat],
+    /// b's move on the roofline from a: intensity and FLOP/s ratios, the nearer roof
+    /// and its share before and after (figures null where unknown).
+    roofline: Option<&'a crate::analysis::roofline::RoofStep>,
+    /// a's ncu findings that b resolved, with ncu's estimates, and the measured change
+    /// in time with where it came from; null where a side has no profile.
+    estimates: Option<&'a crate::analysis::estimates::StepEstimates>,
 }
 
 /// The comparison's document as data: every row of each section (those text leaves
@@ -357,5 +363,7 @@ fn compare_json<'a>(input: &'a CompareInput, doc: &Document<'a>) -> CompareJson<
         },
         hot_ops_a: doc.hot_ops[0],
         hot_ops_b: doc.hot_ops[1],
+        roofline: input.comparison.roofline.as_ref(),
+        estimates: input.comparison.estimates.as_ref(),
     }
 }

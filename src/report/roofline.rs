@@ -2,14 +2,15 @@
 //! --estimates` (Markdown tables, or JSON with `--format json`), and the rows of a step
 //! that `report --versions` and `compare` add.
 
-use crate::analysis::estimates::{EstimatesTable, Fate, StepEstimates, TimeSource};
+use crate::analysis::estimates::{EstimatesTable, Fate, Resolved, StepEstimates, TimeSource};
 use crate::analysis::roofline::{LadderRoofline, Level, RoofShare, RoofStep};
 use crate::model::Ladder;
 use serde::Serialize;
 
 const UNKNOWN: &str = super::format::UNKNOWN;
 
-fn times(x: Option<f64>) -> String {
+/// `2.31×`: a ratio of a step.
+pub fn times(x: Option<f64>) -> String {
     x.map_or(UNKNOWN.into(), |x| format!("{x:.2}×"))
 }
 
@@ -83,15 +84,115 @@ pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
     out
 }
 
+/// One line of a step's texts: its name, the parent's and the child's figure, the
+/// change, and what it means.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepCell {
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub change: String,
+    pub note: String,
+}
+
+fn cell(name: impl Into<String>, a: String, b: String, change: String, note: String) -> StepCell {
+    StepCell {
+        name: name.into(),
+        a,
+        b,
+        change,
+        note,
+    }
+}
+
+/// The step's move on the roofline: intensity ×, FLOP/s ×, the nearer roof's share
+/// before and after.
+pub fn step_cells(s: &RoofStep) -> Vec<StepCell> {
+    let none = String::new;
+    vec![
+        cell(
+            "DRAM intensity ×",
+            none(),
+            none(),
+            times(s.intensity_x),
+            none(),
+        ),
+        cell("FLOP/s ×", none(), none(), times(s.flops_x), none()),
+        cell(
+            "nearer roof, share",
+            share(s.before),
+            share(s.after),
+            none(),
+            none(),
+        ),
+    ]
+}
+
+/// What became of a resolved finding in the child: `gone`, or its estimate there.
+fn fate(r: &Resolved) -> String {
+    match (r.fate, r.child_pct) {
+        (Fate::Halved, Some(c)) => format!("{c:.0} %"),
+        _ => "gone".into(),
+    }
+}
+
+/// ncu's findings of the parent that the child resolved, each with ncu's estimate in
+/// the parent and what became of it, then the step's measured change in time with where
+/// it came from, its verdict, and what it bought against the largest estimate.
+pub fn estimate_cells(e: &StepEstimates) -> Vec<StepCell> {
+    let none = String::new;
+    let mut out: Vec<StepCell> = e
+        .resolved
+        .iter()
+        .map(|r| {
+            let name = format!("ncu estimate: {}", r.rule);
+            let after = match (r.fate, r.child_pct) {
+                (Fate::Halved, Some(c)) => signed(-c),
+                _ => "gone".into(),
+            };
+            cell(name, signed(-r.estimate_pct), after, none(), none())
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(cell(
+            "ncu findings resolved",
+            "none".into(),
+            none(),
+            none(),
+            none(),
+        ));
+    }
+    let (name, verdict) = match e.measured.as_ref().map(|m| &m.source) {
+        Some(TimeSource::Runs { shape, verdict }) => {
+            (format!("change in time (runs at {shape})"), verdict.clone())
+        }
+        Some(TimeSource::NcuDurations) => {
+            ("change in time (ncu durations, no runs)".into(), none())
+        }
+        None => ("change in time".into(), none()),
+    };
+    let note = [verdict, e.outcome.map_or(none(), |o| o.word().to_string())]
+        .into_iter()
+        .filter(|x| !x.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    out.push(cell(name, none(), none(), measured(e).0, note));
+    out
+}
+
 /// The rows of one step's move on the roofline, as a two-column Markdown table's body.
 pub fn step_rows(s: &RoofStep) -> String {
-    format!(
-        "| DRAM intensity × | {} |\n| FLOP/s × | {} |\n| nearer roof, share | {} → {} |\n",
-        times(s.intensity_x),
-        times(s.flops_x),
-        share(s.before),
-        share(s.after)
-    )
+    step_cells(s)
+        .into_iter()
+        .map(|c| {
+            let value = if c.change.is_empty() {
+                format!("{} → {}", c.a, c.b)
+            } else {
+                c.change
+            };
+            format!("| {} | {value} |\n", c.name)
+        })
+        .collect()
 }
 
 /// ncu's resolved findings of a step, `Rule 43 % (gone)`.
@@ -101,9 +202,9 @@ pub fn findings(s: &StepEstimates) -> String {
     }
     s.resolved
         .iter()
-        .map(|r| match (r.fate, r.child_pct) {
-            (Fate::Halved, Some(c)) => format!("{} {:.0} → {c:.0} %", r.rule, r.estimate_pct),
-            _ => format!("{} {:.0} % (gone)", r.rule, r.estimate_pct),
+        .map(|r| match r.fate {
+            Fate::Halved => format!("{} {:.0} → {}", r.rule, r.estimate_pct, fate(r)),
+            Fate::Gone => format!("{} {:.0} % (gone)", r.rule, r.estimate_pct),
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -5,6 +5,7 @@
 pub enum View {
     Timeline,
     Compare,
+    Roofline,
     Pipeline,
     Inspect,
     Source,
@@ -13,9 +14,10 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::Timeline,
         View::Compare,
+        View::Roofline,
         View::Pipeline,
         View::Inspect,
         View::Source,
@@ -27,6 +29,7 @@ impl View {
         match self {
             View::Timeline => "timeline",
             View::Compare => "compare",
+            View::Roofline => "roofline",
             View::Pipeline => "pipeline",
             View::Inspect => "inspect",
             View::Source => "source",

@@ -205,6 +205,13 @@ pub const KEYMAP: &[Binding] = &[
     },
     Binding {
         context: Global,
+        keys: &[k('f')],
+        action: Show(View::Roofline),
+        help: "roofline: every version's FLOP/s against its FLOP per DRAM byte",
+        footer: shown(11, "f", "roofline"),
+    },
+    Binding {
+        context: Global,
         keys: &[k('w')],
         action: Show(View::Pipeline),
         help: "pipeline trace: the warps over time, beside the marked version's",

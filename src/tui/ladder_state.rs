@@ -1,6 +1,7 @@
 //! A ladder as the explorer holds it: with its analysis at the run results shown and its
 //! versions in display order.
 
+use crate::analysis::roofline::{LadderRoofline, ladder_roofline};
 use crate::analysis::{self, LadderAnalysis, Shown};
 use crate::model::Ladder;
 use crate::report::display_order;
@@ -14,6 +15,9 @@ pub struct LadderState {
     pub shown: Shown,
     /// Versions in display order (the ladder's own, then its baselines).
     pub order: Vec<usize>,
+    /// Every version on the roofline (from the profiles alone: the run results shown
+    /// do not move it).
+    pub roofline: LadderRoofline,
 }
 
 impl LadderState {
@@ -23,6 +27,7 @@ impl LadderState {
             analysis: analysis::analyse_ladder(&ladder, Shown::DEFAULT),
             shown: Shown::DEFAULT,
             order: display_order(&ladder),
+            roofline: ladder_roofline(&ladder),
             ladder,
         }
     }

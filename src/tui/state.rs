@@ -16,6 +16,7 @@ use super::views::compare::CompareState;
 use super::views::inspect::InspectState;
 use super::views::notes::NotesState;
 use super::views::pipeline::PipelineState;
+use super::views::roofline::RooflineState;
 use super::views::source::SourceState;
 use super::views::timeline::TimelineState;
 
@@ -141,6 +142,7 @@ pub struct App {
     /// Each view's own state.
     pub timeline: TimelineState,
     pub compare: CompareState,
+    pub roofline: RooflineState,
     pub pipeline: PipelineState,
     pub inspect: InspectState,
     pub source: SourceState,
@@ -179,6 +181,7 @@ impl App {
             marked: None,
             timeline: TimelineState::default(),
             compare: CompareState::default(),
+            roofline: RooflineState::default(),
             pipeline: PipelineState::default(),
             notes: NotesState::default(),
             inspect: InspectState::default(),
@@ -274,6 +277,7 @@ impl App {
         match v {
             View::Timeline => self.timeline.scroll,
             View::Compare => self.compare.scroll,
+            View::Roofline => self.roofline.scroll,
             View::Pipeline => self.pipeline.scroll,
             View::Inspect => self.inspect.scroll,
             View::Source => self.source.cursor,
@@ -576,6 +580,7 @@ impl App {
         match view {
             View::Timeline => self.timeline.act(action, page),
             View::Compare => self.compare.act(action, page),
+            View::Roofline => self.roofline.act(action, page),
             View::Pipeline => self.pipeline.act(action, page),
             View::Inspect => self.inspect.act(action, page),
             View::Source => {

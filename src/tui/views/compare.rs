@@ -81,6 +81,7 @@ fn comparison_of(ls: &LadderState, (ia, ib): (usize, usize)) -> analysis::Compar
         va.readable_listing().zip(vb.readable_listing()),
         speed,
     )
+    .with_roofline(&ls.ladder, ia, &ls.ladder, ib)
 }
 
 /// The comparison the compare view shows, kept while its pair stays (aligning two SASS
@@ -250,6 +251,7 @@ pub fn document(scene: &Scene, state: &CompareState, width: usize) -> Vec<Line<'
     out.extend(metric_lines(scene, &rows, &cols, ids, width));
     out.extend(occupancy_lines(scene, &doc, ids));
     out.extend(bottleneck_lines(scene, &doc, ids));
+    out.extend(roofline_lines(scene, &doc, width));
     let stalls = [aa.stalls.as_ref(), ab.stalls.as_ref()];
     out.extend(stall_lines(scene, &doc, stalls, &cols, ids, width));
     out.extend(cell_lines(scene, &doc, &cols, ids, width));
@@ -452,6 +454,47 @@ fn bottleneck_lines(scene: &Scene, doc: &Document, ids: Ids) -> Vec<Line<'static
             }
         }
         out.push(Line::from(spans));
+    }
+    out
+}
+
+/// b's move on the roofline and the findings of a's that b resolved, ncu's largest
+/// estimate beside the measured change in time: a row each, its text wrapped under
+/// itself.
+fn roofline_lines(scene: &Scene, doc: &Document, width: usize) -> Vec<Line<'static>> {
+    let t = &scene.theme;
+    let Some(section) = doc.section(Part::Roofline) else {
+        return Vec::new();
+    };
+    let heading = section.heading.clone().unwrap_or_default();
+    let mut out = vec![Line::default(), Line::styled(heading, t.title())];
+    let name_w = section
+        .rows
+        .iter()
+        .map(|r| text_width::width(&r.name))
+        .max()
+        .unwrap_or(0)
+        .min(width / 2);
+    let room = width.saturating_sub(name_w + 1).max(10);
+    for r in &section.rows {
+        let value = if r.a.is_empty() && r.b.is_empty() {
+            [r.delta.as_str(), r.verdict.as_str()]
+                .into_iter()
+                .filter(|x| !x.is_empty())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        } else {
+            format!("{} → {}", r.a, r.b)
+        };
+        let name = fit_name(&r.name, name_w);
+        for (n, part) in wrap(value.trim(), room).into_iter().enumerate() {
+            let head = if n == 0 { name.as_str() } else { "" };
+            let pad = " ".repeat(name_w.saturating_sub(text_width::width(head)) + 1);
+            out.push(Line::from(vec![
+                Span::styled(format!("{head}{pad}"), t.dim()),
+                Span::raw(part),
+            ]));
+        }
     }
     out
 }

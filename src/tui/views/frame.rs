@@ -3,7 +3,7 @@
 
 use super::scroll::clamp_scroll;
 use super::text::{fit, printable, split_width, wrap};
-use super::{bottleneck, compare, inspect, notes, pipeline, source, timeline};
+use super::{bottleneck, compare, inspect, notes, pipeline, roofline, source, timeline};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
 use crate::text_width;
@@ -75,6 +75,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     match app.view {
         View::Timeline => timeline::draw(frame, &scene, &app.timeline, a.body),
         View::Compare => compare::draw(frame, &scene, &app.compare, a.body),
+        View::Roofline => roofline::draw(frame, &scene, &app.roofline, a.body),
         View::Pipeline => pipeline::draw(frame, &scene, &app.pipeline, a.body),
         View::Inspect => inspect::draw(frame, &scene, &app.inspect, a.body),
         View::Source => source::draw(frame, &scene, &app.source, a.body),
@@ -555,7 +556,10 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         t.dim(),
     ));
     lines.push(Line::styled("colours and marks", t.title()));
-    for l in timeline::legend().into_iter().chain([compare::legend()]) {
+    for l in timeline::legend()
+        .into_iter()
+        .chain([compare::legend(), roofline::legend()])
+    {
         for (n, part) in wrap(&l, (w as usize).saturating_sub(6))
             .into_iter()
             .enumerate()

@@ -11,6 +11,7 @@ mod frame;
 pub mod inspect;
 pub mod notes;
 pub mod pipeline;
+pub mod roofline;
 pub mod scene;
 mod scroll;
 pub mod source;
