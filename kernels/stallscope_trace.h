@@ -212,7 +212,8 @@ __device__ __forceinline__ void ss_trace_mark(ss_trace_lane& lane, unsigned int 
     if (lane.leader) __stcg(lane.words, (unsigned long long)lane.marks);
 #endif
 #else
-    const unsigned int clock = (unsigned int)clock64();
+    unsigned int clock;
+    asm volatile("mov.u32 %0, %%clock;" : "=r"(clock));
     if (i < SS_TRACE_RING) {
         ss_trace_ring& ring = ss_trace_rings[lane.role];
         if (lane.leader) ring.mark[i] = ((unsigned long long)clock << 32) | (stage & 0xFFFFu) | (kind << 16);
