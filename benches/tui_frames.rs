@@ -14,10 +14,10 @@ use ratatui::backend::TestBackend;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::action::{Action, View};
+use stallscope::tui::frame;
 use stallscope::tui::ladder_state::LadderState;
 use stallscope::tui::state::App;
 use stallscope::tui::theme::Theme;
-use stallscope::tui::views;
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -33,7 +33,7 @@ fn main() {
         Theme { color: true },
     );
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    term.draw(|f| views::draw(f, &app)).unwrap();
+    term.draw(|f| frame::draw(f, &app)).unwrap();
     let first = start.elapsed();
     // The trail on that frame is complete: every version with a source page has its
     // hottest instruction class (from the page's summary; no listing was read).
@@ -87,7 +87,7 @@ fn main() {
             for view in View::ALL {
                 app.update(Action::Show(view));
                 let t = Instant::now();
-                term.draw(|f| views::draw(f, &app)).unwrap();
+                term.draw(|f| frame::draw(f, &app)).unwrap();
                 let d = t.elapsed();
                 frames += 1;
                 if d > slowest.0 {

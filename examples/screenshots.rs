@@ -8,10 +8,10 @@ use ratatui::style::{Color, Modifier};
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::action::{Action, View};
+use stallscope::tui::frame;
 use stallscope::tui::ladder_state::LadderState;
 use stallscope::tui::state::App;
 use stallscope::tui::theme::Theme;
-use stallscope::tui::views;
 use std::fmt::Write;
 
 const W: u16 = 140;
@@ -137,7 +137,7 @@ fn main() {
             }
         }
         let mut term = Terminal::new(TestBackend::new(W, H)).unwrap();
-        term.draw(|f| views::draw(f, &app)).unwrap();
+        term.draw(|f| frame::draw(f, &app)).unwrap();
         let path = format!("assets/{}.svg", view.title());
         std::fs::write(&path, svg(term.backend().buffer())).unwrap();
         println!("wrote {path}");

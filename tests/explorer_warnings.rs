@@ -7,10 +7,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
+use stallscope::tui::frame;
 use stallscope::tui::ladder_state::LadderState;
 use stallscope::tui::state::App;
 use stallscope::tui::theme::Theme;
-use stallscope::tui::views;
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -45,7 +45,7 @@ fn the_status_line_names_a_broken_ladder_while_the_others_open() {
     app.load_warnings = report.lines();
 
     let mut term = Terminal::new(TestBackend::new(160, 30)).unwrap();
-    term.draw(|f| views::draw(f, &app)).unwrap();
+    term.draw(|f| frame::draw(f, &app)).unwrap();
     let buf = term.backend().buffer();
     let screen: String = (0..30)
         .map(|y| (0..160).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")

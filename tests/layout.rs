@@ -947,3 +947,33 @@ fn the_kind_word_check_sees_a_kind_named_in_generic_code() {
         1
     );
 }
+
+/// The views sit below the explorer's state: no file under src/tui/views/ names
+/// `tui/state.rs` (the `App`), the frame or the explorer's loop; the frame
+/// (`tui/frame.rs`) draws them from the `App` and hands each its `Scene`.
+#[test]
+fn no_view_names_the_explorer_s_state() {
+    let views = src().join("tui/views");
+    let above = [
+        src().join("tui/state.rs"),
+        src().join("tui/frame.rs"),
+        src().join("tui/mod.rs"),
+    ];
+    let graph = imports_under(&src(), &src());
+    let wrong: Vec<String> = graph
+        .iter()
+        .filter(|(f, _)| f.starts_with(&views))
+        .flat_map(|(f, targets)| {
+            targets
+                .iter()
+                .filter(|t| above.contains(t))
+                .map(move |t| format!("{} → {}", f.display(), t.display()))
+        })
+        .collect();
+    assert_eq!(wrong, Vec::<String>::new());
+    // The reading sees the frame's arrows down into the views and up to the state.
+    let frame = src().join("tui/frame.rs");
+    let from_frame = &graph.iter().find(|(f, _)| *f == frame).unwrap().1;
+    assert!(from_frame.contains(&src().join("tui/state.rs")));
+    assert!(from_frame.contains(&src().join("tui/views/timeline.rs")));
+}

@@ -162,7 +162,7 @@ fn check_without_a_profiles_folder_checks_the_built_in_copy() {
 fn the_explorer_marks_a_built_in_ladder_shown_beside_a_local_one() {
     use ratatui::{Terminal, backend::TestBackend};
     use stallscope::model::LoadReport;
-    use stallscope::tui::{ladder_state::LadderState, state::App, theme::Theme, views};
+    use stallscope::tui::{frame, ladder_state::LadderState, state::App, theme::Theme};
     let dir = tempfile::tempdir().unwrap();
     import(dir.path(), &[]);
     let mut report = LoadReport::default();
@@ -185,7 +185,7 @@ fn the_explorer_marks_a_built_in_ladder_shown_beside_a_local_one() {
     );
     let top = |app: &App| {
         let mut term = Terminal::new(TestBackend::new(220, 30)).unwrap();
-        term.draw(|f| views::draw(f, app)).unwrap();
+        term.draw(|f| frame::draw(f, app)).unwrap();
         let buf = term.backend().buffer();
         (0..220)
             .map(|x| buf[(x, 0)].symbol().to_string())

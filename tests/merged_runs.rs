@@ -12,10 +12,10 @@ use ratatui::backend::TestBackend;
 use stallscope::files::limits::SizeLimits;
 use stallscope::model::{self, LoadReport, Store};
 use stallscope::tui::action::{Action, View};
+use stallscope::tui::frame;
 use stallscope::tui::ladder_state::LadderState;
 use stallscope::tui::state::App;
 use stallscope::tui::theme::Theme;
-use stallscope::tui::views;
 
 const RAW: &str = "h200/sdpa_cudnn_raw.csv";
 const DETAILS: &str = "h200/sdpa_cudnn_details.csv";
@@ -177,7 +177,7 @@ fn a_folder_of_pages_of_two_runs_opens_with_the_warning() {
 
 fn screen(app: &App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| views::draw(f, app)).unwrap();
+    term.draw(|f| frame::draw(f, app)).unwrap();
     let buf = term.backend().buffer();
     (0..h)
         .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")

@@ -194,7 +194,7 @@ fn explorer_screen(view: stallscope::tui::action::View) -> String {
     app.update(Action::Show(view));
     let (w, h) = (200, 40);
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| stallscope::tui::views::draw(f, &app))
+    term.draw(|f| stallscope::tui::frame::draw(f, &app))
         .unwrap();
     let buf = term.backend().buffer();
     (0..h)

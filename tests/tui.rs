@@ -17,7 +17,7 @@ use stallscope::tui::ladder_state::LadderState;
 use stallscope::tui::listing::SourceSort;
 use stallscope::tui::state::{App, Effect, JobEvent, JobKind};
 use stallscope::tui::theme::Theme;
-use stallscope::tui::{self, views};
+use stallscope::tui::{self, frame, views};
 
 fn app() -> App {
     let ladders = model::load_ladders(
@@ -34,7 +34,7 @@ fn app() -> App {
 
 fn render(app: &App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| views::draw(f, app)).unwrap();
+    term.draw(|f| frame::draw(f, app)).unwrap();
     let buf = term.backend().buffer();
     let mut out = String::new();
     for y in 0..h {
@@ -449,7 +449,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    let (_, x0, _) = views::tab_spans(&a, 120)
+    let (_, x0, _) = frame::tab_spans(&a, 120)
         .into_iter()
         .find(|t| t.0 == View::Notes)
         .unwrap();
@@ -458,7 +458,7 @@ fn mouse_selects_tabs_and_version_columns_and_scrolls() {
         vec![Action::Show(View::Notes)]
     );
     // The third version column of the timeline.
-    let body = views::areas(area).body;
+    let body = frame::areas(area).body;
     let [_, _, table, _] = views::timeline::layout(&a.scene(), body);
     let cols = views::timeline::columns(&a.scene(), table.width);
     let x = table.x + cols.name_w + 1 + 2 * (cols.col_w + 1) + 1;
@@ -862,7 +862,7 @@ fn times_are_coloured_by_ratio() {
     a.theme = Theme { color: true };
     select(&mut a, "v02");
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    term.draw(|f| views::draw(f, &a)).unwrap();
+    term.draw(|f| frame::draw(f, &a)).unwrap();
     let buf = term.backend().buffer();
     let text = |y: u16| -> String { (0..120).map(|x| buf[(x, y)].symbol().to_string()).collect() };
     let y = (0..40)
@@ -1377,7 +1377,7 @@ fn the_run_shape_is_named_on_narrow_terminals() {
         top.contains("runs at 1,16,8192,128") && top.contains(" timeline "),
         "{top}"
     );
-    let (_, x0, _) = views::tab_spans(&a, 80)
+    let (_, x0, _) = frame::tab_spans(&a, 80)
         .into_iter()
         .find(|t| t.0 == View::Notes)
         .unwrap();

@@ -4,6 +4,7 @@
 //! worker thread that reports by message.
 
 pub mod action;
+pub mod frame;
 pub mod jobs;
 pub mod keymap;
 pub mod ladder_state;
@@ -220,10 +221,10 @@ fn event_loop(
         .size()
         .map(|s| Rect::new(0, 0, s.width, s.height))?;
     app.update(Action::Resize {
-        rows: views::areas(area).body.height,
+        rows: frame::areas(area).body.height,
     });
     loop {
-        terminal.draw(|f| views::draw(f, app))?;
+        terminal.draw(|f| frame::draw(f, app))?;
         if app.quit || signal.load(Ordering::SeqCst) != 0 {
             break;
         }
@@ -273,15 +274,15 @@ pub fn actions(app: &App, ev: &Event, area: Rect) -> Vec<Action> {
             key_action(app, k).into_iter().collect()
         }
         Event::Resize(w, h) => vec![Action::Resize {
-            rows: views::areas(Rect::new(0, 0, *w, *h)).body.height,
+            rows: frame::areas(Rect::new(0, 0, *w, *h)).body.height,
         }],
         Event::Mouse(m) => {
-            let a = views::areas(area);
+            let a = frame::areas(area);
             match m.kind {
                 MouseEventKind::ScrollUp => vec![Action::Up; 3],
                 MouseEventKind::ScrollDown => vec![Action::Down; 3],
                 MouseEventKind::Down(MouseButton::Left) if m.row == a.tabs.y => {
-                    views::tab_spans(app, a.tabs.width)
+                    frame::tab_spans(app, a.tabs.width)
                         .into_iter()
                         .find(|&(_, x0, x1)| m.column >= x0 && m.column < x1)
                         .map(|(v, _, _)| vec![Action::Show(v)])

@@ -1,9 +1,9 @@
 //! The explorer's frame: the tab bar, the headline of the selected version, the view
 //! shown, a status line and the footer; the popups on top.
 
-use super::scroll::clamp_scroll;
-use super::text::{fit, printable, split_width, wrap};
-use super::{bottleneck, compare, inspect, notes, pipeline, roofline, source, timeline};
+use super::views::scroll::clamp_scroll;
+use super::views::text::{fit, printable, split_width, wrap};
+use super::views::{bottleneck, compare, inspect, notes, pipeline, roofline, source, timeline};
 use crate::analysis::catalogue::{HEADLINE, Headline};
 use crate::report::format;
 use crate::text_width;
