@@ -343,9 +343,13 @@ pub fn tally_sentence(k: &Tally) -> String {
 
 /// The tally in one short line, as the explorer shows it.
 pub fn tally_line(k: &Tally) -> String {
+    if k.judged == 0 {
+        return "ncu's estimates on this ladder: no step resolved a finding with an estimate and a known change in time".into();
+    }
     format!(
-        "ncu's estimates on this ladder: {} steps resolved a finding · {} delivered, {} partly, {} nothing · median step got {} of the estimate",
+        "ncu's estimates on this ladder: {} {} resolved a finding · {} delivered, {} partly, {} nothing · median step got {} of the estimate",
         k.judged,
+        if k.judged == 1 { "step" } else { "steps" },
         k.delivered,
         k.partly,
         k.nothing,
