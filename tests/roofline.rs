@@ -285,3 +285,27 @@ fn the_html_page_shows_the_roofline_and_estimates_tables() {
         assert!(t.tally.judged > 0, "{name}: {:?}", t.tally);
     }
 }
+
+/// The ladder's Markdown report ends with its roofline and ncu's estimates tables.
+#[test]
+fn the_markdown_report_ends_with_the_roofline_and_estimates() {
+    use stallscope::report::{self, Analysed, Format, roofline as text};
+    for name in ["flash-attention", "gemm"] {
+        let l = ladder(name);
+        let md = report::exporter(Format::Markdown)
+            .timeline(&[Analysed::new(&l, stallscope::analysis::Shown::DEFAULT)]);
+        let r = roofline::ladder_roofline(&l);
+        let t = estimates::estimates_table(&l);
+        let want = text::report_sections(&r, &t);
+        assert!(
+            md.ends_with(&want),
+            "{name}: report does not end with the sections"
+        );
+        assert!(want.contains(&text::points_table(&r).markdown()), "{name}");
+        assert!(
+            want.contains(&text::estimates_rows(&t).markdown()),
+            "{name}"
+        );
+        assert!(want.contains(&text::tally_sentence(&t.tally)), "{name}");
+    }
+}

@@ -42,7 +42,10 @@ pub struct Table {
 impl Table {
     /// The table in Markdown, numbers aligned right.
     pub fn markdown(&self) -> String {
-        let cells = |c: &[String]| format!("| {} |\n", c.join(" | "));
+        let cells = |c: &[String]| {
+            let c: Vec<String> = c.iter().map(|x| x.replace('|', "\\|")).collect();
+            format!("| {} |\n", c.join(" | "))
+        };
         let head: Vec<String> = self.columns.iter().map(|c| c.0.to_string()).collect();
         let rule: Vec<String> = self
             .columns
@@ -149,6 +152,41 @@ pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
         for (id, why) in left {
             out.push_str(&format!("- {id}: {why}\n"));
         }
+    }
+    out
+}
+
+/// The roofline and the estimates as short sections at the end of the ladder's
+/// Markdown report: the roofs in a line, the points, the versions left off, then the
+/// estimates table and its tally.
+pub fn report_sections(r: &LadderRoofline, t: &EstimatesTable) -> String {
+    let mut out = String::from("### On the roofline\n\n");
+    let roofs: Vec<&str> = r.ceilings.iter().map(|c| c.label.as_str()).collect();
+    if !roofs.is_empty() {
+        out.push_str(&format!(
+            "Roofs (sources: `report --roofline`): {}.\n\n",
+            roofs.join(" · ")
+        ));
+    }
+    let points = points_table(r);
+    if points.rows.is_empty() {
+        out.push_str("No version has a point on the roofline.\n");
+    } else {
+        out.push_str(&points.markdown());
+    }
+    let left = left_off(r);
+    if !left.is_empty() {
+        out.push_str("\nLeft off the chart:\n");
+        for (id, why) in left {
+            out.push_str(&format!("- {id}: {why}\n"));
+        }
+    }
+    if !t.steps.is_empty() {
+        out.push_str(&format!(
+            "\n### What ncu estimated, what each step got\n\n{}\n{}\n",
+            estimates_rows(t).markdown(),
+            tally_sentence(&t.tally)
+        ));
     }
     out
 }
