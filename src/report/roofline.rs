@@ -31,6 +31,11 @@ fn signed(pct: f64) -> String {
     format!("{pct:+.1} %").replacen('-', "−", 1)
 }
 
+/// Imported text as a Markdown table cell: control characters shown escaped, `|` too.
+fn md_cell(s: &str) -> String {
+    super::format::printable(s).replace('|', "\\|")
+}
+
 /// A table of one of these texts: its columns (with whether each holds a number) and
 /// its rows, cells as text; drawn as Markdown here and as HTML by the page.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +48,7 @@ impl Table {
     /// The table in Markdown, numbers aligned right.
     pub fn markdown(&self) -> String {
         let cells = |c: &[String]| {
-            let c: Vec<String> = c.iter().map(|x| x.replace('|', "\\|")).collect();
+            let c: Vec<String> = c.iter().map(|x| md_cell(x)).collect();
             format!("| {} |\n", c.join(" | "))
         };
         let head: Vec<String> = self.columns.iter().map(|c| c.0.to_string()).collect();
@@ -150,7 +155,7 @@ pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
     if !left.is_empty() {
         out.push_str("\nLeft off the chart:\n");
         for (id, why) in left {
-            out.push_str(&format!("- {id}: {why}\n"));
+            out.push_str(&format!("- {}: {}\n", md_cell(&id), md_cell(&why)));
         }
     }
     out
@@ -178,7 +183,7 @@ pub fn report_sections(r: &LadderRoofline, t: &EstimatesTable) -> String {
     if !left.is_empty() {
         out.push_str("\nLeft off the chart:\n");
         for (id, why) in left {
-            out.push_str(&format!("- {id}: {why}\n"));
+            out.push_str(&format!("- {}: {}\n", md_cell(&id), md_cell(&why)));
         }
     }
     if !t.steps.is_empty() {
