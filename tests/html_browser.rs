@@ -316,3 +316,27 @@ fn the_screenshot_shows_the_page() {
         page.screenshot.display()
     );
 }
+
+/// The page as the browser reads it holds the roofline section: its two tables' headings
+/// and the tally of ncu's estimates, as `report --estimates` words it.
+#[test]
+fn the_page_text_holds_the_roofline_and_estimates_tables() {
+    let page = page_or_skip!("html_browser roofline tables");
+    let text = text_of(&page.dom);
+    let estimates =
+        String::from_utf8(stallscope(&["report", "--ladder", LADDER, "--estimates"])).unwrap();
+    let tally = estimates
+        .lines()
+        .find(|l| l.starts_with("Of "))
+        .expect("report --estimates has its tally");
+    let wanted = [
+        "On the roofline, and what ncu promised",
+        "FLOP/B DRAM",
+        "nearer roof",
+        "What ncu estimated, what each step got",
+        "findings resolved (ncu's estimate)",
+        tally,
+    ];
+    let missing: Vec<&&str> = wanted.iter().filter(|w| !text.contains(**w)).collect();
+    assert!(missing.is_empty(), "not on the page: {missing:?}");
+}

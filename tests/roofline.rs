@@ -243,3 +243,69 @@ fn flash_attention_estimates_table() {
     assert!(tally.judged > 0);
     assert!(t.steps.iter().any(|s| s.outcome == Some(Outcome::Nothing)));
 }
+
+/// The ladder's HTML page holds its roofline table (every version with a point, the
+/// ceilings with their sources, the versions left off) and the estimates table with
+/// its tally, in the words of `report --roofline` and `report --estimates`.
+#[test]
+fn the_html_page_shows_the_roofline_and_estimates_tables() {
+    use stallscope::report::{self, Analysed, Format, escape, roofline as text};
+    for name in ["flash-attention", "gemm"] {
+        let l = ladder(name);
+        let page = report::exporter(Format::Html)
+            .timeline(&[Analysed::new(&l, stallscope::analysis::Shown::DEFAULT)]);
+        let at = page
+            .find("<h2>On the roofline, and what ncu promised</h2>")
+            .unwrap_or_else(|| panic!("{name}: no roofline section"));
+        let section = &page[at..];
+        let section = &section[..section.find("</section>").unwrap()];
+        let r = roofline::ladder_roofline(&l);
+        let t = estimates::estimates_table(&l);
+        let points = text::points_table(&r);
+        assert!(
+            points.rows.len() >= 10,
+            "{name}: {} points",
+            points.rows.len()
+        );
+        let tables = [text::ceilings_table(&r), points, text::estimates_rows(&t)];
+        let plain = section.replace(" class=\"text\"", "");
+        for table in &tables {
+            for row in &table.rows {
+                let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+                let tr = format!("<tr><td>{}</td></tr>", cells.join("</td><td>"));
+                assert!(plain.contains(&tr), "{name}: {tr} not on the page");
+            }
+        }
+        for (id, why) in text::left_off(&r) {
+            let li = format!("<li>{}: {}</li>", escape(&id), escape(&why));
+            assert!(section.contains(&li), "{name}: {li}");
+        }
+        let tally = escape(&text::tally_sentence(&t.tally));
+        assert!(section.contains(&tally), "{name}: no tally");
+        assert!(t.tally.judged > 0, "{name}: {:?}", t.tally);
+    }
+}
+
+/// The ladder's Markdown report ends with its roofline and ncu's estimates tables.
+#[test]
+fn the_markdown_report_ends_with_the_roofline_and_estimates() {
+    use stallscope::report::{self, Analysed, Format, roofline as text};
+    for name in ["flash-attention", "gemm"] {
+        let l = ladder(name);
+        let md = report::exporter(Format::Markdown)
+            .timeline(&[Analysed::new(&l, stallscope::analysis::Shown::DEFAULT)]);
+        let r = roofline::ladder_roofline(&l);
+        let t = estimates::estimates_table(&l);
+        let want = text::report_sections(&r, &t);
+        assert!(
+            md.ends_with(&want),
+            "{name}: report does not end with the sections"
+        );
+        assert!(want.contains(&text::points_table(&r).markdown()), "{name}");
+        assert!(
+            want.contains(&text::estimates_rows(&t).markdown()),
+            "{name}"
+        );
+        assert!(want.contains(&text::tally_sentence(&t.tally)), "{name}");
+    }
+}

@@ -1823,3 +1823,35 @@ fn compare_shows_the_roofline_step_and_ncus_estimate() {
         "{text}"
     );
 }
+
+/// The roofline view shows ncu's estimates beneath the selected version: the ladder's
+/// tally (as `report --estimates` counts it) readable at 80×24, and the findings of v09
+/// that v10 resolved with ncu's estimate and what the step got, as compare words them.
+#[test]
+fn the_roofline_shows_the_tally_of_ncus_estimates() {
+    let mut a = app();
+    select(&mut a, "v10");
+    a.update(Action::Show(View::Roofline));
+    let k = &a.ladder().estimates.tally;
+    let head = format!(
+        "ncu's estimates on this ladder: {} steps resolved a finding",
+        k.judged
+    );
+    assert!(k.judged > 0, "{k:?}");
+    let small = render(&a, 80, 24);
+    assert!(small.contains(&head), "{small}");
+    let large = render(&a, 120, 40);
+    for want in [
+        format!(
+            r"· {} delivered, {} partly, {} nothing ·",
+            k.delivered, k.partly, k.nothing
+        ),
+        r"ncu estimate: CPIStall\s+−37\.0 % → gone".to_string(),
+        r"change in time \(runs at 1,64,1024,128\)\s+−4\.2 % · faster · partly".to_string(),
+    ] {
+        assert!(
+            regex::Regex::new(&want).unwrap().is_match(&large),
+            "{want} not in {large}"
+        );
+    }
+}

@@ -649,6 +649,11 @@ fn markdown_timeline(a: &Analysed) -> String {
             out.push_str(&format!("- {}\n", esc(&l)));
         }
     }
+    out.push('\n');
+    out.push_str(&super::roofline::report_sections(
+        &crate::analysis::roofline::ladder_roofline(a.ladder),
+        &crate::analysis::estimates::estimates_table(a.ladder),
+    ));
     out
 }
 

@@ -11,8 +11,8 @@ use super::exporter::{Analysed, CompareInput, Exporter, column_names};
 use super::order::{display_order, stall_rows};
 use super::svg::{self, Chart};
 use super::texts::{self, escape};
-use super::{format, markdown, pipeline, runs};
-use crate::analysis::{Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
+use super::{format, markdown, pipeline, roofline, runs};
+use crate::analysis::{self, Group, METRICS, MetricId, OpcodeStat, VersionAnalysis};
 use crate::model::{Ladder, RunResult, RunStatus};
 use crate::ncu::StallReason;
 use std::fmt::Write;
@@ -84,6 +84,7 @@ fn ladder_page(a: &Analysed) -> String {
     let sections: Vec<Section> = [
         trail_section(a),
         charts_section(a),
+        roofline_section(a),
         metrics_section(a),
         matrices_section(a),
         pipeline_section(a),
@@ -393,6 +394,73 @@ fn chart_caption(chart: Chart, a: &Analysed) -> String {
                             intensities and its share of the nearer roof."
             .to_string(),
     }
+}
+
+// ---- the roofline and ncu's estimates ----
+
+/// A table of [`super::roofline`] as HTML, every cell escaped; text columns left.
+fn text_table(t: &roofline::Table) -> String {
+    let class = |number: bool| if number { "" } else { " class=\"text\"" };
+    let mut html = String::from("<div class=\"scroll\"><table><thead><tr>");
+    for (name, number) in &t.columns {
+        let _ = write!(html, "<th{}>{}</th>", class(*number), escape(name));
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for row in &t.rows {
+        html.push_str("<tr>");
+        for (cell, (_, number)) in row.iter().zip(&t.columns) {
+            let _ = write!(html, "<td{}>{}</td>", class(*number), escape(cell));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></div>\n");
+    html
+}
+
+/// Every version on the roofline (its ceilings with their sources, the points, the
+/// versions left off and why) and the ladder-wide table of ncu's estimates against
+/// what each step got, with its tally: the texts of `report --roofline` and
+/// `report --estimates`.
+fn roofline_section(a: &Analysed) -> Option<Section> {
+    let r = analysis::roofline::ladder_roofline(a.ladder);
+    let t = analysis::estimates::estimates_table(a.ladder);
+    if r.versions.is_empty() && t.steps.is_empty() {
+        return None;
+    }
+    let mut html = String::from("<h3>The roofline</h3>\n");
+    if !r.ceilings.is_empty() {
+        html.push_str(&text_table(&roofline::ceilings_table(&r)));
+    }
+    let points = roofline::points_table(&r);
+    if points.rows.is_empty() {
+        html.push_str("<p class=\"meta\">No version has a point on the roofline.</p>\n");
+    } else {
+        html.push_str(&text_table(&points));
+    }
+    let left = roofline::left_off(&r);
+    if !left.is_empty() {
+        html.push_str("<p class=\"meta\">Left off the chart:</p>\n<ul>");
+        for (id, why) in left {
+            let _ = write!(html, "<li>{}: {}</li>", escape(&id), escape(&why));
+        }
+        html.push_str("</ul>\n");
+    }
+    html.push_str("<h3>What ncu estimated, what each step got</h3>\n");
+    if t.steps.is_empty() {
+        html.push_str("<p class=\"meta\">No step has a profile on both sides.</p>\n");
+    } else {
+        html.push_str(&text_table(&roofline::estimates_rows(&t)));
+        let _ = writeln!(
+            html,
+            "<p>{}</p>",
+            escape(&roofline::tally_sentence(&t.tally))
+        );
+    }
+    Some(Section {
+        key: "roofline",
+        title: "On the roofline, and what ncu promised",
+        html,
+    })
 }
 
 // ---- metric tables ----

@@ -2,7 +2,9 @@
 //! --estimates` (Markdown tables, or JSON with `--format json`), and the rows of a step
 //! that `report --versions` and `compare` add.
 
-use crate::analysis::estimates::{EstimatesTable, Fate, Resolved, StepEstimates, TimeSource};
+use crate::analysis::estimates::{
+    EstimatesTable, Fate, Resolved, StepEstimates, Tally, TimeSource,
+};
 use crate::analysis::roofline::{LadderRoofline, Level, RoofShare, RoofStep};
 use crate::model::Ladder;
 use serde::Serialize;
@@ -29,27 +31,63 @@ fn signed(pct: f64) -> String {
     format!("{pct:+.1} %").replacen('-', "−", 1)
 }
 
-/// The ladder's roofline in Markdown: its ceilings with their sources, then a row per
-/// version (its intensities, FLOP/s, nearer roof and share, and the step from its
-/// parent), then the versions left off and why.
-pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
-    let mut out = format!("## {}: the roofline\n\n", ladder.name);
-    out.push_str("| ceiling | GPU | source |\n|---|---|---|\n");
-    for c in &r.ceilings {
-        let gpu = c.device.as_deref().unwrap_or("ladder");
-        out.push_str(&format!("| {} | {gpu} | {} |\n", c.label, c.source));
-    }
-    out.push_str("\n| version | TFLOP/s | FLOP/B DRAM | FLOP/B L2 | FLOP/B L1/shared | nearer roof | step: intensity × | FLOP/s × | share before → after |\n|---|---:|---:|---:|---:|---|---:|---:|---|\n");
-    let mut left_off = Vec::new();
-    for (i, v) in r.versions.iter().enumerate() {
-        let Some(p) = &v.point else {
-            left_off.push(format!(
-                "- {}: {}\n",
-                v.id,
-                v.no_point.as_deref().unwrap_or("?")
-            ));
-            continue;
+/// Imported text as a Markdown table cell: control characters shown escaped, `|` too.
+fn md_cell(s: &str) -> String {
+    super::format::printable(s).replace('|', "\\|")
+}
+
+/// A table of one of these texts: its columns (with whether each holds a number) and
+/// its rows, cells as text; drawn as Markdown here and as HTML by the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(&'static str, bool)>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The table in Markdown, numbers aligned right.
+    pub fn markdown(&self) -> String {
+        let cells = |c: &[String]| {
+            let c: Vec<String> = c.iter().map(|x| md_cell(x)).collect();
+            format!("| {} |\n", c.join(" | "))
         };
+        let head: Vec<String> = self.columns.iter().map(|c| c.0.to_string()).collect();
+        let rule: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| if c.1 { "---:" } else { "---" }.to_string())
+            .collect();
+        let mut out = cells(&head);
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &self.rows {
+            out.push_str(&cells(r));
+        }
+        out
+    }
+}
+
+/// The ceilings the roofline is measured against, each with its GPU and source.
+pub fn ceilings_table(r: &LadderRoofline) -> Table {
+    let rows = r
+        .ceilings
+        .iter()
+        .map(|c| {
+            let gpu = c.device.as_deref().unwrap_or("ladder");
+            vec![c.label.clone(), gpu.to_string(), c.source.clone()]
+        })
+        .collect();
+    Table {
+        columns: vec![("ceiling", false), ("GPU", false), ("source", false)],
+        rows,
+    }
+}
+
+/// A row per version with a point: its intensities, FLOP/s, nearer roof and share, and
+/// the step from its parent.
+pub fn points_table(r: &LadderRoofline) -> Table {
+    let mut rows = Vec::new();
+    for (i, v) in r.versions.iter().enumerate() {
+        let Some(p) = &v.point else { continue };
         let ai = |l: Level| {
             p.level(l)
                 .and_then(|x| x.intensity)
@@ -61,8 +99,8 @@ pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
         } else {
             v.id.clone()
         };
-        out.push_str(&format!(
-            "| {id} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        rows.push(vec![
+            id,
             tflops(p.flop_per_s),
             ai(Level::Dram),
             ai(Level::L2),
@@ -70,16 +108,90 @@ pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
             share(p.nearer),
             times(step.and_then(|s| s.intensity_x)),
             times(step.and_then(|s| s.flops_x)),
-            step.map_or(String::new(), |s| format!(
-                "{} → {}",
-                share(s.before),
-                share(s.after)
-            )),
+            step.map_or(String::new(), |s| {
+                format!("{} → {}", share(s.before), share(s.after))
+            }),
+        ]);
+    }
+    Table {
+        columns: vec![
+            ("version", false),
+            ("TFLOP/s", true),
+            ("FLOP/B DRAM", true),
+            ("FLOP/B L2", true),
+            ("FLOP/B L1/shared", true),
+            ("nearer roof", false),
+            ("step: intensity ×", true),
+            ("FLOP/s ×", true),
+            ("share before → after", false),
+        ],
+        rows,
+    }
+}
+
+/// The versions without a point, each with why: `(id, reason)`.
+pub fn left_off(r: &LadderRoofline) -> Vec<(String, String)> {
+    r.versions
+        .iter()
+        .filter(|v| v.point.is_none())
+        .map(|v| {
+            (
+                v.id.clone(),
+                v.no_point.as_deref().unwrap_or("?").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The ladder's roofline in Markdown: its ceilings with their sources, then a row per
+/// version (its intensities, FLOP/s, nearer roof and share, and the step from its
+/// parent), then the versions left off and why.
+pub fn roofline_markdown(ladder: &Ladder, r: &LadderRoofline) -> String {
+    let mut out = format!("## {}: the roofline\n\n", ladder.name);
+    out.push_str(&ceilings_table(r).markdown());
+    out.push('\n');
+    out.push_str(&points_table(r).markdown());
+    let left = left_off(r);
+    if !left.is_empty() {
+        out.push_str("\nLeft off the chart:\n");
+        for (id, why) in left {
+            out.push_str(&format!("- {}: {}\n", md_cell(&id), md_cell(&why)));
+        }
+    }
+    out
+}
+
+/// The roofline and the estimates as short sections at the end of the ladder's
+/// Markdown report: the roofs in a line, the points, the versions left off, then the
+/// estimates table and its tally.
+pub fn report_sections(r: &LadderRoofline, t: &EstimatesTable) -> String {
+    let mut out = String::from("### On the roofline\n\n");
+    let roofs: Vec<&str> = r.ceilings.iter().map(|c| c.label.as_str()).collect();
+    if !roofs.is_empty() {
+        out.push_str(&format!(
+            "Roofs (sources: `report --roofline`): {}.\n\n",
+            roofs.join(" · ")
         ));
     }
-    if !left_off.is_empty() {
+    let points = points_table(r);
+    if points.rows.is_empty() {
+        out.push_str("No version has a point on the roofline.\n");
+    } else {
+        out.push_str(&points.markdown());
+    }
+    let left = left_off(r);
+    if !left.is_empty() {
         out.push_str("\nLeft off the chart:\n");
-        out.extend(left_off);
+        for (id, why) in left {
+            out.push_str(&format!("- {}: {}\n", md_cell(&id), md_cell(&why)));
+        }
+    }
+    if !t.steps.is_empty() {
+        out.push_str(&format!(
+            "\n### What ncu estimated, what each step got\n\n{}\n{}\n",
+            estimates_rows(t).markdown(),
+            tally_sentence(&t.tally)
+        ));
     }
     out
 }
@@ -224,34 +336,78 @@ pub fn measured(s: &StepEstimates) -> (String, String) {
     }
 }
 
-/// The ladder-wide estimates table in Markdown, and the tally under it.
-pub fn estimates_markdown(ladder: &Ladder, t: &EstimatesTable) -> String {
-    let mut out = format!(
-        "## {}: what ncu estimated, what each step got\n\n| step | findings resolved (ncu's estimate) | largest estimate | measured change in time | from | outcome |\n|---|---|---:|---:|---|---|\n",
-        ladder.name
-    );
-    for s in &t.steps {
-        let (change, from) = measured(s);
-        out.push_str(&format!(
-            "| {} → {} | {} | {} | {change} | {from} | {} |\n",
-            s.parent_id,
-            s.child_id,
-            findings(s),
-            s.largest().map_or(UNKNOWN.into(), |e| format!("−{e:.1} %")),
-            s.outcome.map_or(UNKNOWN, |o| o.word()),
-        ));
+/// The ladder-wide estimates table: a row per step, its resolved findings with ncu's
+/// estimates, the largest, the measured change in time, where it came from, the outcome.
+pub fn estimates_rows(t: &EstimatesTable) -> Table {
+    let rows = t
+        .steps
+        .iter()
+        .map(|s| {
+            let (change, from) = measured(s);
+            vec![
+                format!("{} → {}", s.parent_id, s.child_id),
+                findings(s),
+                s.largest().map_or(UNKNOWN.into(), |e| format!("−{e:.1} %")),
+                change,
+                from,
+                s.outcome.map_or(UNKNOWN, |o| o.word()).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        columns: vec![
+            ("step", false),
+            ("findings resolved (ncu's estimate)", false),
+            ("largest estimate", true),
+            ("measured change in time", true),
+            ("from", false),
+            ("outcome", false),
+        ],
+        rows,
     }
-    let k = &t.tally;
-    out.push_str(&format!(
-        "\nOf {} steps that resolved a finding with an estimate, {} cut the time by at least half of ncu's largest estimate (delivered), {} by less (partly), {} not at all (nothing); the median step got {} of the largest estimate.\n",
+}
+
+fn median(k: &Tally) -> String {
+    k.median_ratio
+        .map_or(UNKNOWN.into(), |r| format!("{:.0} %", r * 100.0))
+}
+
+/// The tally under the estimates table, as a sentence.
+pub fn tally_sentence(k: &Tally) -> String {
+    format!(
+        "Of {} steps that resolved a finding with an estimate, {} cut the time by at least half of ncu's largest estimate (delivered), {} by less (partly), {} not at all (nothing); the median step got {} of the largest estimate.",
         k.judged,
         k.delivered,
         k.partly,
         k.nothing,
-        k.median_ratio
-            .map_or(UNKNOWN.into(), |r| format!("{:.0} %", r * 100.0)),
-    ));
-    out
+        median(k),
+    )
+}
+
+/// The tally in one short line, as the explorer shows it.
+pub fn tally_line(k: &Tally) -> String {
+    if k.judged == 0 {
+        return "ncu's estimates on this ladder: no step resolved a finding with an estimate and a known change in time".into();
+    }
+    format!(
+        "ncu's estimates on this ladder: {} {} resolved a finding · {} delivered, {} partly, {} nothing · median step got {} of the estimate",
+        k.judged,
+        if k.judged == 1 { "step" } else { "steps" },
+        k.delivered,
+        k.partly,
+        k.nothing,
+        median(k),
+    )
+}
+
+/// The ladder-wide estimates table in Markdown, and the tally under it.
+pub fn estimates_markdown(ladder: &Ladder, t: &EstimatesTable) -> String {
+    format!(
+        "## {}: what ncu estimated, what each step got\n\n{}\n{}\n",
+        ladder.name,
+        estimates_rows(t).markdown(),
+        tally_sentence(&t.tally)
+    )
 }
 
 #[derive(Serialize)]

@@ -1,6 +1,7 @@
 //! A ladder as the explorer holds it: with its analysis at the run results shown and its
 //! versions in display order.
 
+use crate::analysis::estimates::{EstimatesTable, estimates_table};
 use crate::analysis::roofline::{LadderRoofline, ladder_roofline};
 use crate::analysis::{self, LadderAnalysis, Shown};
 use crate::model::Ladder;
@@ -18,6 +19,9 @@ pub struct LadderState {
     /// Every version on the roofline (from the profiles alone: the run results shown
     /// do not move it).
     pub roofline: LadderRoofline,
+    /// Every step's findings of ncu that it resolved and what it got, and their tally
+    /// (at the reference shape's runs, whatever the run results shown).
+    pub estimates: EstimatesTable,
 }
 
 impl LadderState {
@@ -28,6 +32,7 @@ impl LadderState {
             shown: Shown::DEFAULT,
             order: display_order(&ladder),
             roofline: ladder_roofline(&ladder),
+            estimates: estimates_table(&ladder),
             ladder,
         }
     }

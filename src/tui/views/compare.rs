@@ -458,6 +458,21 @@ fn bottleneck_lines(scene: &Scene, doc: &Document, ids: Ids) -> Vec<Line<'static
     out
 }
 
+/// A row of a step's roofline and estimates texts as the views show it: `a → b`, `a`
+/// alone where b has nothing (`none`), or where neither side has a figure, the change
+/// and what it means.
+pub(super) fn step_value(a: &str, b: &str, change: &str, note: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => [change, note]
+            .into_iter()
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+            .join(" · "),
+        (false, true) => a.to_string(),
+        _ => format!("{a} → {b}"),
+    }
+}
+
 /// b's move on the roofline and the findings of a's that b resolved, ncu's largest
 /// estimate beside the measured change in time: a row each, its text wrapped under
 /// itself.
@@ -477,15 +492,7 @@ fn roofline_lines(scene: &Scene, doc: &Document, width: usize) -> Vec<Line<'stat
         .min(width / 2);
     let room = width.saturating_sub(name_w + 1).max(10);
     for r in &section.rows {
-        let value = if r.a.is_empty() && r.b.is_empty() {
-            [r.delta.as_str(), r.verdict.as_str()]
-                .into_iter()
-                .filter(|x| !x.is_empty())
-                .collect::<Vec<_>>()
-                .join(" · ")
-        } else {
-            format!("{} → {}", r.a, r.b)
-        };
+        let value = step_value(&r.a, &r.b, &r.delta, &r.verdict);
         let name = fit_name(&r.name, name_w);
         for (n, part) in wrap(value.trim(), room).into_iter().enumerate() {
             let head = if n == 0 { name.as_str() } else { "" };

@@ -8,16 +8,18 @@
 //! ([`LadderState::roofline`](crate::tui::ladder_state::LadderState)); the marks are
 //! characters, so that the chart reads without colour.
 
+use super::compare::step_value;
 use super::scene::Scene;
 use super::scroll::{Scrolled, clamp_scroll};
 use super::text::{fit, printable, wrap};
 use crate::analysis::roofline::{Ceiling, LadderRoofline, Level, Roof, RoofPoint};
-use crate::report::roofline::{share, times};
+use crate::report::roofline::{estimate_cells, share, tally_line, times};
+use crate::text_width;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::widgets::canvas::{Canvas, Context, Line as Segment};
 
@@ -435,6 +437,38 @@ fn point_text(p: &RoofPoint) -> String {
     )
 }
 
+/// ncu's estimates: the ladder's tally in a line, then the findings of the parent that
+/// the selected version resolved, each with ncu's estimate and what became of it, and
+/// the step's measured change, as the compare view words them.
+fn estimate_lines(scene: &Scene, width: usize) -> Vec<Line<'static>> {
+    let e = &scene.ladder().estimates;
+    let t = scene.theme;
+    let mut lines = Vec::new();
+    if e.steps.is_empty() {
+        return lines;
+    }
+    for l in wrap(&tally_line(&e.tally), width.max(10)) {
+        lines.push(Line::styled(l, t.dim()));
+    }
+    let step = scene
+        .version_index()
+        .and_then(|i| e.steps.iter().find(|s| s.child == i));
+    for c in step.into_iter().flat_map(estimate_cells) {
+        let value = step_value(&c.a, &c.b, &c.change, &c.note);
+        let name_w = text_width::width(&c.name) + 2;
+        let room = width.saturating_sub(name_w).max(10);
+        for (n, part) in wrap(value.trim(), room).into_iter().enumerate() {
+            let head = if n == 0 { c.name.as_str() } else { "" };
+            let pad = " ".repeat(name_w - text_width::width(head));
+            lines.push(Line::from(vec![
+                Span::styled(format!("{head}{pad}"), t.dim()),
+                Span::raw(part),
+            ]));
+        }
+    }
+    lines
+}
+
 /// The text beneath the chart: the selected version and its step, the roofs, the
 /// baselines and the versions left off.
 fn text_lines(scene: &Scene, width: usize) -> Vec<Line<'static>> {
@@ -474,6 +508,7 @@ fn text_lines(scene: &Scene, width: usize) -> Vec<Line<'static>> {
             );
         }
     }
+    lines.extend(estimate_lines(scene, width));
     let roofs: Vec<String> = r.ceilings.iter().map(|c| c.label.clone()).collect();
     if !roofs.is_empty() {
         para(&mut lines, t.dim(), format!("roofs: {}", roofs.join(" · ")));
