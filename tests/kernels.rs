@@ -241,20 +241,33 @@ fn blank_marks(src: &str) -> String {
     String::from_utf8(out).expect("marks are ASCII")
 }
 
-/// The code sections (`.text.*`) of a cubin, by name: its SASS, without the line table
-/// or the other sections a source's text reaches.
-fn text_sections(elf: &[u8]) -> Vec<(String, Vec<u8>)> {
+/// The static shared memory of a cubin's kernels: the sizes of its `.nv.shared.*`
+/// sections (NOBITS, so sizes only), the largest.
+fn static_shared(elf: &[u8]) -> usize {
+    elf_sections(elf)
+        .into_iter()
+        .filter(|(name, _, _, _)| name.starts_with(".nv.shared."))
+        .map(|(_, _, _, size)| size)
+        .max()
+        .unwrap_or(0)
+}
+
+/// A cubin's sections as (name, type, file offset, size).
+fn elf_sections(elf: &[u8]) -> Vec<(String, u32, usize, usize)> {
     let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
-    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
     assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF cubin");
     let (shoff, shentsize, shnum, shstrndx) =
         (u64_at(0x28), u16_at(0x3A), u16_at(0x3C), u16_at(0x3E));
-    // (name offset, type, file offset, size); a NOBITS section (type 8, such as the
-    // trace build's static shared memory) holds no bytes in the file.
     let section = |i: usize| {
         let h = shoff + i * shentsize;
-        (u32_at(h), u32_at(h + 4), u64_at(h + 0x18), u64_at(h + 0x20))
+        (
+            u32_at(h) as usize,
+            u32_at(h + 4),
+            u64_at(h + 0x18),
+            u64_at(h + 0x20),
+        )
     };
     let (_, _, names_at, _) = section(shstrndx);
     let name = |off: usize| {
@@ -263,9 +276,19 @@ fn text_sections(elf: &[u8]) -> Vec<(String, Vec<u8>)> {
     };
     (0..shnum)
         .map(section)
-        .filter(|&(_, kind, _, _)| kind != 8)
-        .map(|(n, _, at, size)| (name(n), elf[at..at + size].to_vec()))
-        .filter(|(n, _)| n.starts_with(".text."))
+        .map(|(n, kind, at, size)| (name(n), kind, at, size))
+        .collect()
+}
+
+/// The code sections (`.text.*`) of a cubin, by name: its SASS, without the line table
+/// or the other sections a source's text reaches.
+fn text_sections(elf: &[u8]) -> Vec<(String, Vec<u8>)> {
+    // A NOBITS section (type 8, such as the trace build's static shared memory) holds
+    // no bytes in the file.
+    elf_sections(elf)
+        .into_iter()
+        .filter(|(n, kind, _, _)| *kind != 8 && n.starts_with(".text."))
+        .map(|(n, _, at, size)| (n, elf[at..at + size].to_vec()))
         .collect()
 }
 
@@ -344,6 +367,16 @@ fn the_markers_leave_a_version_s_code_unchanged_and_its_trace_build_compiles() {
             assert!(
                 text_sections(&t.cubin) != code,
                 "{}: the trace build stamps nothing",
+                v.id
+            );
+            // The trace build's on-chip log is static shared memory: beside the
+            // version's dynamic shared memory it must still fit an SM's 227 KiB.
+            let log = static_shared(&t.cubin);
+            assert!(log > 0, "{}: the trace build keeps no log on chip", v.id);
+            let dynamic = v.launch(&shape).unwrap().shared_bytes as usize;
+            assert!(
+                log + dynamic <= 227 * 1024,
+                "{}: the trace build's log ({log} B) and its shared memory ({dynamic} B) exceed 227 KiB: lower SS_TRACE_RING in its recipe options",
                 v.id
             );
             // What the marks cost the trace build is timed by `stallscope trace`; a

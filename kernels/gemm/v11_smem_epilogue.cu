@@ -22,12 +22,14 @@
 // 48 KB (v10 had four): 3 · 48 KB + 66 KB + barriers = 216,128 bytes with alignment.
 //
 // Edges as in v10 (the copy engine zero-fills loads past M, N and K; K a multiple of 8);
-// the storers check rows and columns. Not marked for tracing (v10's marks are left out).
+// the storers check rows and columns. Marked for tracing as v10 is, with the storers a
+// fourth role (they wait for a staged tile, then copy it out).
 //
 // Launch: grid 2 · min(CLUSTERS, cdiv(M, 256) · cdiv(N, 256)), block 384, dynamic shared
 // memory 216,128 bytes; tensor maps A (box 128 × 64) and Bt (box 128 × 64), 128-byte
 // swizzle.
 #include <cuda_fp16.h>
+#include "stallscope_trace.h"
 
 constexpr int BM = 128, BN = 256, BK = 64;
 constexpr int CONSUMERS = 2;                 // consumer warpgroups, 64 rows of the tile each
@@ -246,6 +248,7 @@ gemm_v11(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
+            SS_TRACE_OPEN(tr, 0, true);  // role 0: the producer, one lane across its pairs
             int it = 0;   // K tiles loaded so far: stage it % STAGES, use it / STAGES
             for (int p = cluster; p < pairs; p += clusters) {
                 int pm, tn;
@@ -256,25 +259,34 @@ gemm_v11(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                 for (int kt = 0; kt < ktiles; ++kt, ++it) {
                     const int s = it % STAGES, use = it / STAGES;
                     const unsigned st = base + s * STAGE_BYTES;
+                    SS_TRACE_BEGIN(tr, 4);
                     if (use > 0) mbar_wait(empty(s), (use - 1) & 1);
+                    SS_TRACE_END(tr, 4);
+                    SS_TRACE_BEGIN(tr, 5);
                     mbar_expect(full(s), STAGE_BYTES);
                     tma_load(st, tmA, kt * BK, a_row, full(s));
                     tma_load_multicast(st + A_BYTES + rank * B_HALF, tmB, kt * BK, b_row, full(s),
                                        (unsigned short)((1u << CLUSTER) - 1));
+                    SS_TRACE_END(tr, 5);
                 }
             }
         } else if (threadIdx.x >= 32) {
             // Warps 1-3: the storers. Tile t of this block's schedule is staged once
             // "staged" completes its phase t; "drained" completes phase t once all of
             // them have copied it out.
+            SS_TRACE_OPEN(tr, 3, threadIdx.x == 32);  // role 3: the storers, their first warp
             int t = 0;
             for (int p = cluster; p < pairs; p += clusters, ++t) {
                 int pm, tn;
                 pair_of(p, pair_rows, cols, pm, tn);
                 const int tm = 2 * pm + (int)rank;
+                SS_TRACE_BEGIN(tr, 7);
                 mbar_wait(staged, t & 1);
+                SS_TRACE_END(tr, 7);
+                SS_TRACE_BEGIN(tr, 8);
                 store_tile(C, M, N, tm * BM, tn * BN, out, threadIdx.x - 32);
                 mbar_arrive(drained);
+                SS_TRACE_END(tr, 8);
             }
         }
     } else {
@@ -290,13 +302,17 @@ gemm_v11(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+        SS_TRACE_OPEN(tr, 1 + cw, threadIdx.x % 128 == 0);  // roles 1 and 2: the consumers
 
         int it = 0, t = 0;
         for (int p = cluster; p < pairs; p += clusters, ++t) {
             for (int kt = 0; kt < ktiles; ++kt, ++it) {
                 const int s = it % STAGES;
                 const unsigned st = base + s * STAGE_BYTES;
+                SS_TRACE_BEGIN(tr, 0);
                 mbar_wait(full(s), (it / STAGES) & 1);
+                SS_TRACE_END(tr, 0);
+                SS_TRACE_BEGIN(tr, 1);
                 wgmma_fence();
 #pragma unroll
                 for (int ks = 0; ks < BK / 16; ++ks)
@@ -304,16 +320,23 @@ gemm_v11(const half* __restrict__ A, const half* __restrict__ Bt, half* __restri
                                  (kt | ks) != 0);
                 wgmma_commit();
                 wgmma_wait<1>();
+                SS_TRACE_END(tr, 1);
                 if (kt > 0) release((it - 1) % STAGES);
             }
+            SS_TRACE_BEGIN(tr, 2);
             wgmma_wait<0>();
             fence_regs(acc);
+            SS_TRACE_END(tr, 2);
             release((it - 1) % STAGES);
             // The storers have copied out the last tile staged (t - 1) before this one
             // overwrites it; then this warpgroup's 64 rows, and on to the next tile.
+            SS_TRACE_BEGIN(tr, 6);
             if (t > 0) mbar_wait(drained, (t - 1) & 1);
+            SS_TRACE_END(tr, 6);
+            SS_TRACE_BEGIN(tr, 3);
             stage_block(out, cw * 64, acc, warp, lane);
             mbar_arrive(staged);
+            SS_TRACE_END(tr, 3);
         }
     }
     // Neither block leaves while its partner may still arrive on its barriers.
