@@ -810,6 +810,9 @@ const KIND_WORDS: &[(&str, &[&str])] = &[
             "4*B*H",
             "\"Q\"",
             "\"V\"",
+            "cudnn",
+            "cuDNN",
+            "flash",
         ],
     ),
     (
@@ -859,6 +862,21 @@ const NAMED_ON_PURPOSE: &[(&str, &str, &str)] = &[
         "recipe/folders.rs",
         "DEFAULT_LADDER",
         "the bundled ladder run by default is data, a folder name",
+    ),
+    (
+        "doctor.rs",
+        "cudnn",
+        "doctor checks the machine for what the bundled baselines' scripts need",
+    ),
+    (
+        "doctor.rs",
+        "cuDNN",
+        "doctor checks the machine for what the bundled baselines' scripts need",
+    ),
+    (
+        "model/runs.rs",
+        "cudnn",
+        "runs.json files of before the library map name cuDNN's version in a field of its own",
     ),
     (
         "analysis/catalogue.rs",

@@ -2,6 +2,7 @@
 //! throughput, error against the reference), stored as `runs.json` in the ladder folder.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 pub const FILE_NAME: &str = "runs.json";
@@ -234,6 +235,7 @@ pub struct CaseCheck {
 
 /// What a run ran on, recorded once per run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "EnvironmentFile")]
 pub struct Environment {
     pub run_id: String,
     #[serde(default)]
@@ -249,10 +251,10 @@ pub struct Environment {
     pub cuda_driver: Option<String>,
     #[serde(default)]
     pub nvrtc: Option<String>,
-    #[serde(default)]
-    pub torch: Option<String>,
-    #[serde(default)]
-    pub cudnn: Option<String>,
+    /// The versions of the libraries the workers reported (a baseline's framework and
+    /// the libraries under it, as its script names them: `torch`, `cudnn`, …), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub libraries: BTreeMap<String, String>,
     #[serde(default)]
     pub max_sm_clock_mhz: Option<u32>,
     #[serde(default)]
@@ -260,6 +262,61 @@ pub struct Environment {
     /// Why clocks, power and energy are missing, where they are.
     #[serde(default)]
     pub nvml: Option<String>,
+}
+
+/// An [`Environment`] as runs.json holds it: files written before the library map
+/// name PyTorch's and cuDNN's versions in fields of their own, read into the map.
+#[derive(Deserialize)]
+struct EnvironmentFile {
+    run_id: String,
+    #[serde(default)]
+    when: Option<String>,
+    #[serde(default)]
+    gpu: Option<String>,
+    #[serde(default)]
+    gpu_uuid: Option<String>,
+    #[serde(default)]
+    driver: Option<String>,
+    #[serde(default)]
+    cuda_driver: Option<String>,
+    #[serde(default)]
+    nvrtc: Option<String>,
+    #[serde(default)]
+    libraries: BTreeMap<String, String>,
+    #[serde(default)]
+    torch: Option<String>,
+    #[serde(default)]
+    cudnn: Option<String>,
+    #[serde(default)]
+    max_sm_clock_mhz: Option<u32>,
+    #[serde(default)]
+    power_limit_w: Option<f64>,
+    #[serde(default)]
+    nvml: Option<String>,
+}
+
+impl From<EnvironmentFile> for Environment {
+    fn from(f: EnvironmentFile) -> Environment {
+        let mut libraries = f.libraries;
+        for (name, version) in [("torch", f.torch), ("cudnn", f.cudnn)] {
+            if let Some(v) = version {
+                libraries.entry(name.to_string()).or_insert(v);
+            }
+        }
+        Environment {
+            run_id: f.run_id,
+            when: f.when,
+            gpu: f.gpu,
+            gpu_uuid: f.gpu_uuid,
+            driver: f.driver,
+            cuda_driver: f.cuda_driver,
+            nvrtc: f.nvrtc,
+            libraries,
+            max_sm_clock_mhz: f.max_sm_clock_mhz,
+            power_limit_w: f.power_limit_w,
+            nvml: f.nvml,
+        }
+    }
 }
 
 impl RunResult {
@@ -527,6 +584,31 @@ impl RunFile {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_environment_of_before_the_library_map_reads_its_versions_into_it() {
+        // runs.json as the bundled flash-attention results were written (2026-12-03).
+        let old = r#"{"run_id": "r1", "gpu": "NVIDIA H200", "nvrtc": "13.0",
+            "torch": "2.11.0+cu130", "cudnn": "91900"}"#;
+        let env: Environment = serde_json::from_str(old).unwrap();
+        let libraries: Vec<(&str, &str)> = env
+            .libraries
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(libraries, [("cudnn", "91900"), ("torch", "2.11.0+cu130")]);
+        assert_eq!(env.nvrtc.as_deref(), Some("13.0"));
+        // Written again, the versions are the map's only.
+        let json = serde_json::to_value(&env).unwrap();
+        assert_eq!(json["libraries"]["torch"], "2.11.0+cu130");
+        assert!(json.get("torch").is_none() && json.get("cudnn").is_none());
+        let back: Environment = serde_json::from_value(json).unwrap();
+        assert_eq!(back, env);
+        // A map written since wins over an old field of the same name.
+        let both = r#"{"run_id": "r2", "libraries": {"torch": "2.12"}, "torch": "2.11"}"#;
+        let env: Environment = serde_json::from_str(both).unwrap();
+        assert_eq!(env.libraries["torch"], "2.12");
+    }
+
     use super::*;
 
     #[test]

@@ -362,11 +362,8 @@ pub fn environment_line(env: &Environment, results: &[RunResult]) -> String {
     if let Some(c) = &env.cuda_driver {
         parts.push(format!("CUDA {c}"));
     }
-    if let Some(t) = &env.torch {
-        parts.push(format!("PyTorch {t}"));
-    }
-    if let Some(c) = &env.cudnn {
-        parts.push(format!("cuDNN {c}"));
+    for (name, version) in &env.libraries {
+        parts.push(format!("{name} {version}"));
     }
     let protocols: Vec<&Protocol> = results.iter().filter_map(|r| r.protocol.as_ref()).collect();
     if let Some(p) = protocols.first() {

@@ -358,7 +358,7 @@ fn open_monitor(uuid: Option<&str>) -> Result<Monitor, String> {
 }
 
 /// What the run records once: the GPU and driver as NVML (else the workers) name them,
-/// and the first version of NVRTC, PyTorch and cuDNN that a worker reported.
+/// and the first version of NVRTC and of each library that a worker reported.
 fn environment(
     run_id: &str,
     uuid: Option<String>,
@@ -369,12 +369,15 @@ fn environment(
         .as_ref()
         .map(Monitor::environment)
         .unwrap_or_default();
-    let first = |name: &str| {
-        live.iter()
-            .flat_map(|w| &w.ready.versions)
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
+    let reported = || live.iter().flat_map(|w| &w.ready.versions);
+    let first = |name: &str| reported().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    // Every other library a worker reported, the first version of each name.
+    let mut libraries = std::collections::BTreeMap::new();
+    for (name, version) in reported().filter(|(n, _)| n != "nvrtc") {
+        libraries
+            .entry(name.clone())
+            .or_insert_with(|| version.clone());
+    }
     Environment {
         run_id: run_id.to_string(),
         when: Some(now_utc()),
@@ -387,8 +390,7 @@ fn environment(
             .cuda_driver
             .or_else(crate::gpu::driver::driver_cuda_version),
         nvrtc: first("nvrtc"),
-        torch: first("torch"),
-        cudnn: first("cudnn"),
+        libraries,
         max_sm_clock_mhz: nvml.max_sm_clock_mhz,
         power_limit_w: nvml.power_limit_w,
         nvml: monitor.as_ref().err().cloned(),
