@@ -83,6 +83,94 @@ pub struct Common {
     pub max_decompressed: u64,
 }
 
+/// The command line as parsed and documented (help, man page, completions): clap's
+/// declaration above, with what depends on data said once, here: the ladder run by
+/// default, and per problem kind its `--shape` syntax and its baselines.
+pub fn command() -> clap::Command {
+    let ladder = format!("[default: {}]", crate::recipe::folders::DEFAULT_LADDER);
+    let shapes = shape_help();
+    let baselines = baseline_help();
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |mut sub| {
+            let args: Vec<String> = sub
+                .get_arguments()
+                .map(|a| a.get_id().to_string())
+                .collect();
+            let recipe = sub.get_name() != "report" && sub.get_name() != "compare";
+            for id in args {
+                let extra = match id.as_str() {
+                    "ladder" if recipe => &ladder,
+                    "shape" => &shapes,
+                    "baselines" => &baselines,
+                    _ => continue,
+                };
+                sub = sub.mut_arg(id, |a| with_help(a, extra));
+            }
+            sub
+        });
+    }
+    cmd
+}
+
+/// `arg`'s help and long help with `extra` after them.
+fn with_help(arg: clap::Arg, extra: &str) -> clap::Arg {
+    let join = |h: &clap::builder::StyledStr| format!("{h} {extra}");
+    let long = arg.get_long_help().map(join);
+    let short = arg
+        .get_help()
+        .map(join)
+        .unwrap_or_else(|| extra.to_string());
+    let arg = arg.help(short);
+    match long {
+        Some(l) => arg.long_help(l),
+        None => arg,
+    }
+}
+
+/// Every problem kind's `--shape` syntax with its reference shape, as
+/// `KIND: DIMS[:FLAG], e.g. SHAPE` for each.
+fn shape_help() -> String {
+    let kinds: Vec<String> = crate::kinds::KINDS
+        .iter()
+        .map(|k| {
+            let kind = crate::kinds::Kind::of(*k);
+            format!(
+                "{}: {}, e.g. {}",
+                k.name(),
+                kind.shape_usage(),
+                k.reference_shape()
+            )
+        })
+        .collect();
+    format!("(by kind: {})", kinds.join("; "))
+}
+
+/// Every problem kind's built-in baselines by id.
+fn baseline_help() -> String {
+    let kinds: Vec<String> = crate::kinds::KINDS
+        .iter()
+        .map(|k| {
+            let ids: Vec<&str> = k.baselines().iter().map(|b| b.id).collect();
+            format!("{}: {}", k.name(), ids.join(", "))
+        })
+        .collect();
+    format!("(by kind: {})", kinds.join("; "))
+}
+
+impl Cli {
+    /// The command line of this process, parsed by [`command`] (clap exits with its
+    /// help or error where it does not parse).
+    pub fn from_env() -> Cli {
+        use clap::FromArgMatches;
+        Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the explorer on a folder: a profiles folder, one ladder, or a folder of exports.
@@ -90,7 +178,7 @@ pub enum Command {
     /// Print the ladder timeline (versions as columns, metrics as rows, the trail on top), or a page or a chart of it.
     ///
     /// Every row names where its figures come from: `(ncu)` the profiled launch, `(run
-    /// at B,H,S,D)` stallscope's timed runs at that shape (`--shape`), never both in one
+    /// at SHAPE)` stallscope's timed runs at that shape (`--shape`), never both in one
     /// row ("% of ladder ceiling (ncu)" is of TFLOPS (ncu), "% of ladder ceiling (run …)" of TFLOPS
     /// (run …)); CSV gives the shape of a run figure in its `run_shape` column.
     Report(ReportArgs),
@@ -98,7 +186,7 @@ pub enum Command {
     ///
     /// A delta is the difference of the two values as they are shown (1970 → 1978 MHz
     /// reads +8 MHz). Rows name their source as `report` does: `(ncu)` or `(run at
-    /// B,H,S,D)`.
+    /// SHAPE)`.
     Compare(CompareArgs),
     /// Add ncu exports to a ladder under the profiles folder, as one version.
     ///
@@ -206,8 +294,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub ladder: Option<String>,
     /// Show the run results of this shape, in the dimensions of the ladder's problem
-    /// kind with `:flag` after them (attention: B,H,S,D[:causal]; gemm: M,N,K)
-    /// [default: the ladder's reference shape].
+    /// kind with `:flag` after them [default: the ladder's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
     /// Show the run results of this timing regime alone (`run --regime`), a version
@@ -273,8 +360,7 @@ pub struct CompareArgs {
     #[arg(long, short, value_enum, default_value = "table")]
     pub format: crate::report::CompareFormat,
     /// Compare the run results of this shape, in the dimensions of the ladder's problem
-    /// kind with `:flag` after them (attention: B,H,S,D[:causal]; gemm: M,N,K)
-    /// [default: the ladder's reference shape].
+    /// kind with `:flag` after them [default: the ladder's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
     /// Compare the run results of this timing regime alone (`run --regime`) [default:
@@ -347,14 +433,12 @@ pub struct ImportArgs {
 pub struct RunArgs {
     /// Version ids, or `all` [default: all].
     pub versions: Vec<String>,
-    /// The ladder whose recipe to run, where the kernels folder holds several
-    /// [default: flash-attention].
+    /// The ladder whose recipe to run, where the kernels folder holds several.
     #[arg(long)]
     pub ladder: Option<String>,
     /// Problem shape in the dimensions of the recipe's problem kind, `:flag` after them
-    /// for each flag set (attention: B,H,S,D[:causal], e.g. 1,16,8192,128:causal; gemm:
-    /// M,N,K, e.g. 8192,8192,8192); repeat it to run several comparisons (each on one
-    /// GPU, spread over `--gpus`) [default: the recipe's reference shape].
+    /// for each flag set; repeat it to run several comparisons (each on one GPU, spread
+    /// over `--gpus`) [default: the recipe's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Vec<ShapeText>,
     /// Set this flag of the problem kind on every shape (`--flag causal`).
@@ -362,7 +446,7 @@ pub struct RunArgs {
     pub flags: Vec<String>,
     #[command(flatten)]
     pub slots: SlotArgs,
-    /// Also run the baselines: unfused cuBLAS, and PyTorch SDPA's backends.
+    /// Also run the baselines of the recipe's problem kind.
     #[arg(long)]
     pub baselines: bool,
     /// Timing regime: `sustained` times a window of at least 200 ms after the SM clock
@@ -452,14 +536,12 @@ pub struct ProfileArgs {
     /// them too).
     #[arg(long, requires = "command")]
     pub force: bool,
-    /// The ladder whose recipe to profile, where the kernels folder holds several
-    /// [default: flash-attention].
+    /// The ladder whose recipe to profile, where the kernels folder holds several.
     #[arg(long)]
     pub ladder: Option<String>,
     /// Recipe versions: the problem shape they are launched at under ncu, in the
-    /// dimensions of the recipe's problem kind with `:flag` after them (attention:
-    /// B,H,S,D[:causal]; gemm: M,N,K) [default: the recipe's reference shape]. A
-    /// command (after --) runs at the shape it sets itself.
+    /// dimensions of the recipe's problem kind with `:flag` after them [default: the
+    /// recipe's reference shape]. A command (after --) runs at the shape it sets itself.
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
     /// Recipe versions: set this flag of the problem kind (`--flag causal`).
@@ -479,8 +561,7 @@ pub struct ProfileArgs {
 pub struct TraceArgs {
     /// Version ids, or `all` [default: every marked version].
     pub versions: Vec<String>,
-    /// The ladder whose recipe to trace, where the kernels folder holds several
-    /// [default: flash-attention].
+    /// The ladder whose recipe to trace, where the kernels folder holds several.
     #[arg(long)]
     pub ladder: Option<String>,
     /// Problem shape in the dimensions of the recipe's problem kind, `:flag` after them
@@ -527,16 +608,14 @@ pub struct TraceArgs {
 pub struct BuildArgs {
     /// Version ids, or `all` [default: all].
     pub versions: Vec<String>,
-    /// The ladder whose recipe to build, where the kernels folder holds several
-    /// [default: flash-attention].
+    /// The ladder whose recipe to build, where the kernels folder holds several.
     #[arg(long)]
     pub ladder: Option<String>,
     /// Target architecture.
     #[arg(long, default_value = "sm_90a")]
     pub arch: String,
-    /// The shape whose compile-time definitions the kernels get (attention: HEAD_DIM
-    /// from D), in the recipe's kind's dimensions [default: the recipe's reference
-    /// shape].
+    /// The shape whose compile-time definitions the kernels get, in the recipe's kind's
+    /// dimensions [default: the recipe's reference shape].
     #[arg(long, value_name = "DIMS[:FLAG]")]
     pub shape: Option<ShapeText>,
     /// Build the trace builds instead (the pipeline marks of kernels/stallscope_trace.h

@@ -1,8 +1,7 @@
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = stallscope::cli::Cli::parse();
+    let cli = stallscope::cli::Cli::from_env();
     match stallscope::commands::run(cli) {
         Ok(_) if stallscope::commands::output_failed() => ExitCode::FAILURE,
         Ok(true) => ExitCode::SUCCESS,

@@ -1393,3 +1393,32 @@ fn compare_of_two_files_times_the_step_with_ncu_durations() {
         "{text}"
     );
 }
+
+/// What depends on data is said once and generated into the help: the ladder run by
+/// default (`recipe::folders::DEFAULT_LADDER`), each problem kind's `--shape` syntax
+/// and its baselines (`kinds::KINDS`); cli.rs names no ladder and no kind's shape.
+#[test]
+fn the_help_takes_the_default_ladder_and_the_kinds_from_their_one_place() {
+    let help = |args: &[&str]| {
+        let out = stallscope().args(args).arg("--help").assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let default = format!("[default: {}]", stallscope::recipe::folders::DEFAULT_LADDER);
+    for sub in ["run", "profile", "trace", "build"] {
+        assert!(help(&[sub]).contains(&default), "{sub} --help: {default}");
+    }
+    let run = help(&["run"]);
+    for k in stallscope::kinds::KINDS {
+        let kind = stallscope::kinds::Kind::of(*k);
+        assert!(
+            run.contains(&format!("{}: {}", k.name(), kind.shape_usage())),
+            "{run}"
+        );
+        for b in k.baselines() {
+            assert!(run.contains(b.id), "run --help names baseline {}", b.id);
+        }
+    }
+    let cli = std::fs::read_to_string(common::repo().join("src/cli.rs")).unwrap();
+    assert!(!cli.contains("[default: flash-attention]"));
+    assert!(!cli.contains("B,H,S,D") && !cli.contains("M,N,K"));
+}

@@ -11,6 +11,6 @@ pub(super) fn completions_command(shell: clap_complete::Shell) -> Result<bool> {
 
 /// Writes the completion script of `shell`, generated from the command line's definitions.
 fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
-    let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut cmd = crate::cli::command();
     clap_complete::generate(shell, &mut cmd, "stallscope", out);
 }

@@ -19,7 +19,7 @@ pub(super) fn man_command(dir: Option<&Path>) -> Result<bool> {
 /// The command as the man pages describe it: named by the package description, without
 /// the `help` subcommand (the pages are the help).
 fn described() -> clap::Command {
-    <crate::cli::Cli as clap::CommandFactory>::command()
+    crate::cli::command()
         .about(env!("CARGO_PKG_DESCRIPTION"))
         .disable_help_subcommand(true)
 }
