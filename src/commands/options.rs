@@ -6,6 +6,7 @@
 use crate::cli::{Common, ProfileArgs, RunArgs, SlotArgs, TraceArgs};
 use crate::files::limits::SizeLimits;
 use crate::gpu::driver;
+use crate::gpu::host::selection::Selection;
 use crate::gpu::host::{placement, profile, protocol, runner, trace};
 use anyhow::{Result, anyhow, bail};
 use std::path::PathBuf;
@@ -64,9 +65,10 @@ pub fn run_requests(a: &RunArgs, common: &Common) -> Result<Vec<runner::Request>
     }
     Ok(a.shape
         .iter()
-        .map(|s| runner::Request {
-            shape: Some(s.clone()),
-            ..base.clone()
+        .map(|s| {
+            let mut r = base.clone();
+            r.selection.shape = Some(s.clone());
+            r
         })
         .collect())
 }
@@ -95,18 +97,20 @@ fn run_request(a: &RunArgs, common: &Common) -> Result<runner::Request> {
         }
         settings.window_ms = w;
     }
+    let selection = Selection {
+        versions: a.versions.clone(),
+        flags: a.flags.clone(),
+        ..Selection::new(kernels, common.size_limits())
+    };
     Ok(runner::Request {
         placement: Default::default(),
-        versions: a.versions.clone(),
-        shape: None,
-        flags: a.flags.clone(),
         baselines: a.baselines,
         seed: a.seed,
         settings,
         timeout: Duration::from_secs(a.timeout),
         cases: !a.no_cases,
         against: a.against.clone(),
-        ..runner::Request::new(kernels, common.size_limits())
+        ..runner::Request::new(selection)
     })
 }
 
@@ -166,14 +170,17 @@ pub fn profile_request(a: &ProfileArgs, common: &Common) -> Result<profile::Requ
         a.ladder.as_deref(),
         common.size_limits(),
     )?;
-    Ok(profile::Request {
-        slots: slots(&a.slots)?,
+    let selection = Selection {
         versions: a.versions.clone(),
         shape: a.shape.clone(),
         flags: a.flags.clone(),
+        ..Selection::new(kernels, common.size_limits())
+    };
+    Ok(profile::Request {
+        slots: slots(&a.slots)?,
         set: a.set.clone(),
         timeout: Duration::from_secs(a.timeout),
-        ..profile::Request::new(kernels, common.size_limits())
+        ..profile::Request::new(selection)
     })
 }
 
@@ -196,10 +203,13 @@ pub fn trace_requests(a: &TraceArgs, common: &Common) -> Result<TraceRequests> {
         .into_iter()
         .map(|v| v.id)
         .collect();
-    let cost = (!a.no_overhead).then(|| runner::Request {
+    let selection = Selection {
         versions: ids.clone(),
         shape: a.shape.clone(),
         flags: a.flags.clone(),
+        ..Selection::new(kernels.clone(), limits)
+    };
+    let cost = (!a.no_overhead).then(|| runner::Request {
         seed: a.seed,
         cases: false,
         traced_twins: true,
@@ -207,14 +217,10 @@ pub fn trace_requests(a: &TraceArgs, common: &Common) -> Result<TraceRequests> {
             fixed_rounds: a.rounds,
             ..protocol::Settings::for_regime(a.regime)
         },
-        ..runner::Request::new(kernels.clone(), limits)
+        ..runner::Request::new(selection.clone())
     });
     let capture = (!a.no_capture).then(|| trace::Request {
-        kernels: kernels.clone(),
-        limits,
-        versions: ids.clone(),
-        shape: a.shape.clone(),
-        flags: a.flags.clone(),
+        selection,
         cap: a.cap,
         seed: a.seed.unwrap_or(1),
         timeout: Duration::from_secs(a.timeout),

@@ -76,7 +76,14 @@ pub(super) fn profile_command(req: &profile::Request, profiles: &Path) -> Result
             bar.set_message(format!("{on}profiling {id} with ncu"));
         },
         &|recipe, v, shape, files| {
-            crate::store_jobs::store_recipe_profile(profiles, recipe, v, shape, files, req.limits)
+            crate::store_jobs::store_recipe_profile(
+                profiles,
+                recipe,
+                v,
+                shape,
+                files,
+                req.selection.limits,
+            )
         },
     );
     for b in &lines {

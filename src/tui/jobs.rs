@@ -4,6 +4,7 @@
 
 use super::state::{App, JobEvent, JobKind, JobRequest};
 use crate::files::limits::SizeLimits;
+use crate::gpu::host::selection::Selection;
 use crate::gpu::{host::profile, host::runner};
 use crate::model::{self, LoadReport, import};
 use anyhow::{Result, anyhow};
@@ -125,9 +126,11 @@ fn run_versions(
     tx: &Sender<JobEvent>,
 ) -> Result<String> {
     let r = runner::Request {
-        versions: req.versions.clone(),
         baselines: req.versions.iter().any(|v| v == "all"),
-        ..runner::Request::new(recipe_dir, limits)
+        ..runner::Request::new(Selection {
+            versions: req.versions.clone(),
+            ..Selection::new(recipe_dir, limits)
+        })
     };
     let out = runner::run(&r, cancel, &mut |p| {
         let _ = match p {
@@ -161,10 +164,10 @@ fn profile_versions(
     cancel: &AtomicBool,
     tx: &Sender<JobEvent>,
 ) -> Result<String> {
-    let p = profile::Request {
+    let p = profile::Request::new(Selection {
         versions: req.versions.clone(),
-        ..profile::Request::new(recipe_dir, limits)
-    };
+        ..Selection::new(recipe_dir, limits)
+    });
     let done = profile::run(
         &p,
         cancel,

@@ -2,7 +2,8 @@
 //! workers run ([`placement`]), the worker client ([`client`]), the timing protocol's
 //! knobs ([`protocol`]) and one timed window under it ([`window`]), what the rounds add
 //! up to ([`stats`]), the stopping rule ([`stopping`]), NVML's watch on the GPU
-//! ([`nvml`]), the PyTorch SDPA workers ([`sdpa`]) and ncu ([`profile`]). It speaks
+//! ([`nvml`]), the PyTorch SDPA workers ([`sdpa`]) and ncu ([`profile`]); what a job
+//! runs, the same for each ([`selection`]). It speaks
 //! with workers only through [`crate::gpu::wire`]: nothing here names the worker's own
 //! modules.
 
@@ -13,6 +14,7 @@ pub mod profile;
 pub mod protocol;
 pub mod runner;
 pub mod script;
+pub mod selection;
 pub mod stats;
 pub mod stopping;
 pub mod trace;

@@ -4,7 +4,6 @@
 //! caller's (the model side imports them into the profiles ladder).
 
 use super::placement::{Placement, Slots};
-use crate::files::limits::SizeLimits;
 use crate::gpu::wire::{Mode, WorkerArgs};
 use crate::model::Shape;
 use crate::nsight;
@@ -23,16 +22,8 @@ pub const DEFAULT_SET: &str = "full";
 
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The recipe folder.
-    pub kernels: PathBuf,
-    /// How much of the recipe's files is read.
-    pub limits: SizeLimits,
-    pub versions: Vec<String>,
-    /// The shape as the user wrote it, read in the recipe's kind [default: the
-    /// recipe's reference shape].
-    pub shape: Option<crate::kinds::ShapeText>,
-    /// Flags of the kind set on the shape besides its own (`--flag`).
-    pub flags: Vec<String>,
+    /// Which recipe, versions and shape.
+    pub selection: super::selection::Selection,
     pub set: String,
     pub timeout: Duration,
     /// Where the ncu children run: the versions are spread over the slots.
@@ -40,13 +31,9 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn new(kernels: PathBuf, limits: SizeLimits) -> Request {
+    pub fn new(selection: super::selection::Selection) -> Request {
         Request {
-            kernels,
-            limits,
-            versions: Vec::new(),
-            shape: None,
-            flags: Vec::new(),
+            selection,
             set: DEFAULT_SET.into(),
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             slots: Slots::default(),
@@ -76,9 +63,9 @@ pub fn run(
     progress: &(dyn Fn(&Placement, &str, usize, usize) + Sync),
     store: &Store,
 ) -> Result<Vec<Profiled>> {
-    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
-    let versions = recipe.select(&req.versions)?;
-    let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
+    let recipe = req.selection.recipe()?;
+    let versions = recipe.select(&req.selection.versions)?;
+    let shape = recipe.shape(req.selection.shape.as_ref(), &req.selection.flags)?;
     let ncu = find_ncu()?;
     if req.slots.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
@@ -153,7 +140,7 @@ fn profile_one(
 ) -> Result<Vec<PathBuf>> {
     let args = WorkerArgs {
         mode: Mode::Profile,
-        recipe: req.kernels.clone(),
+        recipe: req.selection.kernels.clone(),
         version: v.id.clone(),
         shape: shape.into(),
         seed: 1,

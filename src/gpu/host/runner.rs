@@ -13,7 +13,6 @@ use super::script;
 use super::stats::{self, Measurement};
 use super::stopping;
 use super::window;
-use crate::files::limits::SizeLimits;
 use crate::gpu::wire::{self, ErrorStats, Mode, WorkerArgs};
 use crate::model::runs::{Convergence, Environment, Protocol, Stop, now_utc};
 use crate::model::{RunResult, RunStatus, Shape};
@@ -33,16 +32,8 @@ const PARALLEL_SETUP: usize = 8;
 
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The recipe folder.
-    pub kernels: PathBuf,
-    /// How much of the recipe's files is read.
-    pub limits: SizeLimits,
-    pub versions: Vec<String>,
-    /// The shape as the user wrote it, read in the recipe's kind [default: the
-    /// recipe's reference shape].
-    pub shape: Option<crate::kinds::ShapeText>,
-    /// Flags of the kind set on the shape besides its own (`--flag`).
-    pub flags: Vec<String>,
+    /// Which recipe, versions and shape.
+    pub selection: super::selection::Selection,
     pub baselines: bool,
     pub seed: Option<u64>,
     pub settings: Settings,
@@ -62,13 +53,9 @@ pub struct Request {
 impl Request {
     /// A request with every default: all versions, the recipe's reference shape, the
     /// sustained regime.
-    pub fn new(kernels: PathBuf, limits: SizeLimits) -> Request {
+    pub fn new(selection: super::selection::Selection) -> Request {
         Request {
-            kernels,
-            limits,
-            versions: Vec::new(),
-            shape: None,
-            flags: Vec::new(),
+            selection,
             baselines: false,
             seed: None,
             settings: Settings::for_regime(crate::model::runs::Regime::Sustained),
@@ -201,9 +188,13 @@ pub fn run(
 /// The request checked and its recipe read; the shape, seed and run id chosen.
 fn plan(req: &Request) -> Result<Plan<'_>> {
     protocol::validate(&req.settings)?;
-    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
-    let versions = recipe.select(&req.versions)?.into_iter().cloned().collect();
-    let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
+    let recipe = req.selection.recipe()?;
+    let versions = recipe
+        .select(&req.selection.versions)?
+        .into_iter()
+        .cloned()
+        .collect();
+    let shape = recipe.shape(req.selection.shape.as_ref(), &req.selection.flags)?;
     // Through a cluster launcher the GPUs are on other machines: the workers say.
     if req.placement.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
@@ -651,7 +642,7 @@ fn launch(exe: &Path, req: &Request, args: &WorkerArgs) -> Command {
 fn worker_args(req: &Request, mode: Mode, id: &str, shape: Shape, seed: u64) -> WorkerArgs {
     WorkerArgs {
         mode,
-        recipe: req.kernels.clone(),
+        recipe: req.selection.kernels.clone(),
         version: id.to_string(),
         shape: shape.into(),
         seed,

@@ -6,13 +6,11 @@
 
 use super::client::{Starting, WorkerError};
 use super::placement::Placement;
-use crate::files::limits::SizeLimits;
 use crate::gpu::wire::{Mode, Traced, WorkerArgs};
-use crate::kinds::{Shape, ShapeText};
+use crate::kinds::Shape;
 use crate::model::trace::{Clocks, Overhead, SCHEMA, Trace, decode};
 use crate::recipe::KernelVersion;
 use anyhow::{Context, Result, anyhow, bail};
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -21,12 +19,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 300;
 
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The recipe folder.
-    pub kernels: PathBuf,
-    pub limits: SizeLimits,
-    pub versions: Vec<String>,
-    pub shape: Option<ShapeText>,
-    pub flags: Vec<String>,
+    /// Which recipe, versions and shape.
+    pub selection: super::selection::Selection,
     /// Marks a lane holds [default: the worker's].
     pub cap: Option<u32>,
     pub seed: u64,
@@ -73,9 +67,9 @@ pub fn capture(
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Captured>> {
-    let recipe = crate::recipe::folders::load_recipe(&req.kernels, req.limits)?;
-    let versions = marked_versions(&recipe, &req.versions)?;
-    let shape = recipe.shape(req.shape.as_ref(), &req.flags)?;
+    let recipe = req.selection.recipe()?;
+    let versions = marked_versions(&recipe, &req.selection.versions)?;
+    let shape = recipe.shape(req.selection.shape.as_ref(), &req.selection.flags)?;
     if req.placement.launcher.is_empty()
         && let Some(why) = crate::gpu::driver::unavailable()
     {
@@ -96,7 +90,7 @@ pub fn capture(
         let file = work.path().join(format!("{}.trace", v.id));
         let args = WorkerArgs {
             mode: Mode::Trace,
-            recipe: req.kernels.clone(),
+            recipe: req.selection.kernels.clone(),
             version: v.id.clone(),
             shape: shape.into(),
             seed: req.seed,
