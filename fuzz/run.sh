@@ -7,9 +7,10 @@
 # Needs a nightly toolchain (`rustup toolchain install nightly`), not cargo-fuzz: it
 # builds with the flags cargo-fuzz uses (so `cargo +nightly fuzz run TARGET` works on
 # the same folder too) and runs libFuzzer itself.
-# The corpora are fuzz/corpus/TARGET/ (committed, minimised after each run; seed.py
-# makes them when missing); findings land in fuzz/artifacts/TARGET/, logs in
-# fuzz/logs/TARGET.log, the table in fuzz/logs/summary.txt.
+# The corpora are fuzz/corpus/TARGET/, kept between runs outside git (ncu_parse's alone
+# is about 20 MB once minimised) and minimised after each run; seed.py makes them from
+# tests/fixtures, profiles/ and kernels/ when missing. Findings land in
+# fuzz/artifacts/TARGET/, logs in fuzz/logs/TARGET.log, the table in fuzz/logs/summary.txt.
 set -u
 seconds=600
 if [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]]; then
