@@ -31,16 +31,16 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
         Some(req) => Some(time_against_plain(&req, &ids, &cancel)?),
         None => None,
     };
-    let cost_of = |id: &str| timed.as_ref().and_then(|t| cost_of(t, id));
+    let cost_for = |id: &str| timed.as_ref().and_then(|t| cost_in(t, id));
     let Some(capture) = capture else {
-        return Ok(cost_table(&ids, &cost_of));
+        return Ok(cost_table(&ids, &cost_for));
     };
     let captured = trace::capture(&capture, &cancel, &mut |id| eprintln!("tracing {id}"))?;
     let mut ok = true;
     outln!("{}", trace_cost::capture_header());
     for c in captured {
         let id = c.version.id.clone();
-        let cost = cost_of(&id);
+        let cost = cost_for(&id);
         let overhead = cost.as_ref().and_then(|k| {
             Some(Overhead {
                 plain_us: k.plain.median_us?,
@@ -103,7 +103,7 @@ fn time_against_plain(
 }
 
 /// What tracing cost `id` in the run: its plain and trace builds' results, paired.
-fn cost_of<'r>(timed: &'r runner::Outcome, id: &str) -> Option<Cost<'r>> {
+fn cost_in<'r>(timed: &'r runner::Outcome, id: &str) -> Option<Cost<'r>> {
     let at = |v: &str| {
         timed
             .results

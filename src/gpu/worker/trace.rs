@@ -133,4 +133,15 @@ mod tests {
         let bytes = buffer_words(100_000, many) * 8;
         assert!(bytes <= MAX_BUFFER_BYTES, "{bytes}");
     }
+
+    #[test]
+    fn the_default_capacity_is_what_the_header_keeps_on_chip() {
+        // A larger default would only allocate words no lane fills; the decoder reads
+        // each lane's own bound from its word 1 either way.
+        let header = include_str!("../../../kernels/stallscope_trace.h");
+        assert!(
+            header.contains(&format!("#define SS_TRACE_RING {DEFAULT_CAP}u")),
+            "kernels/stallscope_trace.h's SS_TRACE_RING is not DEFAULT_CAP ({DEFAULT_CAP})"
+        );
+    }
 }
