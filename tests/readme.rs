@@ -319,27 +319,19 @@ fn the_readmes_run_table_is_the_bundled_runs() {
 /// the model's.
 #[test]
 fn the_readme_roofline_picture_is_reports() {
-    let out = Command::cargo_bin("stallscope")
-        .unwrap()
-        .env_remove("STALLSCOPE_PROFILES")
-        .args([
-            "report",
-            "--ladder",
-            "flash-attention",
-            "--format",
-            "svg",
-            "--chart",
-            "roofline",
-            "--profiles",
-        ])
-        .arg(profiles())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = common::stdout_on_bundled(&[
+        "report",
+        "--ladder",
+        "flash-attention",
+        "--format",
+        "svg",
+        "--chart",
+        "roofline",
+    ]);
     let file = "assets/roofline-flash-attention.svg";
     let written = std::fs::read_to_string(repo().join(file)).unwrap();
     assert!(
-        written == String::from_utf8(out.stdout).unwrap(),
+        written == out,
         "{file} is not the command's output: stallscope report --ladder flash-attention --format svg --chart roofline -o {file}"
     );
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();

@@ -6,26 +6,10 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::profiles;
-
 fn chart(ladder: &str, chart: &str) -> String {
-    let out = Command::cargo_bin("stallscope")
-        .unwrap()
-        .env_remove("STALLSCOPE_PROFILES")
-        .args([
-            "report", "--ladder", ladder, "--format", "svg", "--chart", chart,
-        ])
-        .arg("--profiles")
-        .arg(profiles())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::stdout_on_bundled(&[
+        "report", "--ladder", ladder, "--format", "svg", "--chart", chart,
+    ])
 }
 
 fn render(svg: &str) -> resvg::tiny_skia::Pixmap {
@@ -202,22 +186,14 @@ fn on_axis(ticks: &[(f64, f64)], v: f64) -> f64 {
 fn the_roofline_points_stand_where_the_model_puts_them() {
     for ladder in ["flash-attention", "gemm"] {
         let svg = chart(ladder, "roofline");
-        let out = Command::cargo_bin("stallscope")
-            .unwrap()
-            .env_remove("STALLSCOPE_PROFILES")
-            .args([
-                "report",
-                "--ladder",
-                ladder,
-                "--roofline",
-                "--format",
-                "json",
-            ])
-            .arg("--profiles")
-            .arg(profiles())
-            .output()
-            .unwrap();
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let json = common::json_on_bundled(&[
+            "report",
+            "--ladder",
+            ladder,
+            "--roofline",
+            "--format",
+            "json",
+        ]);
         let (xs, ys) = decades(&svg);
         assert!(
             xs.len() >= 2 && ys.len() >= 2,
