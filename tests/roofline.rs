@@ -114,9 +114,41 @@ fn gemm_v11_point_is_its_csv_cells() {
     );
 }
 
-/// The step v10 → v11 of the GEMM ladder: ratios of the two points.
+/// The step v09 → v10 of the GEMM ladder (both profiled on the H100): ratios of the two
+/// points.
 #[test]
 fn a_step_is_the_ratio_of_its_points() {
+    let l = ladder("gemm");
+    let r = roofline::ladder_roofline(&l);
+    let (a, b) = (
+        l.version_index("v09").unwrap(),
+        l.version_index("v10").unwrap(),
+    );
+    let s = r.step_to(b).expect("v10 has a parent");
+    assert_eq!(s.parent, a);
+    let (pa, pb) = (
+        r.versions[a].point.as_ref().unwrap(),
+        r.versions[b].point.as_ref().unwrap(),
+    );
+    assert_eq!(s.gpus, None);
+    close(
+        s.flops_x.unwrap(),
+        pb.flop_per_s / pa.flop_per_s,
+        "FLOP/s ×",
+    );
+    close(
+        s.intensity_x.unwrap(),
+        pb.dram_intensity().unwrap() / pa.dram_intensity().unwrap(),
+        "intensity ×",
+    );
+    assert_eq!(s.after, pb.nearer);
+}
+
+/// The step v10 → v11 of the GEMM ladder crosses GPUs (v10 profiled on an H100, v11 on
+/// an H200): the counts' ratio (intensity) stands, the FLOP/s ratio of two GPUs' clocks
+/// does not, and the step names both GPUs.
+#[test]
+fn a_step_between_profiles_of_two_gpus_gives_no_flops_ratio() {
     let l = ladder("gemm");
     let r = roofline::ladder_roofline(&l);
     let (a, b) = (
@@ -129,17 +161,16 @@ fn a_step_is_the_ratio_of_its_points() {
         r.versions[a].point.as_ref().unwrap(),
         r.versions[b].point.as_ref().unwrap(),
     );
-    close(
-        s.flops_x.unwrap(),
-        pb.flop_per_s / pa.flop_per_s,
-        "FLOP/s ×",
-    );
+    let (ga, gb) = s.gpus.clone().expect("two GPUs");
+    assert!(ga.contains("H100") && gb.contains("H200"), "{ga} → {gb}");
+    assert_eq!(s.flops_x, None);
     close(
         s.intensity_x.unwrap(),
         pb.dram_intensity().unwrap() / pa.dram_intensity().unwrap(),
         "intensity ×",
     );
     assert_eq!(s.after, pb.nearer);
+    assert!(stallscope::report::roofline::flops_times(s).contains("H100"));
 }
 
 /// The sgemm toy's raw page without `dram__bytes_write.sum`: no point, and why.

@@ -130,6 +130,8 @@ pub struct RoofPoint {
     /// The binding roof: the lowest of the compute ceiling and every level's bandwidth ×
     /// intensity; `None` where no ceiling is known.
     pub nearer: Option<RoofShare>,
+    /// The GPU the profile names, where it names one.
+    pub device: Option<String>,
 }
 
 impl RoofPoint {
@@ -162,8 +164,11 @@ pub struct RoofStep {
     pub child: usize,
     /// The child's DRAM intensity over the parent's.
     pub intensity_x: Option<f64>,
-    /// The child's FLOP/s over the parent's.
+    /// The child's FLOP/s over the parent's; `None` where the two were profiled on
+    /// different GPUs ([`RoofStep::gpus`]), whose clocks and memories differ.
     pub flops_x: Option<f64>,
+    /// The parent's and the child's GPUs, where they differ.
+    pub gpus: Option<(String, String)>,
     pub before: Option<RoofShare>,
     pub after: Option<RoofShare>,
 }
@@ -316,6 +321,13 @@ pub fn step(versions: &[VersionRoof], parent: usize, child: usize) -> RoofStep {
         (Some(x), Some(y)) if x > 0.0 => Some(y / x),
         _ => None,
     };
+    let gpus = match (
+        a.and_then(|p| p.device.clone()),
+        b.and_then(|p| p.device.clone()),
+    ) {
+        (Some(x), Some(y)) if x != y => Some((x, y)),
+        _ => None,
+    };
     RoofStep {
         parent,
         child,
@@ -323,7 +335,8 @@ pub fn step(versions: &[VersionRoof], parent: usize, child: usize) -> RoofStep {
             a.and_then(RoofPoint::dram_intensity),
             b.and_then(RoofPoint::dram_intensity),
         ),
-        flops_x: ratio(a.map(|p| p.flop_per_s), b.map(|p| p.flop_per_s)),
+        flops_x: ratio(a.map(|p| p.flop_per_s), b.map(|p| p.flop_per_s)).filter(|_| gpus.is_none()),
+        gpus,
         before: a.and_then(|p| p.nearer),
         after: b.and_then(|p| p.nearer),
     }
@@ -430,6 +443,7 @@ fn roof_point(ladder: &Ladder, v: &Version, peak: Option<f64>) -> Result<RoofPoi
         flop_per_s,
         nearer: nearer(&levels, peak, flop_per_s),
         levels,
+        device: device_name(p),
     })
 }
 

@@ -16,6 +16,14 @@ pub fn times(x: Option<f64>) -> String {
     x.map_or(UNKNOWN.into(), |x| format!("{x:.2}×"))
 }
 
+/// A step's FLOP/s ratio, or why there is none: profiles of two GPUs.
+pub fn flops_times(s: &RoofStep) -> String {
+    match &s.gpus {
+        Some((a, b)) => format!("{UNKNOWN} ({a} → {b})"),
+        None => times(s.flops_x),
+    }
+}
+
 fn tflops(x: f64) -> String {
     format!("{:.1}", x / 1e12)
 }
@@ -107,7 +115,7 @@ pub fn points_table(r: &LadderRoofline) -> Table {
             ai(Level::L1),
             share(p.nearer),
             times(step.and_then(|s| s.intensity_x)),
-            times(step.and_then(|s| s.flops_x)),
+            step.map_or(times(None), flops_times),
             step.map_or(String::new(), |s| {
                 format!("{} → {}", share(s.before), share(s.after))
             }),
@@ -229,7 +237,7 @@ pub fn step_cells(s: &RoofStep) -> Vec<StepCell> {
             times(s.intensity_x),
             none(),
         ),
-        cell("FLOP/s ×", none(), none(), times(s.flops_x), none()),
+        cell("FLOP/s ×", none(), none(), flops_times(s), none()),
         cell(
             "nearer roof, share",
             share(s.before),

@@ -13,7 +13,7 @@ use super::scene::Scene;
 use super::scroll::{Scrolled, clamp_scroll};
 use super::text::{fit, printable, wrap};
 use crate::analysis::roofline::{Ceiling, LadderRoofline, Level, Roof, RoofPoint};
-use crate::report::roofline::{estimate_cells, share, tally_line, times};
+use crate::report::roofline::{estimate_cells, flops_times, share, tally_line, times};
 use crate::text_width;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -501,7 +501,7 @@ fn text_lines(scene: &Scene, width: usize) -> Vec<Line<'static>> {
                     "{PARENT} {pid} → {}: intensity {} · FLOP/s {} · {} → {}",
                     v.id,
                     times(s.intensity_x),
-                    times(s.flops_x),
+                    flops_times(s),
                     share(s.before),
                     share(s.after)
                 ),
