@@ -800,3 +800,28 @@ fn changing_one_launch_of_a_page_leaves_the_others_as_read() {
         (ncu::Value::Empty, false, false)
     );
 }
+
+/// A large export named on the command line is mapped, not copied: the bytes seen are
+/// the file's, and a pipe or a small file is still read into memory.
+#[test]
+fn large_files_are_mapped_with_the_same_bytes() {
+    use stallscope::files::mapped::{FileBytes, MAP_FROM};
+    use stallscope::files::read::given;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.csv");
+    let bytes: Vec<u8> = (0..MAP_FROM as usize + 4097)
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
+    std::fs::write(&big, &bytes).unwrap();
+    let read = given(&big, u64::MAX).unwrap();
+    assert!(matches!(read, FileBytes::Mapped(_)));
+    assert!(*read == *bytes);
+    // Over the per-file limit: refused before anything is mapped.
+    let err = given(&big, MAP_FROM).err().expect("over the limit");
+    assert!(err.to_string().contains("per-file limit"), "{err}");
+    let small = dir.path().join("small.csv");
+    std::fs::write(&small, &bytes[..1000]).unwrap();
+    let read = given(&small, u64::MAX).unwrap();
+    assert!(matches!(read, FileBytes::Read(_)));
+    assert_eq!(read.into_vec(), &bytes[..1000]);
+}

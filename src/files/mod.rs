@@ -11,7 +11,8 @@
 //! * [`lock`]: the ladder lock that read-modify-write holds;
 //! * [`fault`]: the fault points the tests abort or hold open;
 //! * [`cache`]: stallscope's cache folder;
-//! * [`huge_pages`]: the advice that backs a large buffer with 2 MiB pages.
+//! * [`huge_pages`]: the advice that backs a large buffer with 2 MiB pages;
+//! * [`mapped`]: a large file's bytes mapped instead of copied.
 //!
 //! None of them names any other module of the crate.
 
@@ -21,6 +22,7 @@ pub mod fault;
 pub mod huge_pages;
 pub mod limits;
 pub mod lock;
+pub mod mapped;
 pub mod names;
 pub mod paths;
 pub mod read;

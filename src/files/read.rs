@@ -3,6 +3,7 @@
 //! backed by huge pages.
 
 use super::limits::{MAX_FILE_SIZE_VAR, size_text};
+use super::mapped::{FileBytes, MAP_FROM, Mapping};
 use anyhow::{Result, bail};
 use std::io::Read;
 use std::path::Path;
@@ -64,8 +65,9 @@ pub fn regular(path: &Path, limit: u64) -> Result<Vec<u8>> {
 }
 
 /// Reads a file named on the command line, up to `limit` bytes (the per-file limit): a
-/// regular file or a pipe (`<(zcat x.csv.gz)`), never a device.
-pub fn given(path: &Path, limit: u64) -> Result<Vec<u8>> {
+/// regular file or a pipe (`<(zcat x.csv.gz)`), never a device. A regular file of
+/// [`MAP_FROM`] bytes or more is mapped, not copied (see [`super::mapped`]).
+pub fn given(path: &Path, limit: u64) -> Result<FileBytes> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
     if meta.is_dir() || is_device(&meta) {
         bail!(
@@ -75,7 +77,13 @@ pub fn given(path: &Path, limit: u64) -> Result<Vec<u8>> {
         );
     }
     let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
-    read_up_to(file, path, limit, meta.len())
+    if meta.is_file()
+        && (MAP_FROM..=limit).contains(&meta.len())
+        && let Some(m) = Mapping::of(&file, meta.len())
+    {
+        return Ok(FileBytes::Mapped(m));
+    }
+    read_up_to(file, path, limit, meta.len()).map(FileBytes::Read)
 }
 
 fn read_up_to(file: std::fs::File, path: &Path, limit: u64, len: u64) -> Result<Vec<u8>> {

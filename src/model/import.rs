@@ -253,7 +253,7 @@ fn read_exports(given: &[PathBuf], limits: SizeLimits) -> Result<Exports> {
             &bytes,
             &ncu::ReadOptions::within(limits),
         )?);
-        contents.push(bytes);
+        contents.push(bytes.into_vec());
     }
     let summaries: Vec<_> = exports.iter().map(model::source::summaries).collect();
     let profiles = model::merge_exports(exports);

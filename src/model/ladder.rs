@@ -101,7 +101,13 @@ impl Ladder {
             return None;
         }
         match &v.parent {
-            Some(p) => self.version_index(p),
+            // Parents come before their children, most often just before: looked for
+            // from `i` back first, so a ladder of a thousand launches is walked in
+            // linear time.
+            Some(p) => (0..i)
+                .rev()
+                .chain(i..self.versions.len())
+                .find(|&j| self.versions[j].id == *p),
             None => (0..i).rev().find(|&j| !self.versions[j].baseline),
         }
     }

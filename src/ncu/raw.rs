@@ -44,13 +44,18 @@ pub struct RawColumn {
 #[derive(Debug)]
 pub struct RawSchema {
     pub columns: Vec<RawColumn>,
-    /// Metric name (prefix stripped) → columns, unprefixed first.
-    index: HashMap<Box<str>, Vec<usize>>,
+    /// Metric name (prefix stripped) → columns, unprefixed first. Hashed with a fast
+    /// hash: the analysis looks up some hundred metrics in each of a thousand launches,
+    /// and the names are the export's, not chosen to collide.
+    index: HashMap<Box<str>, Vec<usize>, foldhash::fast::RandomState>,
 }
 
 impl RawSchema {
     fn new(columns: Vec<RawColumn>) -> RawSchema {
-        let mut index: HashMap<Box<str>, Vec<usize>> = HashMap::with_capacity(columns.len());
+        let mut index: HashMap<Box<str>, Vec<usize>, _> = HashMap::with_capacity_and_hasher(
+            columns.len(),
+            foldhash::fast::RandomState::default(),
+        );
         for (i, c) in columns.iter().enumerate() {
             let slot = index.entry(c.metric.clone()).or_default();
             if c.name == c.metric {
@@ -119,7 +124,9 @@ impl Rows {
             texts: Vec::new(),
             done: Vec::new(),
         };
-        crate::files::huge_pages::advise(&mut rows.cells);
+        if std::env::var_os("SS_NOHUGE").is_none() {
+            crate::files::huge_pages::advise(&mut rows.cells);
+        }
         rows
     }
 
@@ -671,6 +678,17 @@ impl QuickRow<'_> {
             let open = pos + 1;
             let k = rows.column();
             let metric = layout.metrics.get(k) == Some(&fields.len());
+            // Most cells of a raw page are `""` or one digit: read before anything else.
+            if metric && let Some(close) = Self::short_cell(text, open, limits, k, rows) {
+                fields.push((open, close));
+                match text.get(close + 1) {
+                    Some(b',') if text.get(close + 2) == Some(&b'"') => {
+                        pos = close + 2;
+                        continue;
+                    }
+                    _ => return Self::row_end(text, close),
+                }
+            }
             // A metric cell that is a plain number ends where the number does (read in
             // the same pass); any other cell at its closing quote.
             let number = metric
@@ -707,11 +725,47 @@ impl QuickRow<'_> {
             fields.push((open, close));
             match text.get(close + 1) {
                 Some(b',') if text.get(close + 2) == Some(&b'"') => pos = close + 2,
-                Some(b'\n') => return Some(close + 2),
-                Some(b'\r') if text.get(close + 2) == Some(&b'\n') => return Some(close + 3),
-                None => return Some(close + 1),
-                _ => return None,
+                _ => return Self::row_end(text, close),
             }
+        }
+    }
+
+    /// A metric cell that is empty (`""`) or one digit within its column's limits,
+    /// pushed onto `rows`; where its closing quote is. `None` for any other cell, which
+    /// the general reading takes, with the same result for these two.
+    #[inline(always)]
+    fn short_cell(
+        text: &[u8],
+        open: usize,
+        limits: &QuickLimits,
+        k: usize,
+        rows: &mut Rows,
+    ) -> Option<usize> {
+        match (text.get(open)?, text.get(open + 1)) {
+            (b'"', _) => {
+                rows.push(Value::Empty);
+                Some(open)
+            }
+            (&d @ b'0'..=b'9', Some(b'"')) => {
+                let x = f64::from(d - b'0') * limits.factors[k];
+                (x <= limits.largest[k]).then(|| {
+                    rows.push_num(x);
+                    open + 1
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Where the next row starts, after a row whose last cell closes at `close`; `None`
+    /// when something other than a line end follows it.
+    #[inline(always)]
+    fn row_end(text: &[u8], close: usize) -> Option<usize> {
+        match text.get(close + 1) {
+            Some(b'\n') => Some(close + 2),
+            Some(b'\r') if text.get(close + 2) == Some(&b'\n') => Some(close + 3),
+            None => Some(close + 1),
+            _ => None,
         }
     }
 }

@@ -322,15 +322,7 @@ pub fn number_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
         _ => (false, bytes),
     };
     let sign = bytes.len() - digits.len();
-    // Digits from `i` on, into the mantissa; how many.
-    let run = |mantissa: &mut u64, i: &mut usize| {
-        let from = *i;
-        while let Some(&c) = digits.get(*i).filter(|c| c.is_ascii_digit()) {
-            *mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            *i += 1;
-        }
-        *i - from
-    };
+    let run = |mantissa: &mut u64, i: &mut usize| digit_run(digits, i, mantissa);
     let mut mantissa: u64 = 0;
     let mut i = 0;
     // The integer part; with thousands separators, a lead of 1 to 3 digits and groups
@@ -349,6 +341,7 @@ pub fn number_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
             count += 3;
         }
     }
+    let whole = mantissa;
     let mut fraction = 0;
     if digits.get(i) == Some(&b'.') {
         i += 1;
@@ -370,8 +363,81 @@ pub fn number_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
         }
         return Some((std::str::from_utf8(&buf[..n]).ok()?.parse().ok()?, len));
     }
-    let x = mantissa as f64 / POW10[fraction];
+    // A fraction of zeros only (`4096.000000`, as ncu writes many counters) leaves the
+    // whole part, exact: no division.
+    let x = if digits[i - fraction..i].iter().all(|&c| c == b'0') {
+        whole as f64
+    } else {
+        mantissa as f64 / POW10[fraction]
+    };
     Some((if negative { -x } else { x }, len))
+}
+
+/// The digits of `d` from `i` on, appended to `mantissa` (modulo 2^64, as one digit at a
+/// time would) and `i` moved past them; how many. Eight bytes are looked at together
+/// where eight follow `i`: the cells of a raw page are mostly runs of 4 to 12 digits.
+#[inline(always)]
+fn digit_run(d: &[u8], i: &mut usize, mantissa: &mut u64) -> usize {
+    const POW10: [u64; 9] = [
+        1,
+        10,
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ];
+    let from = *i;
+    while let Some(chunk) = d.get(*i..*i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let n = leading_digits(w);
+        if n > 0 {
+            // The n digits moved to the end of the word, '0's before them.
+            let padded = if n == 8 {
+                w
+            } else {
+                w << (8 * (8 - n)) | 0x3030_3030_3030_3030 >> (8 * n)
+            };
+            *mantissa = mantissa
+                .wrapping_mul(POW10[n])
+                .wrapping_add(eight_digits(padded));
+            *i += n;
+        }
+        if n < 8 {
+            return *i - from;
+        }
+    }
+    while let Some(&c) = d.get(*i).filter(|c| c.is_ascii_digit()) {
+        *mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        *i += 1;
+    }
+    *i - from
+}
+
+/// How many of the eight bytes in `w` (the first in its low byte) are ASCII digits
+/// before the first that is not.
+#[inline(always)]
+fn leading_digits(w: u64) -> usize {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    // A byte is a digit where its high nibble is 3 and stays 3 with 6 added (0x30-0x39).
+    // A carry out of a byte of 0xFA or more spoils only the bytes after it, which come
+    // after a byte that is no digit.
+    let off = ((w & HIGH) ^ THREES) | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH) ^ THREES);
+    off.trailing_zeros() as usize / 8
+}
+
+/// The number eight ASCII digits in `w` write, the first (most significant) in its low
+/// byte.
+#[inline(always)]
+fn eight_digits(w: u64) -> u64 {
+    let v = w.wrapping_sub(0x3030_3030_3030_3030);
+    // Pairs of digits, then fours, then the eight.
+    let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (v.wrapping_mul(10_000) + (v >> 32)) & 0xFFFF_FFFF
 }
 
 /// A cell made only of digits, signs, dots and commas that failed the grammar: a number
@@ -545,9 +611,51 @@ mod tests {
             "1,070,680,070,997,912.38",
             "-4,282,720,283,991,649.50",
             "0.12345678901234567890123",
+            "4096.000000",
+            "-4096.000000",
+            "0.000",
+            "-0.0",
+            "9,007,199,254,740,992.0",
+            "1342701568.000000",
+            "1342701568.000001",
+            "5.",
+            "12.50",
         ] {
             let quick = quick_number(cell.as_bytes()).expect(cell);
             assert_eq!(quick.to_bits(), n(cell).to_bits(), "{cell}");
+        }
+    }
+
+    #[test]
+    fn digit_runs_of_every_length_and_neighbour_read_as_one_digit_at_a_time_does() {
+        // Runs of 0 to 20 digits followed by every byte, at every offset from the end of
+        // the buffer (eight bytes at a time, then one at a time).
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        for len in 0..=20 {
+            for next in 0..=255u8 {
+                if next.is_ascii_digit() {
+                    continue;
+                }
+                let mut cell: Vec<u8> = (0..len)
+                    .map(|_| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        b'0' + (rng % 10) as u8
+                    })
+                    .collect();
+                cell.push(next);
+                cell.extend_from_slice(b"9876543210");
+                for tail in [0, 1, 5, 8, 10] {
+                    let d = &cell[..cell.len() - tail];
+                    let (mut m, mut i) = (7u64, 0);
+                    let n = digit_run(d, &mut i, &mut m);
+                    let want = d[..len.min(d.len())].iter().fold(7u64, |m, c| {
+                        m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'))
+                    });
+                    assert_eq!((n, i, m), (len.min(d.len()), n, want), "{d:?}");
+                }
+            }
         }
     }
 

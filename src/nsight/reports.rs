@@ -39,7 +39,7 @@ pub fn expand(paths: &[PathBuf], limits: SizeLimits) -> Result<Vec<PathBuf>> {
 /// read within `limits` to hash it), else exported now through ncu.
 pub fn pages_of(report: &Path, limits: SizeLimits) -> Result<Vec<PathBuf>> {
     let bytes = crate::files::read::given(report, limits.max_file_size)?;
-    let hash: String = Sha256::digest(&bytes)
+    let hash: String = Sha256::digest(&*bytes)
         .iter()
         .take(16)
         .map(|b| format!("{b:02x}"))
