@@ -18,11 +18,18 @@ fn print_report(ladders: &[Ladder], format: Format) {
 }
 
 /// The explorer in a terminal; the timeline as text when output is not a terminal
-/// (a pipe, a file, CI).
+/// (a pipe, a file, CI). With `STALLSCOPE_FIRST_FRAME_EXIT` set, the explorer ends after
+/// its first frame: drawn in the terminal, or on a 120×40 screen in memory without one.
 pub(super) fn explore(common: &Common, ladders: Vec<Ladder>, report: &LoadReport) -> Result<bool> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         crate::tui::run(ladders, super::options::kernels(common), report.lines())?;
+    } else if crate::tui::first_frame_only() {
+        crate::tui::first_frame_offscreen(
+            ladders,
+            super::options::kernels(common),
+            report.lines(),
+        )?;
     } else {
         print_report(&ladders, Format::Table);
     }

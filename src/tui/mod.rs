@@ -38,12 +38,7 @@ pub fn run(
     kernels: std::path::PathBuf,
     load_warnings: Vec<String>,
 ) -> Result<()> {
-    let mut app = App::new(
-        ladders.into_iter().map(LadderState::new).collect(),
-        theme::Theme::from_env(),
-    );
-    app.kernels = kernels;
-    app.load_warnings = load_warnings;
+    let mut app = new_app(ladders, kernels, load_warnings);
     let signals = EndSignals::catch()?;
     let mut terminal = ratatui::try_init().context("cannot take over the terminal")?;
     let guard = TerminalGuard;
@@ -59,6 +54,44 @@ pub fn run(
     drop(guard);
     signals.release();
     result
+}
+
+fn new_app(ladders: Vec<Ladder>, kernels: std::path::PathBuf, load_warnings: Vec<String>) -> App {
+    let mut app = App::new(
+        ladders.into_iter().map(LadderState::new).collect(),
+        theme::Theme::from_env(),
+    );
+    app.kernels = kernels;
+    app.load_warnings = load_warnings;
+    app
+}
+
+/// The environment variable that makes the explorer end right after its first frame
+/// (set and not empty): a start-up benchmark as a whole process. Undocumented in the
+/// help; README's Speed section names it.
+pub const FIRST_FRAME_ENV: &str = "STALLSCOPE_FIRST_FRAME_EXIT";
+
+/// Whether [`FIRST_FRAME_ENV`] asks for one frame only.
+pub fn first_frame_only() -> bool {
+    std::env::var_os(FIRST_FRAME_ENV).is_some_and(|v| !v.is_empty())
+}
+
+/// Where there is no terminal: the first frame drawn, as the explorer draws it, on a
+/// fixed 120×40 screen in memory, then nothing more.
+pub fn first_frame_offscreen(
+    ladders: Vec<Ladder>,
+    kernels: std::path::PathBuf,
+    load_warnings: Vec<String>,
+) -> Result<()> {
+    let mut app = new_app(ladders, kernels, load_warnings);
+    let area = Rect::new(0, 0, 120, 40);
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(area.width, area.height))?;
+    app.update(Action::Resize {
+        rows: frame::areas(area).body.height,
+    });
+    terminal.draw(|f| frame::draw(f, &app))?;
+    Ok(())
 }
 
 /// The signals that end the explorer in order, so that the terminal is restored (raw
@@ -215,6 +248,7 @@ fn event_loop(
     app: &mut App,
     signal: &AtomicUsize,
 ) -> Result<()> {
+    let one_frame = first_frame_only();
     let (tx, rx): (Sender<JobEvent>, Receiver<JobEvent>) = channel();
     let mut job: Option<jobs::Job> = None;
     let mut area = terminal
@@ -225,7 +259,7 @@ fn event_loop(
     });
     loop {
         terminal.draw(|f| frame::draw(f, app))?;
-        if app.quit || signal.load(Ordering::SeqCst) != 0 {
+        if app.quit || one_frame || signal.load(Ordering::SeqCst) != 0 {
             break;
         }
         let timeout = Duration::from_millis(if job.is_some() { 100 } else { 500 });
