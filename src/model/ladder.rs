@@ -413,25 +413,33 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     let runs_path = dir.join(runs::FILE_NAME);
     let run_file = RunFile::read(store, &runs_path)?;
 
-    // Versions often share one report: parse each set of files once.
-    let mut parsed: HashMap<Vec<String>, Vec<Profile>> = HashMap::new();
     let at = Folder {
         store,
         dir,
         roots: &roots,
         manifest_path: &manifest_path,
     };
+    // Versions often share one report: parse each set of files once, the sets side by
+    // side, their failures recorded in manifest order as if read one after the other.
+    let mut read = at.pages_of_every_set(&m.versions);
+    let mut parsed: HashMap<&[String], Vec<Profile>> = HashMap::new();
     let mut versions = Vec::with_capacity(m.versions.len());
     for entry in &m.versions {
         let profile = if entry.files.is_empty() {
             None
         } else {
-            if !parsed.contains_key(&entry.files) {
-                let pages = at.pages(entry, report)?;
-                parsed.insert(entry.files.clone(), merge_pages(pages));
+            if let Some(PagesRead { pages, failures }) = read.remove(entry.files.as_slice()) {
+                for f in failures {
+                    report.record(f)?;
+                }
+                parsed.insert(&entry.files, merge_pages(pages));
             }
-            pick_profile(&parsed[&entry.files], entry.kernel.as_deref(), entry.launch)
-                .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
+            pick_profile(
+                &parsed[entry.files.as_slice()],
+                entry.kernel.as_deref(),
+                entry.launch,
+            )
+            .with_context(|| format!("version {} of {}", entry.id, store.describe(dir)))?
         };
         for w in profile.iter().flat_map(|p| &p.warnings) {
             report.warnings.push(ParseError::file(
@@ -494,17 +502,61 @@ struct Folder<'a> {
     manifest_path: &'a Path,
 }
 
+/// The pages read of one set of export files, and the files that could not be read or
+/// parsed.
+struct PagesRead {
+    pages: Vec<Profile>,
+    failures: Vec<ParseError>,
+}
+
 impl Folder<'_> {
-    /// The pages of a version's export files, unmerged: a source page with its summary
-    /// beside it is left unread; a file that cannot be read or parsed is recorded in
-    /// `report` (an error unless it keeps going).
-    fn pages(
+    /// [`Folder::pages`] of every distinct set of files the entries name, read on as many
+    /// threads as the machine has cores (at most 8): the exports of a ladder are parsed
+    /// side by side.
+    fn pages_of_every_set<'e>(
         &self,
-        entry: &manifest::VersionEntry,
-        report: &mut LoadReport,
-    ) -> Result<Vec<Profile>> {
+        entries: &'e [manifest::VersionEntry],
+    ) -> HashMap<&'e [String], PagesRead> {
+        let mut seen = std::collections::HashSet::new();
+        let sets: Vec<&manifest::VersionEntry> = entries
+            .iter()
+            .filter(|e| !e.files.is_empty() && seen.insert(e.files.as_slice()))
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8)
+            .min(sets.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(entry) = sets.get(i) else {
+                    return done;
+                };
+                done.push((entry.files.as_slice(), self.pages(entry)));
+            }
+        };
+        if threads <= 1 {
+            return work().into_iter().collect();
+        }
+        std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut all = work();
+            for h in helpers {
+                all.extend(h.join().expect("a page reader does not panic"));
+            }
+            all.into_iter().collect()
+        })
+    }
+
+    /// The pages of a version's export files, unmerged: a source page with its summary
+    /// beside it is left unread; a file that cannot be read or parsed is among the
+    /// failures, the others read all the same.
+    fn pages(&self, entry: &manifest::VersionEntry) -> PagesRead {
         let (store, dir, roots) = (self.store, self.dir, self.roots);
         let mut pages = Vec::new();
+        let mut failures = Vec::new();
         for f in &entry.files {
             let (path, bytes) = match store
                 .read_confined(dir, f, roots)
@@ -512,7 +564,7 @@ impl Folder<'_> {
             {
                 Ok(read) => read,
                 Err(e) => {
-                    report.record(e)?;
+                    failures.push(e);
                     continue;
                 }
             };
@@ -526,10 +578,10 @@ impl Folder<'_> {
             }
             match ncu::parse_bytes_with(&path, &bytes, &store.export_options()) {
                 Ok(e) => pages.extend(pages_of(e)),
-                Err(e) => report.record(e)?,
+                Err(e) => failures.push(e),
             }
         }
-        Ok(pages)
+        PagesRead { pages, failures }
     }
 
     /// The traces in the version's folder; one that cannot be read is a warning, and

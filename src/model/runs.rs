@@ -492,6 +492,9 @@ impl RunFile {
                 anyhow::bail!("{shown} cannot be read: {e}")
             }
         };
+        if let Some(file) = Self::current(&text) {
+            return Ok(file);
+        }
         let value: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{shown} is not a run file"))?;
         if let Some(schema) = value.get("schema").and_then(|s| s.as_str()) {
@@ -520,6 +523,28 @@ impl RunFile {
             serde_json::from_value(value).with_context(|| format!("{shown} is not a run file"))?;
         file.schema = SCHEMA.to_string();
         Ok(file)
+    }
+
+    /// A file of this stallscope's schema with nothing to upgrade, read straight into
+    /// its types (the general reading goes through a JSON tree first, for the upgrades);
+    /// `None` for anything else, which the general reading takes.
+    fn current(text: &str) -> Option<RunFile> {
+        #[derive(Deserialize)]
+        struct Current {
+            schema: Option<String>,
+            #[serde(default)]
+            environments: Vec<Environment>,
+            runs: Vec<RunResult>,
+        }
+        if text.contains("\"rounds_us\"") {
+            return None;
+        }
+        let c: Current = serde_json::from_str(text).ok()?;
+        (c.schema.as_deref() == Some(SCHEMA)).then(|| RunFile {
+            schema: SCHEMA.to_string(),
+            environments: c.environments,
+            runs: c.runs,
+        })
     }
 
     /// Adds results, replacing earlier ones of the same version, shape (flags
