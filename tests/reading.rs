@@ -825,3 +825,69 @@ fn large_files_are_mapped_with_the_same_bytes() {
     assert!(matches!(read, FileBytes::Read(_)));
     assert_eq!(read.into_vec(), &bytes[..1000]);
 }
+
+/// A raw page of 8 MB or more is read in two halves side by side (where the machine has
+/// two cores): its launches, their lines and every cell read as those of its two halves
+/// read as files of their own.
+#[test]
+fn a_large_raw_page_reads_as_its_halves_do() {
+    let mut header = Vec::new();
+    let mut rows = Vec::new();
+    for sample in ["h200/sdpa_cudnn_raw.csv", "h200/sdpa_flash_raw.csv"] {
+        let text = std::fs::read_to_string(fixture(sample)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        if header.is_empty() {
+            header = lines[..2].iter().map(|l| l.to_string()).collect();
+        }
+        rows.extend(
+            lines[2..]
+                .iter()
+                .filter(|l| !l.is_empty())
+                .map(|l| l.to_string()),
+        );
+    }
+    let page = |ids: std::ops::Range<usize>| {
+        let mut out = format!("{}\n{}\n", header[0], header[1]);
+        for i in ids {
+            let row = &rows[i % rows.len()];
+            out.push_str(&format!("\"{i}{}\n", &row[row.find("\",").unwrap()..]));
+        }
+        out
+    };
+    let whole = page(0..600);
+    assert!(
+        whole.len() >= 8 << 20,
+        "{} bytes: too small to be split",
+        whole.len()
+    );
+    let records = |text: &str| {
+        ncu::parse_bytes_with(
+            Path::new("big.csv"),
+            text.as_bytes(),
+            &ReadOptions::default(),
+        )
+        .unwrap()
+        .records
+    };
+    let (all, first, second) = (
+        records(&whole),
+        records(&page(0..250)),
+        records(&page(250..600)),
+    );
+    assert_eq!(all.len(), 600);
+    for (i, (r, half)) in all.iter().zip(first.iter().chain(&second)).enumerate() {
+        // The second half's lines follow the first half's 250 rows.
+        let shift = if i < 250 { 0 } else { 250 };
+        assert_eq!(
+            (&r.kernel, r.launch_id, r.line),
+            (&half.kernel, half.launch_id, half.line + shift),
+            "launch {i}"
+        );
+        let (ncu::Page::Raw(a), ncu::Page::Raw(b)) = (&r.page, &half.page) else {
+            panic!("launch {i} is not of a raw page");
+        };
+        let cells =
+            |m: &ncu::RawMetrics| m.iter().map(|(_, v)| format!("{v:?}")).collect::<Vec<_>>();
+        assert_eq!(cells(a), cells(b), "launch {i}");
+    }
+}

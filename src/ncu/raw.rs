@@ -387,6 +387,63 @@ fn capacity(csv: &CsvText, from: usize, layout: &Layout) -> usize {
     lines.saturating_mul(layout.metrics.len())
 }
 
+/// Launch rows past this many bytes are read in two halves side by side (a raw page of
+/// a thousand launches is some 20 MB), where the machine has two cores or more.
+const SPLIT_FROM: usize = 8 << 20;
+
+/// The launches of the rows from `start` (on line `start_line`) as [`quick_rows`] reads
+/// them; a large page's rows read in two halves at once, split at a row's start, each
+/// half in a block of its own. `None` where either half is not as ncu writes it.
+fn quick_launches(
+    csv: &CsvText,
+    (start, start_line): (usize, u64),
+    schema: &Arc<RawSchema>,
+    layout: &Layout,
+) -> Option<Vec<(Identity, RawMetrics)>> {
+    let text = csv.text.as_bytes();
+    let rows_of = |from: usize, end: usize| {
+        let lines = count_bytes(text.get(from..end).unwrap_or_default(), b'\n') + 1;
+        (lines.saturating_mul(layout.metrics.len()), lines - 1)
+    };
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let middle = (two_cores && text.len().saturating_sub(start) >= SPLIT_FROM)
+        .then(|| {
+            let half = start + (text.len() - start) / 2;
+            text[half..]
+                .windows(2)
+                .position(|w| w == b"\n\"")
+                .map(|n| half + n + 1)
+        })
+        .flatten();
+    let Some(middle) = middle else {
+        let (capacity, _) = rows_of(start, text.len());
+        let rows = quick_rows(
+            csv,
+            (start, start_line),
+            text.len(),
+            schema,
+            layout,
+            capacity,
+        )?;
+        return Some(rows.finish(schema));
+    };
+    let (first, second) = std::thread::scope(|s| {
+        let second = s.spawn(|| {
+            // The second half starts on the line after the first half's last.
+            let (_, first_lines) = rows_of(start, middle);
+            let (capacity, _) = rows_of(middle, text.len());
+            let line = start_line + first_lines as u64;
+            quick_rows(csv, (middle, line), text.len(), schema, layout, capacity)
+        });
+        let (capacity, _) = rows_of(start, middle);
+        let first = quick_rows(csv, (start, start_line), middle, schema, layout, capacity);
+        (first, second.join().expect("a row reader does not panic"))
+    });
+    let mut launches = first?.finish(schema);
+    launches.extend(second?.finish(schema));
+    Some(launches)
+}
+
 /// The launches of a raw page, each with its row.
 pub fn parse(
     path: &Path,
@@ -397,15 +454,9 @@ pub fn parse(
     // to read (unless they are not as ncu writes them: then the whole page is read).
     let end = header_end(&csv.text);
     if let Some(h) = end.and_then(|e| known_header(&csv.text[..e]))
-        && let Some(rows) = quick_rows(
-            csv,
-            (h.text.len(), 3),
-            &h.schema,
-            &h.layout,
-            capacity(csv, h.text.len(), &h.layout),
-        )
+        && let Some(launches) = quick_launches(csv, (h.text.len(), 3), &h.schema, &h.layout)
     {
-        return Ok(rows.finish(&h.schema));
+        return Ok(launches);
     }
     let mut rdr = reader(&csv.text);
     let Some((schema, layout)) = read_header(path, csv, &mut rdr)? else {
@@ -415,8 +466,7 @@ pub fn parse(
     // Rows of cells for every line left: the page's block is allocated once.
     let start = rdr.position().clone();
     let from = usize::try_from(start.byte()).unwrap_or(usize::MAX);
-    let capacity = capacity(csv, from, &layout);
-    let rows = quick_rows(csv, (from, start.line()), &schema, &layout, capacity);
+    let launches = quick_launches(csv, (from, start.line()), &schema, &layout);
     if end == Some(from) && start.line() == 3 {
         remember_header(Header {
             text: csv.text[..from].into(),
@@ -424,9 +474,10 @@ pub fn parse(
             layout: layout.clone(),
         });
     }
-    if let Some(rows) = rows {
-        return Ok(rows.finish(&schema));
+    if let Some(launches) = launches {
+        return Ok(launches);
     }
+    let capacity = capacity(csv, from, &layout);
     let rows = read_rows(path, csv, &mut rdr, (&schema, &layout), capacity, ending)?;
     Ok(rows.finish(&schema))
 }
@@ -579,6 +630,7 @@ fn quote_or_line_end(b: &[u8]) -> Option<usize> {
 fn quick_rows(
     csv: &CsvText,
     (start, start_line): (usize, u64),
+    end: usize,
     schema: &Arc<RawSchema>,
     layout: &Layout,
     capacity: usize,
@@ -595,7 +647,7 @@ fn quick_rows(
     };
     let mut fields: Vec<(usize, usize)> = Vec::with_capacity(layout.width);
     let mut rows = Rows::with_capacity(capacity);
-    while pos < text.len() {
+    while pos < end {
         let row_line = line;
         line += 1;
         if text[pos] != b'"' {
@@ -629,27 +681,30 @@ fn quick_rows(
 
 /// What [`quick_rows`] accepts of each metric column without the full reading: its
 /// unit's factor, the most its cells may hold in the internal unit (a number from 0,
-/// not `-0`, to it), and whether they are whole numbers (PC-sampling counts).
-struct QuickLimits {
-    factors: Vec<f64>,
-    largest: Vec<f64>,
-    whole: Vec<bool>,
+/// not `-0`, to it), and whether they are whole numbers (PC-sampling counts). One entry
+/// a column, looked up once a cell.
+struct QuickLimits(Vec<QuickColumn>);
+
+#[derive(Clone, Copy)]
+struct QuickColumn {
+    factor: f64,
+    largest: f64,
+    whole: bool,
 }
 
 impl QuickLimits {
     fn of(schema: &RawSchema) -> QuickLimits {
-        let columns = &schema.columns;
-        QuickLimits {
-            factors: columns.iter().map(|c| c.unit.factor).collect(),
-            largest: columns
+        QuickLimits(
+            schema
+                .columns
                 .iter()
-                .map(|c| super::value::largest(&c.metric, &c.unit))
+                .map(|c| QuickColumn {
+                    factor: c.unit.factor,
+                    largest: super::value::largest(&c.metric, &c.unit),
+                    whole: c.metric.starts_with("smsp__pcsamp_"),
+                })
                 .collect(),
-            whole: columns
-                .iter()
-                .map(|c| c.metric.starts_with("smsp__pcsamp_"))
-                .collect(),
-        }
+        )
     }
 }
 
@@ -692,18 +747,16 @@ impl QuickRow<'_> {
             // A metric cell that is a plain number ends where the number does (read in
             // the same pass); any other cell at its closing quote.
             let number = metric
-                .then(|| number_prefix(text.get(open..)?))
+                .then(|| Some((limits.0[k], number_prefix(text.get(open..)?)?)))
                 .flatten()
-                .map(|(x, len)| {
-                    let factor = limits.factors[k];
-                    (if factor == 1.0 { x } else { x * factor }, len)
-                })
-                .filter(|(x, len)| {
+                .map(|(c, (x, len))| (c, if c.factor == 1.0 { x } else { x * c.factor }, len))
+                .filter(|(c, x, len)| {
                     x.is_sign_positive()
-                        && *x <= limits.largest[k]
-                        && (!limits.whole[k] || x.fract() == 0.0)
+                        && *x <= c.largest
+                        && (!c.whole || x.fract() == 0.0)
                         && text.get(open + len) == Some(&b'"')
-                });
+                })
+                .map(|(_, x, len)| (x, len));
             let close = match number {
                 Some((_, len)) => open + len,
                 None => open + quote_or_line_end(text.get(open..)?)?,
@@ -747,8 +800,9 @@ impl QuickRow<'_> {
                 Some(open)
             }
             (&d @ b'0'..=b'9', Some(b'"')) => {
-                let x = f64::from(d - b'0') * limits.factors[k];
-                (x <= limits.largest[k]).then(|| {
+                let c = limits.0[k];
+                let x = f64::from(d - b'0') * c.factor;
+                (x <= c.largest).then(|| {
                     rows.push_num(x);
                     open + 1
                 })
