@@ -401,9 +401,12 @@ fn quick_launches(
     layout: &Layout,
 ) -> Option<Vec<(Identity, RawMetrics)>> {
     let text = csv.text.as_bytes();
-    let rows_of = |from: usize, end: usize| {
-        let lines = count_bytes(text.get(from..end).unwrap_or_default(), b'\n') + 1;
-        (lines.saturating_mul(layout.metrics.len()), lines - 1)
+    // Room for the most rows the bytes can hold (a row of `width` cells takes at least
+    // 3 bytes a cell: its quotes and a comma or the line end), so the block is never
+    // moved; the pages it does not fill are never touched.
+    let room = |from: usize, end: usize| {
+        (end.saturating_sub(from) / (3 * layout.width.max(1)) + 1)
+            .saturating_mul(layout.metrics.len())
     };
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let middle = (two_cores && text.len().saturating_sub(start) >= SPLIT_FROM)
@@ -415,28 +418,32 @@ fn quick_launches(
                 .map(|n| half + n + 1)
         })
         .flatten();
+    let end = text.len();
     let Some(middle) = middle else {
-        let (capacity, _) = rows_of(start, text.len());
         let rows = quick_rows(
             csv,
             (start, start_line),
-            text.len(),
+            end,
             schema,
             layout,
-            capacity,
+            room(start, end),
         )?;
         return Some(rows.finish(schema));
     };
     let (first, second) = std::thread::scope(|s| {
         let second = s.spawn(|| {
             // The second half starts on the line after the first half's last.
-            let (_, first_lines) = rows_of(start, middle);
-            let (capacity, _) = rows_of(middle, text.len());
-            let line = start_line + first_lines as u64;
-            quick_rows(csv, (middle, line), text.len(), schema, layout, capacity)
+            let line = start_line + count_bytes(&text[start..middle], b'\n') as u64;
+            quick_rows(csv, (middle, line), end, schema, layout, room(middle, end))
         });
-        let (capacity, _) = rows_of(start, middle);
-        let first = quick_rows(csv, (start, start_line), middle, schema, layout, capacity);
+        let first = quick_rows(
+            csv,
+            (start, start_line),
+            middle,
+            schema,
+            layout,
+            room(start, middle),
+        );
         (first, second.join().expect("a row reader does not panic"))
     });
     let mut launches = first?.finish(schema);
