@@ -408,8 +408,9 @@ fn quick_launches(
         (end.saturating_sub(from) / (3 * layout.width.max(1)) + 1)
             .saturating_mul(layout.metrics.len())
     };
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    let middle = (two_cores && text.len().saturating_sub(start) >= SPLIT_FROM)
+    // The size first: asking for the cores reads the process's control-group files.
+    let large = text.len().saturating_sub(start) >= SPLIT_FROM;
+    let middle = (large && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
         .then(|| {
             let half = start + (text.len() - start) / 2;
             text[half..]
