@@ -414,3 +414,71 @@ block = ["32"]
     let fault = l.version("fault").unwrap();
     assert_eq!(fault.runs.last().unwrap().status, model::RunStatus::Failed);
 }
+
+#[test]
+fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
+    if gpu_missing("gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule") {
+        return;
+    }
+    use stallscope::gpu::wire::judge;
+    use stallscope::gpu::worker::{device::Device, problem::Problem};
+    use stallscope::kinds::Shape;
+    let recipe = stallscope::recipe::folders::load_recipe(
+        &repo().join("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap();
+    let v = recipe.version("v30").expect("v30 in the recipe");
+    let (rel, abs) = v.tolerances(&recipe);
+    let dev = Device::open().unwrap();
+    let streams = [dev.new_stream().unwrap(), dev.new_stream().unwrap()];
+    // Odd S (partial output tiles, items of one to three key tiles), causal. At 2,3 the
+    // grid has a block per item (18), so no drawn number names an item; at 2,64 (384
+    // items) the blocks draw most of theirs, and shared counters would skip some.
+    for s in ["2,3,333,128", "2,64,333,128"] {
+        let shape = Shape::parse(recipe.kind, s)
+            .unwrap()
+            .with_flag("causal", true)
+            .unwrap();
+        // Two problems on different inputs, each with its own preparation and so its
+        // own workspace (the schedule's counters).
+        let problems: Vec<Problem> = (0..2u64)
+            .map(|i| {
+                let mut p = Problem::new(&dev, shape, 7 + i).unwrap();
+                p.compute_reference(&recipe).unwrap();
+                p
+            })
+            .collect();
+        let mut prepared: Vec<_> = problems
+            .iter()
+            .map(|p| p.prepare(&recipe, v).unwrap())
+            .collect();
+        let (a, b) = (&prepared[0].workspace, &prepared[1].workspace);
+        assert!(
+            a.as_ref()
+                .zip(b.as_ref())
+                .is_some_and(|(a, b)| a.ptr != b.ptr),
+            "a workspace each"
+        );
+        // Each round: both outputs poisoned, then one launch of each, side by side on
+        // the two streams, each starting from the counters its last launch left. An item
+        // a corrupted schedule skips keeps its rows NaN.
+        for round in 0..20 {
+            for p in &problems {
+                p.poison().unwrap();
+            }
+            dev.sync().unwrap();
+            for ((p, prep), st) in problems.iter().zip(prepared.iter_mut()).zip(&streams) {
+                p.run_on(prep, st).unwrap();
+            }
+            for (i, p) in problems.iter().enumerate() {
+                let e = p.check_current().unwrap();
+                assert_eq!(
+                    judge(&e, rel, abs),
+                    None,
+                    "{shape}, round {round}, the launch on stream {i}: {e:?}"
+                );
+            }
+        }
+    }
+}

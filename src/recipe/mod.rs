@@ -1,7 +1,7 @@
 //! The kernel recipe (`kernels/<ladder>/recipe.toml`): the problem kind its kernels
 //! solve, and per version its source, entry point and launch recipe (grid, block,
 //! dynamic shared memory as expressions of the shape's dimensions; the TMA tensor maps
-//! it takes; the shapes it supports). Pure data: nothing here touches CUDA, and nothing
+//! it takes; the workspace buffer it takes last, if any; the shapes it supports). Pure data: nothing here touches CUDA, and nothing
 //! here knows how a recipe is run.
 
 pub mod baselines;
@@ -122,6 +122,13 @@ pub struct KernelVersion {
     /// TMA tensor maps passed after the kind's arguments, in this order.
     #[serde(default)]
     pub tensor_maps: Vec<TensorMapSpec>,
+    /// Bytes of a device buffer of the version's own (an expression, like `shared`),
+    /// passed as the kernel's last argument, after the tensor maps. The worker allocates
+    /// and zero-fills it once per prepared launch, and every launch of it reuses it: a
+    /// kernel that keeps state there (a persistent schedule's counters) leaves it zeroed
+    /// at its end; two launches that may run at once need a buffer each.
+    #[serde(default)]
+    pub workspace: Option<String>,
     /// The kind's flags the version implements [default: every one].
     #[serde(default)]
     pub flags: Option<Vec<String>>,
@@ -257,6 +264,7 @@ impl KernelRecipe {
             }
             if v.unsupported(&shape.unflagged()).is_none() {
                 v.launch(&shape)?;
+                v.workspace_on(&shape, GpuVars::DEFAULT)?;
             }
             if v.trace_roles.len() > crate::model::trace::LANES_PER_BLOCK {
                 bail!(
@@ -455,6 +463,8 @@ pub const MAX_BLOCK: [i64; 3] = [1024, 1024, 64];
 pub const MAX_BLOCK_THREADS: i64 = 1024;
 /// The most dynamic shared memory one block can opt in to on Hopper (227 KiB).
 pub const MAX_SHARED_BYTES: i64 = 232_448;
+/// The largest workspace a version may ask for (1 GiB): counters and flags, not tensors.
+pub const MAX_WORKSPACE_BYTES: i64 = 1 << 30;
 
 impl KernelVersion {
     /// Why `stallscope trace` cannot trace it, if it cannot.
@@ -472,6 +482,7 @@ impl KernelVersion {
     /// answers.
     pub fn asks_clusters(&self) -> bool {
         std::iter::once(&self.shared)
+            .chain(&self.workspace)
             .chain(&self.grid)
             .chain(&self.block)
             .any(|e| {
@@ -490,6 +501,25 @@ impl KernelVersion {
     pub fn launch_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Launch> {
         launch_of(&self.grid, &self.block, &self.shared, shape, gpu)
             .with_context(|| format!("version {}", self.id))
+    }
+
+    /// The bytes of its workspace at a shape on a GPU described by `gpu`: none where the
+    /// recipe gives no `workspace`, else 1 to [`MAX_WORKSPACE_BYTES`].
+    pub fn workspace_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Option<u64>> {
+        let Some(expr) = &self.workspace else {
+            return Ok(None);
+        };
+        let bytes = eval_on(expr, shape, gpu)
+            .context("workspace")
+            .with_context(|| format!("version {}", self.id))?;
+        if !(1..=MAX_WORKSPACE_BYTES).contains(&bytes) {
+            bail!(
+                "version {}: workspace is {bytes} bytes ({expr:?} at shape {shape}); it must \
+                 be 1 to {MAX_WORKSPACE_BYTES} (leave the field out for none)",
+                self.id
+            );
+        }
+        Ok(Some(bytes as u64))
     }
 
     /// The relative and absolute error this version may have.
@@ -690,6 +720,7 @@ mod tests {
         ("min(SMS, cdiv(S, 128) * B * H)", 132),
         ("1", 1),
         ("0", 0),
+        ("8", 8),
         ("128", 128),
         ("256", 256),
         ("384", 384),
@@ -729,6 +760,7 @@ mod tests {
         for v in &l.versions {
             exprs.extend(v.grid.iter().chain(&v.block).map(String::as_str));
             exprs.push(&v.shared);
+            exprs.extend(v.workspace.as_deref());
         }
         let missing: Vec<&str> = exprs
             .into_iter()
@@ -908,6 +940,94 @@ mod tests {
         };
         let e = format!("{:#}", r.launch(&reference()).unwrap_err());
         assert!(e.starts_with("kernel attn_reference: grid x is 0"), "{e}");
+    }
+
+    /// A version with `workspace` (a TOML value, as written after `workspace = `).
+    fn with_workspace(value: &str) -> KernelVersion {
+        toml::from_str(&format!(
+            "id = \"v30\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"k\"\n\
+             grid = [\"1\"]\nblock = [\"128\"]\nworkspace = {value}\n"
+        ))
+        .expect("a well-formed version")
+    }
+
+    #[test]
+    fn a_workspace_is_an_expression_of_the_shape_in_bytes() {
+        let v = with_workspace("\"8\"");
+        assert_eq!(v.workspace.as_deref(), Some("8"));
+        assert_eq!(
+            v.workspace_on(&reference(), GpuVars::DEFAULT).unwrap(),
+            Some(8)
+        );
+        let per_block = with_workspace("\"4 * min(SMS, cdiv(S, 128) * B * H)\"");
+        assert_eq!(
+            per_block
+                .workspace_on(&reference(), GpuVars::with_sms(78))
+                .unwrap(),
+            Some(4 * 78)
+        );
+        assert!(!per_block.asks_clusters());
+        assert!(with_workspace("\"CLUSTERS\"").asks_clusters());
+        // None where the field is left out.
+        assert_eq!(
+            version(&["1"], &["128"], "0")
+                .workspace_on(&reference(), GpuVars::DEFAULT)
+                .unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_workspace_of_no_bytes_or_too_many_or_not_text_is_refused() {
+        let error = |value: &str| {
+            format!(
+                "{:#}",
+                with_workspace(value)
+                    .workspace_on(&reference(), GpuVars::DEFAULT)
+                    .unwrap_err()
+            )
+        };
+        assert_eq!(
+            error("\"S - 1024\""),
+            "version v30: workspace is 0 bytes (\"S - 1024\" at shape 1,64,1024,128); it must \
+             be 1 to 1073741824 (leave the field out for none)"
+        );
+        assert!(error("\"2 * 1073741824\"").contains("workspace is 2147483648 bytes"));
+        assert_eq!(
+            error("\"cdiv(S, 0)\""),
+            "version v30: workspace: expression \"cdiv(S, 0)\": division by zero at column 1"
+        );
+        // A number, not an expression's text: TOML refuses it as the field's type.
+        let typed = toml::from_str::<KernelVersion>(
+            "id = \"v30\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"k\"\n\
+             grid = [\"1\"]\nblock = [\"128\"]\nworkspace = 8\n",
+        );
+        assert!(typed.is_err());
+    }
+
+    #[test]
+    fn a_recipe_whose_workspace_is_refused_at_its_reference_shape_does_not_load() {
+        let text = "kind = \"attention\"\nladder = \"l\"\ntitle = \"t\"\ntolerance = 2e-3\n\
+                    [reference]\nsource = \"r.cu\"\nentry = \"r\"\n\
+                    [[version]]\nid = \"v01\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"k\"\n\
+                    grid = [\"1\"]\nblock = [\"128\"]\nworkspace = \"0\"\n";
+        let e = format!(
+            "{:#}",
+            KernelRecipe::parse(text, "recipe.toml").unwrap_err()
+        );
+        assert!(e.contains("version v01: workspace is 0 bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_flash_attention_v30_takes_a_workspace_of_two_counters() {
+        let l = flash_attention();
+        let v30 = l.version("v30").expect("v30 in the recipe");
+        assert_eq!(
+            v30.workspace_on(&reference(), GpuVars::DEFAULT).unwrap(),
+            Some(8)
+        );
+        // v29 keeps its counters in module globals, as it was measured.
+        assert_eq!(l.version("v29").unwrap().workspace, None);
     }
 
     #[test]

@@ -222,9 +222,36 @@ impl Device {
 
     /// Launches a kernel. `args` point at the argument values, in order.
     pub fn launch(&self, k: &Kernel, l: &Launch, args: &mut [*mut c_void]) -> Result<()> {
+        self.launch_in(k, l, args, self.stream)
+    }
+
+    /// [`Device::launch`] on another stream of this context ([`Device::new_stream`]).
+    pub fn launch_on(
+        &self,
+        k: &Kernel,
+        l: &Launch,
+        args: &mut [*mut c_void],
+        stream: &cudarc::driver::CudaStream,
+    ) -> Result<()> {
+        self.launch_in(k, l, args, stream.cu_stream())
+    }
+
+    fn launch_in(
+        &self,
+        k: &Kernel,
+        l: &Launch,
+        args: &mut [*mut c_void],
+        stream: sys::CUstream,
+    ) -> Result<()> {
         self.allow_shared(k, l)?;
-        unsafe { result::launch_kernel(k.func, l.grid, l.block, l.shared_bytes, self.stream, args) }
+        unsafe { result::launch_kernel(k.func, l.grid, l.block, l.shared_bytes, stream, args) }
             .cuda(&format!("launch of {}", k.name))
+    }
+
+    /// A stream besides the device's own, for launches that run at once with it
+    /// ([`super::problem::Problem::run_on`]); [`Device::sync`] waits for it too.
+    pub fn new_stream(&self) -> Result<Arc<cudarc::driver::CudaStream>> {
+        self.ctx.new_stream().cuda("cannot create a stream")
     }
 
     /// Waits for the GPU; a kernel's fault shows here.

@@ -9,6 +9,7 @@ use crate::gpu::wire::ErrorStats;
 use crate::kinds::{Scalar, Shape, Tensor};
 use crate::recipe::{GpuVars, KernelRecipe, KernelVersion, Launch};
 use anyhow::{Context, Result, bail};
+use cudarc::driver::CudaStream;
 use half::f16;
 use std::ffi::c_void;
 
@@ -41,7 +42,8 @@ enum Slot {
     Map(TensorMap),
 }
 
-/// The values of an argument list: the kind's tensors, its scalars, then tensor maps.
+/// The values of an argument list: the kind's tensors, its scalars, the tensor maps,
+/// then the workspace's pointer where the version has one.
 /// Boxed by [`Prepared`]: the argument pointers point into it, so it must not move.
 struct Args(Vec<Slot>);
 
@@ -63,6 +65,10 @@ impl Args {
 pub struct Prepared {
     pub kernel: Kernel,
     pub launch: Launch,
+    /// The version's workspace (recipe `workspace`), zero-filled once and passed last:
+    /// every launch of this preparation shares it, so two that may overlap need a
+    /// preparation each.
+    pub workspace: Option<Buffer>,
     _args: Box<Args>,
     pointers: Vec<*mut c_void>,
 }
@@ -224,11 +230,24 @@ impl<'d> Problem<'d> {
                     .with_context(|| format!("tensor map of {}", m.tensor))
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut args = Box::new(self.args(self.output().1.ptr, maps));
+        let mut args = self.args(self.output().1.ptr, maps);
+        let workspace = match v.workspace_on(&self.shape, gpu)? {
+            Some(bytes) => {
+                let buf = self.dev.alloc(bytes as usize)?;
+                self.dev.zero(&buf)?;
+                // Zero before any launch, on whichever stream that launch comes.
+                self.dev.sync().context("zeroing the workspace")?;
+                args.0.push(Slot::Ptr(buf.ptr));
+                Some(buf)
+            }
+            None => None,
+        };
+        let mut args = Box::new(args);
         let pointers = args.pointers();
         Ok(Prepared {
             kernel,
             launch,
+            workspace,
             _args: args,
             pointers,
         })
@@ -236,6 +255,14 @@ impl<'d> Problem<'d> {
 
     pub fn run(&self, p: &mut Prepared) -> Result<()> {
         self.dev.launch(&p.kernel, &p.launch, &mut p.pointers)
+    }
+
+    /// [`Problem::run`] on `stream` instead of the device's own: for launches that run
+    /// at once (tests/gpu.rs runs two preparations side by side). The caller orders it
+    /// against the device's stream ([`Device::sync`]).
+    pub fn run_on(&self, p: &mut Prepared, stream: &CudaStream) -> Result<()> {
+        self.dev
+            .launch_on(&p.kernel, &p.launch, &mut p.pointers, stream)
     }
 
     /// Poisons the output, launches once, and measures the error against the GPU
