@@ -124,9 +124,7 @@ impl Rows {
             texts: Vec::new(),
             done: Vec::new(),
         };
-        if std::env::var_os("SS_NOHUGE").is_none() {
-            crate::files::huge_pages::advise(&mut rows.cells);
-        }
+        crate::files::huge_pages::advise(&mut rows.cells);
         rows
     }
 
@@ -735,60 +733,61 @@ impl QuickRow<'_> {
         fields: &mut Vec<(usize, usize)>,
         rows: &mut Rows,
     ) -> Option<usize> {
-        let (csv, layout, limits) = (self.csv, self.layout, self.limits);
-        let text = csv.text.as_bytes();
+        let text = self.csv.text.as_bytes();
         loop {
             let open = pos + 1;
-            let k = rows.column();
-            let metric = layout.metrics.get(k) == Some(&fields.len());
-            // Most cells of a raw page are `""` or one digit: read before anything else.
-            if metric && let Some(close) = Self::short_cell(text, open, limits, k, rows) {
-                fields.push((open, close));
-                match text.get(close + 1) {
-                    Some(b',') if text.get(close + 2) == Some(&b'"') => {
-                        pos = close + 2;
-                        continue;
-                    }
-                    _ => return Self::row_end(text, close),
-                }
-            }
-            // A metric cell that is a plain number ends where the number does (read in
-            // the same pass); any other cell at its closing quote.
-            let number = metric
-                .then(|| Some((limits.0[k], number_prefix(text.get(open..)?)?)))
-                .flatten()
-                .map(|(c, (x, len))| (c, if c.factor == 1.0 { x } else { x * c.factor }, len))
-                .filter(|(c, x, len)| {
-                    x.is_sign_positive()
-                        && *x <= c.largest
-                        && (!c.whole || x.fract() == 0.0)
-                        && text.get(open + len) == Some(&b'"')
-                })
-                .map(|(_, x, len)| (x, len));
-            let close = match number {
-                Some((_, len)) => open + len,
-                None => open + quote_or_line_end(text.get(open..)?)?,
-            };
-            if text[close] != b'"' {
-                return None;
-            }
-            if metric {
-                let cell = &text[open..close];
-                match number {
-                    Some((x, _)) => rows.push_num(x),
-                    // Negative numbers and those past a limit are checked by the full
-                    // reading.
-                    None if cell.is_empty() => rows.push(Value::Empty),
-                    None => rows
-                        .push(metric_cell(&self.schema.columns[k], &csv.text[open..close]).ok()?),
-                }
-            }
+            let close = self.cell(open, fields.len(), rows)?;
             fields.push((open, close));
             match text.get(close + 1) {
                 Some(b',') if text.get(close + 2) == Some(&b'"') => pos = close + 2,
                 _ => return Self::row_end(text, close),
             }
         }
+    }
+
+    /// Reads the cell that opens at `open`, the row's `field`th, into `rows` when it is
+    /// a metric's; where its closing quote is, or `None` at anything not as ncu writes it.
+    #[inline(always)]
+    fn cell(&self, open: usize, field: usize, rows: &mut Rows) -> Option<usize> {
+        let (csv, layout, limits) = (self.csv, self.layout, self.limits);
+        let text = csv.text.as_bytes();
+        let k = rows.column();
+        let metric = layout.metrics.get(k) == Some(&field);
+        // Most cells of a raw page are `""` or one digit: read before anything else.
+        if metric && let Some(close) = Self::short_cell(text, open, limits, k, rows) {
+            return Some(close);
+        }
+        // A metric cell that is a plain number ends where the number does (read in the
+        // same pass); any other cell at its closing quote.
+        let number = metric
+            .then(|| Some((limits.0[k], number_prefix(text.get(open..)?)?)))
+            .flatten()
+            .map(|(c, (x, len))| (c, if c.factor == 1.0 { x } else { x * c.factor }, len))
+            .filter(|(c, x, len)| {
+                x.is_sign_positive()
+                    && *x <= c.largest
+                    && (!c.whole || x.fract() == 0.0)
+                    && text.get(open + len) == Some(&b'"')
+            })
+            .map(|(_, x, len)| (x, len));
+        let close = match number {
+            Some((_, len)) => open + len,
+            None => open + quote_or_line_end(text.get(open..)?)?,
+        };
+        if text[close] != b'"' {
+            return None;
+        }
+        if metric {
+            match number {
+                Some((x, _)) => rows.push_num(x),
+                // Negative numbers and those past a limit are checked by the full reading.
+                None if close == open => rows.push(Value::Empty),
+                None => {
+                    rows.push(metric_cell(&self.schema.columns[k], &csv.text[open..close]).ok()?)
+                }
+            }
+        }
+        Some(close)
     }
 
     /// A metric cell that is empty (`""`) or one digit within its column's limits,

@@ -1,8 +1,8 @@
 //! The kernel recipe (`kernels/<ladder>/recipe.toml`): the problem kind its kernels
 //! solve, and per version its source, entry point and launch recipe (grid, block,
 //! dynamic shared memory as expressions of the shape's dimensions; the TMA tensor maps
-//! it takes; the workspace buffer it takes last, if any; the shapes it supports). Pure data: nothing here touches CUDA, and nothing
-//! here knows how a recipe is run.
+//! it takes; the workspace buffer it takes last, if any; the shapes it supports). Pure
+//! data: nothing here touches CUDA, and nothing here knows how a recipe is run.
 
 pub mod baselines;
 pub mod folders;
