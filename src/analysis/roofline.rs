@@ -195,6 +195,33 @@ impl LadderRoofline {
     pub fn step_to(&self, child: usize) -> Option<&RoofStep> {
         self.steps.iter().find(|s| s.child == child)
     }
+
+    /// The ceilings a chart of the ladder draws (the explorer's and the SVG's): the
+    /// compute roofs and the DRAM and L2 roofs, the ladder's own and its first GPU's.
+    pub fn charted_ceilings(&self) -> Vec<&Ceiling> {
+        let first = self.devices.first();
+        self.ceilings
+            .iter()
+            .filter(|c| c.device.is_none() || c.device.as_ref() == first)
+            .filter(|c| c.value.is_finite() && c.value > 0.0)
+            .filter(|c| {
+                matches!(
+                    c.roof,
+                    Roof::Compute | Roof::Memory(Level::Dram | Level::L2)
+                )
+            })
+            .collect()
+    }
+}
+
+impl VersionRoof {
+    /// Where a chart puts the version: its DRAM intensity (FLOP/B) and FLOP/s, both
+    /// positive; `None` for a version left off.
+    pub fn chart_xy(&self) -> Option<(f64, f64)> {
+        let p = self.point.as_ref()?;
+        let x = p.dram_intensity().filter(|x| *x > 0.0)?;
+        (p.flop_per_s > 0.0).then_some((x, p.flop_per_s))
+    }
 }
 
 /// A GPU's datasheet compute rates, TFLOP/s: dense fp16 tensor (fp32 accumulate) and

@@ -89,22 +89,15 @@ struct Frame<'a> {
 
 impl<'a> Frame<'a> {
     fn new(r: &'a LadderRoofline) -> Option<Frame<'a>> {
-        let device = r.devices.first().map(String::as_str);
-        let on_device = |c: &&Ceiling| c.device.is_none() || c.device.as_deref() == device;
-        let memory = |l: Level| {
-            r.ceilings
-                .iter()
-                .filter(on_device)
-                .find(|c| c.roof == Roof::Memory(l))
-        };
-        let compute: Vec<&Ceiling> = r
-            .ceilings
+        let charted = r.charted_ceilings();
+        let memory = |l: Level| charted.iter().copied().find(|c| c.roof == Roof::Memory(l));
+        let compute: Vec<&Ceiling> = charted
             .iter()
-            .filter(on_device)
+            .copied()
             .filter(|c| c.roof == Roof::Compute)
             .collect();
         let (dram, l2) = (memory(Level::Dram), memory(Level::L2));
-        let points: Vec<(f64, f64)> = r.versions.iter().filter_map(xy).collect();
+        let points: Vec<(f64, f64)> = r.versions.iter().filter_map(|v| v.chart_xy()).collect();
         let ridges = compute.iter().filter_map(|c| Some(c.value / dram?.value));
         // Room on either side of the points, and to their right for the roofs' labels.
         let xs: Vec<f64> = points
@@ -138,12 +131,6 @@ impl<'a> Frame<'a> {
             .min(self.y.max())
             .max(self.y.min())
     }
-}
-
-/// A version's place: DRAM intensity and FLOP/s, where it has both.
-fn xy(v: &VersionRoof) -> Option<(f64, f64)> {
-    let p = v.point.as_ref()?;
-    Some((p.dram_intensity()?, p.flop_per_s))
 }
 
 /// The roofline of the ladder `a`; `None` where no version has a point.
@@ -331,7 +318,7 @@ fn points(out: &mut String, r: &LadderRoofline, f: &Frame) -> Vec<Placed> {
         .iter()
         .enumerate()
         .filter_map(|(index, v)| {
-            let (x, y) = xy(v)?;
+            let (x, y) = v.chart_xy()?;
             let label = if v.baseline {
                 format!("[{}]", v.id)
             } else {
@@ -531,7 +518,7 @@ fn footer(out: &mut String, r: &LadderRoofline) {
     let left_off: Vec<&str> = r
         .versions
         .iter()
-        .filter(|v| xy(v).is_none())
+        .filter(|v| v.chart_xy().is_none())
         .map(|v| v.id.as_str())
         .collect();
     if !left_off.is_empty() {

@@ -65,31 +65,14 @@ fn marks(r: &LadderRoofline) -> Vec<Mark<'_>> {
         .iter()
         .enumerate()
         .filter_map(|(index, v)| {
-            let p = v.point.as_ref()?;
-            let x = p.dram_intensity().filter(|x| *x > 0.0)?;
-            (p.flop_per_s > 0.0).then(|| Mark {
+            let (x, y) = v.chart_xy()?;
+            Some(Mark {
                 index,
                 id: &v.id,
                 x: x.log10(),
-                y: p.flop_per_s.log10(),
+                y: y.log10(),
                 baseline: v.baseline,
             })
-        })
-        .collect()
-}
-
-/// The ceilings the chart draws: those of the ladder and of its first GPU.
-fn drawn(r: &LadderRoofline) -> Vec<&Ceiling> {
-    let first = r.devices.first();
-    r.ceilings
-        .iter()
-        .filter(|c| c.device.is_none() || c.device.as_ref() == first)
-        .filter(|c| c.value.is_finite() && c.value > 0.0)
-        .filter(|c| {
-            matches!(
-                c.roof,
-                Roof::Compute | Roof::Memory(Level::Dram | Level::L2)
-            )
         })
         .collect()
 }
@@ -546,7 +529,7 @@ fn text_lines(scene: &Scene, width: usize) -> Vec<Line<'static>> {
 
 fn chart<'a>(scene: &Scene, r: &'a LadderRoofline) -> Option<Chart<'a>> {
     let marks = marks(r);
-    let ceilings = drawn(r);
+    let ceilings = r.charted_ceilings();
     let bounds = bounds(&marks, &ceilings)?;
     let selected = scene.version_index();
     Some(Chart {
