@@ -231,11 +231,14 @@ pub fn cuda_include_dir() -> Option<PathBuf> {
 }
 
 /// ptxas's "Potential Performance Loss" advisories in a log, as (code, what): for Hopper
-/// code, wgmmas serialized (C7510–C7520). They cost far more than they show — a kernel
-/// whose wgmmas are serialized still runs correctly, ~20 % slower.
+/// code, wgmmas serialized (C7510–C7520), and its note that it injected a
+/// warpgroup.arrive to use registers a wgmma holds (C7519, an "info" line: the warps
+/// wait for the wgmmas in flight there). They cost far more than they show — a kernel
+/// whose wgmmas are serialized still runs correctly, ~20 % slower (a trace build with
+/// injected arrives ran 2.4× its plain build).
 pub fn performance_advisories(log: &str) -> Vec<(&str, &'static str)> {
     log.lines()
-        .filter(|l| l.contains("Potential Performance Loss"))
+        .filter(|l| l.contains("Potential Performance Loss") || l.contains("(C7519)"))
         .map(|l| {
             let code = l
                 .split_once('(')
@@ -243,6 +246,8 @@ pub fn performance_advisories(log: &str) -> Vec<(&str, &'static str)> {
                 .map_or("ptxas", |(code, _)| code);
             let what = if l.contains("serialized") {
                 "wgmma serialized"
+            } else if l.contains("warpgroup.arrive") {
+                "warpgroup.arrive injected (waits for the wgmmas in flight)"
             } else {
                 "performance loss"
             };
@@ -296,5 +301,16 @@ mod tests {
         );
         assert_eq!(performance_advisories(log), [("C7518", "wgmma serialized")]);
         assert!(performance_advisories("ptxas info    : Used 40 registers\n").is_empty());
+    }
+
+    /// NVRTC's log of v28's trace build with the mark of 2026-12-07, whose branches
+    /// between a wgmma's issue and its wait made ptxas inject warpgroup.arrive (the
+    /// trace build ran 2.4× the plain one on an H100).
+    #[test]
+    fn ptxas_injected_arrive_advisory() {
+        let log = include_str!("../../tests/fixtures/ptxas/warpgroup-arrive-injected.log");
+        let found = performance_advisories(log);
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(found.iter().all(|&(code, what)| code == "C7519" && what.contains("warpgroup.arrive")));
     }
 }

@@ -10,9 +10,12 @@
 //! `cap`), and has bit 63 set once the lane was opened (an unused lane is all zero); a
 //! lane keeps its first `min(cap, that bound)` marks; mark `i` is words
 //! `2 + 3i ..`: the SM's cycle counter (clock64), %globaltimer in ns, and a tag
-//! (stage in bits 0–15, kind in bits 16–31: 1 begin, 2 end). The kernels' header stamps
-//! %globaltimer on a lane's first mark and every 64th after it, and leaves 0 on the
-//! others (reading it costs a warp hundreds of cycles); a 0 there is "not stamped".
+//! (stage in bits 0–15, kind in bits 16–31: 1 begin, 2 end, 3 an anchor). A 0 in the
+//! timer word is "not stamped". The kernels' header reads %globaltimer only when a lane
+//! opens and closes (reading it costs a warp hundreds of cycles) and writes the two as
+//! anchors: marks of kind 3 and stage 0 that pair a cycle count with the timer and
+//! bound no span, before the lane's first mark and after its last. (Its mark of
+//! 2026-12-03 stamped the timer on a lane's first mark and every 64th instead.)
 //!
 //! Spans within a block are in cycles of its SM (one counter for all its lanes);
 //! %globaltimer, whose step may be coarse (~32 ns to 1 µs), only places a block against
@@ -33,6 +36,8 @@ pub const LANES_PER_BLOCK: usize = 4;
 /// The kind bits of a begin mark and of an end mark.
 pub const BEGIN: u64 = 1;
 pub const END: u64 = 2;
+/// The kind bits of an anchor: a cycle count and %globaltimer read together, no stage.
+pub const ANCHOR: u64 = 3;
 
 /// Bit 63 of a lane's word 1: the lane was opened.
 pub const USED_BIT: u64 = 1 << 63;
@@ -451,12 +456,13 @@ impl BlockMarks {
         })
     }
 
-    /// Its first mark in ns: its first stamped one, less the cycles before it (none
-    /// where the first mark was stamped, as the header stamps a lane's first).
+    /// Its first mark in ns: its first stamped one (or anchor), less the cycles from its
+    /// first mark to it (an anchor before the first mark adds them back).
     fn start_ns(&self, ns_per_cycle: Option<f64>) -> u64 {
         self.stamped.map_or(0, |(a, _)| {
-            let before = (a.clock - self.first.clock) as f64 * ns_per_cycle.unwrap_or(0.0);
-            a.ns.saturating_sub(before.round() as u64)
+            let before = (a.clock as i128 - self.first.clock as i128) as f64
+                * ns_per_cycle.unwrap_or(0.0);
+            (i128::from(a.ns) - before.round() as i128).clamp(0, i128::from(u64::MAX)) as u64
         })
     }
 }
@@ -465,8 +471,9 @@ impl BlockMarks {
 /// partner goes to `unmatched`); `None` where its lanes made no mark.
 fn block_marks(block: u32, lanes: &[Lane], unmatched: &mut Vec<Unmatched>) -> Option<BlockMarks> {
     let all = || lanes.iter().flat_map(|l| &l.marks);
-    let first = all().min_by_key(|m| m.clock).copied()?;
-    let last = all().max_by_key(|m| m.clock).copied()?;
+    let staged = || all().filter(|m| m.kind != ANCHOR);
+    let first = staged().min_by_key(|m| m.clock).copied()?;
+    let last = staged().max_by_key(|m| m.clock).copied()?;
     let timed = || all().filter(|m| m.ns != 0);
     let stamped = timed()
         .min_by_key(|m| m.clock)
@@ -597,13 +604,13 @@ fn read_lane(
     for i in 0..kept {
         let [clock, ns, tag] = [words[2 + 3 * i], words[3 + 3 * i], words[4 + 3 * i]];
         let (stage, kind) = (tag & 0xFFFF, (tag >> 16) & 0xFFFF);
-        if tag >> 32 != 0 || !(kind == BEGIN || kind == END) {
+        if tag >> 32 != 0 || !(kind == BEGIN || kind == END || (kind == ANCHOR && stage == 0)) {
             bail!(
-                "{}, mark {i}: tag {tag:#x} is not stage | kind << 16 with kind 1 (begin) or 2 (end)",
+                "{}, mark {i}: tag {tag:#x} is not stage | kind << 16 with kind 1 (begin) or 2 (end), nor an anchor (3 << 16)",
                 here()
             );
         }
-        if stage as usize >= stages.len() {
+        if kind != ANCHOR && stage as usize >= stages.len() {
             bail!(
                 "{}, mark {i}: stage {stage}, but the recipe names {} stages ({})",
                 here(),
@@ -642,7 +649,7 @@ fn pair(lane: &Lane, block: u32, spans: &mut Vec<Span>, unmatched: &mut Vec<Unma
     use std::collections::BTreeMap;
     let mut open: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
     let mut ends: BTreeMap<u16, u32> = BTreeMap::new();
-    for m in &lane.marks {
+    for m in lane.marks.iter().filter(|m| m.kind != ANCHOR) {
         if m.kind == BEGIN {
             open.entry(m.stage).or_default().push(m.clock);
         } else if let Some(start) = open.get_mut(&m.stage).and_then(Vec::pop) {
@@ -1478,6 +1485,44 @@ mod tests {
                 .iter()
                 .all(|b| b.clock == Clock::Block && b.ns_per_cycle == Some(0.5))
         );
+    }
+
+    #[test]
+    fn anchors_place_and_time_a_block_and_bound_no_span() {
+        // The header's on-chip lanes: %globaltimer only in the anchors, read when the
+        // lane opened (100 cycles before its first mark) and closed (100 after its
+        // last). Block 1 opens 5 µs after block 0; each lane lasts 8200 cycles over
+        // 4100 ns: 0.5 ns a cycle, from the anchors alone.
+        let a: &[M] = &[
+            (0, 1_000, 0, ANCHOR),
+            (100, 0, 0, BEGIN),
+            (8_100, 0, 0, END),
+            (8_200, 5_100, 0, ANCHOR),
+        ];
+        let b: &[M] = &[
+            (50, 6_000, 0, ANCHOR),
+            (150, 0, 0, BEGIN),
+            (8_150, 0, 0, END),
+            (8_250, 10_100, 0, ANCHOR),
+        ];
+        let raw = buffer(2, 4, &[(0, 0, 1, 4, a), (1, 0, 2, 4, b)]);
+        let t = decode(&raw, 2, 4, &names(&["p"]), &names(&["x"]), clocks()).unwrap();
+        let starts: Vec<u64> = t.blocks.iter().map(|b| b.start_ns).collect();
+        // A block starts at its first mark: 100 cycles (50 ns) after its opening.
+        assert_eq!(starts, [0, 5_000]);
+        for b in &t.blocks {
+            assert_eq!((b.clock, b.ns_per_cycle), (Clock::Block, Some(0.5)));
+            assert_eq!(b.cycles, 8_000, "the anchors are not the block's marks");
+            let spans: Vec<(u16, u64, u64)> =
+                b.spans.iter().map(|s| (s.stage, s.start, s.end)).collect();
+            assert_eq!(spans, [(0, 0, 8_000)]);
+        }
+        assert!(t.unmatched.is_empty() && t.overflowed.is_empty());
+        // An anchor names no stage: a stage there breaks the layout.
+        let bad: &[M] = &[(0, 1_000, 1, ANCHOR)];
+        let raw = buffer(1, 2, &[(0, 0, 1, 1, bad)]);
+        let e = decode(&raw, 1, 2, &names(&["p"]), &names(&["x", "y"]), clocks()).unwrap_err();
+        assert!(format!("{e}").contains("nor an anchor"), "{e}");
     }
 
     #[test]

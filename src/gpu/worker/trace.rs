@@ -13,9 +13,10 @@ use std::path::Path;
 
 /// The definition that turns the markers on.
 pub const DEFINE: &str = "-DSTALLSCOPE_TRACE";
-/// Marks a lane holds unless asked otherwise: as many as the kernels' header keeps on
-/// chip (`SS_TRACE_RING` in kernels/stallscope_trace.h).
-pub const DEFAULT_CAP: u32 = 512;
+/// Marks a lane holds unless asked otherwise: as many as the kernels' header writes out
+/// of a lane (`SS_TRACE_RING` in kernels/stallscope_trace.h: its ring's marks but the
+/// last slot, which takes the overflow, and the two anchors).
+pub const DEFAULT_CAP: u32 = 256 + 1;
 /// The most memory a trace buffer takes: a grid of many blocks gets fewer marks a lane.
 const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
@@ -140,8 +141,9 @@ mod tests {
         // each lane's own bound from its word 1 either way.
         let header = include_str!("../../../kernels/stallscope_trace.h");
         assert!(
-            header.contains(&format!("#define SS_TRACE_RING {DEFAULT_CAP}u")),
-            "kernels/stallscope_trace.h's SS_TRACE_RING is not DEFAULT_CAP ({DEFAULT_CAP})"
+            header.contains(&format!("#define SS_TRACE_RING {}u", DEFAULT_CAP - 1)),
+            "kernels/stallscope_trace.h's SS_TRACE_RING is not DEFAULT_CAP - 1 ({})",
+            DEFAULT_CAP - 1
         );
     }
 }
