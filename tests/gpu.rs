@@ -428,7 +428,11 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
         SizeLimits::DEFAULT,
     )
     .unwrap();
-    let v = recipe.version("v30").expect("v30 in the recipe");
+    // STALLSCOPE_TWO_STREAM_VERSION=v29 points the test at the schedule in module
+    // globals it replaced, which should fail it (shown on the GPU machine, not run in
+    // the suite: a race need not show in every run).
+    let id = std::env::var("STALLSCOPE_TWO_STREAM_VERSION").unwrap_or_else(|_| "v30".into());
+    let v = recipe.version(&id).expect("the version in the recipe");
     let (rel, abs) = v.tolerances(&recipe);
     let dev = Device::open().unwrap();
     let streams = [dev.new_stream().unwrap(), dev.new_stream().unwrap()];
@@ -455,9 +459,10 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
             .collect();
         let (a, b) = (&prepared[0].workspace, &prepared[1].workspace);
         assert!(
-            a.as_ref()
-                .zip(b.as_ref())
-                .is_some_and(|(a, b)| a.ptr != b.ptr),
+            v.workspace.is_none()
+                || a.as_ref()
+                    .zip(b.as_ref())
+                    .is_some_and(|(a, b)| a.ptr != b.ptr),
             "a workspace each"
         );
         // Each round: both outputs poisoned, then one launch of each, side by side on
@@ -476,7 +481,8 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
                 assert_eq!(
                     judge(&e, rel, abs),
                     None,
-                    "{shape}, round {round}, the launch on stream {i}: {e:?}"
+                    "{}: {shape}, round {round}, the launch on stream {i}: {e:?}",
+                    v.id
                 );
             }
         }

@@ -382,9 +382,15 @@ fn the_markers_leave_a_version_s_code_unchanged_and_its_trace_build_compiles() {
             // A mark that makes ptxas wait for the wgmmas in flight (an injected
             // warpgroup.arrive, C7519, or serialized wgmmas) costs the trace build its
             // overlap: the picture would not be the plain build's.
+            // (The experiments' other variants of the mark, kept to take it apart, may.)
             let advisories = gpu::nvrtc::performance_advisories(&t.log);
+            let variant = v
+                .options
+                .iter()
+                .find_map(|o| o.strip_prefix("-DSS_TRACE_VARIANT="))
+                .unwrap_or("0");
             assert!(
-                advisories.is_empty(),
+                advisories.is_empty() || !matches!(variant, "0" | "5"),
                 "{} trace build: {advisories:?}",
                 v.id
             );
