@@ -164,12 +164,21 @@ mod tests {
         let ladder = dir.path().join("gemm");
         let path = store_trace(&ladder, &recipe, &t, SizeLimits::DEFAULT).expect("stored");
         assert!(path.starts_with(ladder.join("v09")), "{}", path.display());
-        let stored = crate::model::load_ladder(
+        let mut stored = crate::model::load_ladder(
             &crate::model::Store::disk(SizeLimits::DEFAULT),
             &ladder,
             &mut crate::model::LoadReport::default(),
         )
         .expect("the stored ladder loads");
+        // Listed by its name when the ladder loads; read when asked for.
+        assert!(
+            stored
+                .versions
+                .iter()
+                .all(|v| v.traces.iter().all(|t| !t.is_read()))
+        );
+        let read = stored.read_traces(Some(shape));
+        assert_eq!((read.read, read.failed.len()), (1, 0));
         let v09 = stored
             .versions
             .iter()

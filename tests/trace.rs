@@ -207,15 +207,26 @@ fn blocks_take_their_own_clock_or_the_given_one_and_their_offsets_in_timer_steps
     assert!(t.overflowed.is_empty() && t.unmatched.is_empty());
 }
 
+/// Loading lists each version's trace by its file name (its shape from the name) and
+/// reads none; `read_traces` reads them, once.
 #[test]
-fn the_fixture_ladder_loads_each_version_with_its_trace() {
+fn the_fixture_ladder_lists_each_version_s_trace_and_reads_it_when_asked() {
     let mut report = LoadReport::default();
-    let l = load_ladder(&store(), &fixture_ladder(), &mut report).unwrap();
+    let mut l = load_ladder(&store(), &fixture_ladder(), &mut report).unwrap();
     assert!(report.warnings.is_empty(), "{:?}", report.lines());
     assert_eq!(l.versions.len(), 2);
     for (v, want) in l.versions.iter().zip([v13(), v14()]) {
+        assert_eq!(v.traces.len(), 1);
+        assert!(!v.traces[0].is_read());
+        assert_eq!(v.traces[0].shape, want.shape);
+        assert_eq!(v.traces[0].trace(), None);
+    }
+    let read = l.read_traces(Some(v13().shape));
+    assert_eq!((read.read, read.failed.len()), (2, 0));
+    for (v, want) in l.versions.iter().zip([v13(), v14()]) {
         assert_eq!(v.traces, [want]);
     }
+    assert_eq!(l.read_traces(None).read, 0, "read once");
 }
 
 /// A ladder folder in a temporary folder naming `ids`, for a trace written by the
@@ -234,8 +245,11 @@ fn temp_ladder(ids: &[&str]) -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
+/// A corrupt trace file does not stop the ladder loading, nor warn there (loading does
+/// not decode it); reading it says which file and why, and its version is shown without
+/// it.
 #[test]
-fn a_trace_that_cannot_be_read_is_a_warning_and_its_version_loads_without_it() {
+fn a_corrupt_trace_loads_without_a_warning_and_fails_when_read() {
     let (_tmp, dir) = temp_ladder(&["v1"]);
     std::fs::create_dir(dir.join("v1")).unwrap();
     std::fs::write(
@@ -244,9 +258,13 @@ fn a_trace_that_cannot_be_read_is_a_warning_and_its_version_loads_without_it() {
     )
     .unwrap();
     let mut report = LoadReport::default();
-    let l = load_ladder(&store(), &dir, &mut report).unwrap();
-    assert!(l.versions[0].traces.is_empty());
-    let lines = report.lines();
+    let mut l = load_ladder(&store(), &dir, &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.lines());
+    assert_eq!(l.versions[0].traces.len(), 1);
+    assert!(!l.versions[0].traces[0].is_read());
+    let read = l.read_traces(None);
+    assert_eq!(read.read, 1);
+    let lines: Vec<String> = read.failed.iter().map(|w| w.to_string()).collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].contains("trace-1,64,1024,128.json.gz"),
@@ -254,8 +272,35 @@ fn a_trace_that_cannot_be_read_is_a_warning_and_its_version_loads_without_it() {
     );
     assert!(lines[0].contains("gzip data is damaged"), "{lines:?}");
     assert!(
-        lines[0].contains("version v1 loads without this trace"),
+        lines[0].contains("version v1 is shown without this trace"),
         "{lines:?}"
+    );
+    let t = &l.versions[0].traces[0];
+    assert!(t.trace().is_none());
+    assert!(
+        t.error()
+            .is_some_and(|e| e.contains("gzip data is damaged"))
+    );
+}
+
+/// `report` reads the traces it shows: a corrupt one is a warning of the report (the file
+/// and why), and the rest of the report is written.
+#[test]
+fn the_report_warns_of_a_trace_it_cannot_read() {
+    let (_tmp, dir) = temp_ladder(&["v1"]);
+    std::fs::create_dir(dir.join("v1")).unwrap();
+    std::fs::write(
+        dir.join("v1/trace-1,64,1024,128.json.gz"),
+        b"\x1f\x8bnot gzip",
+    )
+    .unwrap();
+    let out = stallscope(&["report", &path_arg(&dir)]).success();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("trace-1,64,1024,128.json.gz"), "{err}");
+    assert!(err.contains("gzip data is damaged"), "{err}");
+    assert!(
+        err.contains("version v1 is shown without this trace"),
+        "{err}"
     );
 }
 

@@ -1730,6 +1730,94 @@ fn the_pipeline_view_of_one_version_and_of_none() {
     assert!(shown.contains("stallscope trace VERSION"), "{shown}");
 }
 
+/// Loading a ladder lists its traces and reads none: the pipeline view reads them when it
+/// is shown (in `update`), and draws them then.
+#[test]
+fn the_pipeline_view_reads_the_traces_when_shown() {
+    let dir = common::repo().join("tests/fixtures/trace/synthetic");
+    let mut report = LoadReport::default();
+    let ladder = model::load_ladder(&Store::disk(SizeLimits::DEFAULT), &dir, &mut report).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.lines());
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    let read = |a: &App| -> Vec<bool> {
+        a.ladder()
+            .ladder
+            .versions
+            .iter()
+            .flat_map(|v| v.traces.iter().map(|t| t.is_read()))
+            .collect()
+    };
+    assert_eq!(read(&a), [false, false], "listed, not read, at load");
+    assert!(!a.ladder().analysis.pipeline.any());
+    select(&mut a, "v14");
+    assert_eq!(read(&a), [false, false], "the timeline view reads none");
+    a.update(Action::Show(View::Pipeline));
+    assert_eq!(read(&a), [true, true]);
+    assert!(a.ladder().analysis.pipeline.any());
+    let shown = render(&a, 120, 60);
+    assert!(
+        shown.lines().any(|l| l == "v14 ping-pong (synthetic)"),
+        "{shown}"
+    );
+    assert!(shown.contains("v14 from v13: "), "{shown}");
+}
+
+/// A trace file that cannot be decoded (a real trace of the fixture, cut short) lets the
+/// ladder load with no warning; the pipeline view, when shown, says which file and why,
+/// and draws the other version's trace as before.
+#[test]
+fn the_pipeline_view_says_why_a_trace_cannot_be_read() {
+    let from = common::repo().join("tests/fixtures/trace/synthetic");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("synthetic");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(from.join("ladder.toml"), dir.join("ladder.toml")).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let e = entry.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir(dir.join(e.file_name())).unwrap();
+            for f in std::fs::read_dir(e.path()).unwrap() {
+                let f = f.unwrap();
+                std::fs::copy(f.path(), dir.join(e.file_name()).join(f.file_name())).unwrap();
+            }
+        } else {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    let broken = dir.join("v14/trace-1,64,1024,128.json.gz");
+    let bytes = std::fs::read(&broken).unwrap();
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+    let mut report = LoadReport::default();
+    let ladder = model::load_ladder(&Store::disk(SizeLimits::DEFAULT), &dir, &mut report).unwrap();
+    assert!(
+        report.warnings.is_empty(),
+        "nothing decoded at load: {:?}",
+        report.lines()
+    );
+    let mut a = App::new(vec![LadderState::new(ladder)], Theme { color: false });
+    select(&mut a, "v14");
+    a.update(Action::Show(View::Pipeline));
+    let shown = render(&a, 200, 40)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        shown.contains("error: v14's pipeline trace at 1,64,1024,128 cannot be read:"),
+        "{shown}"
+    );
+    assert!(shown.contains("trace-1,64,1024,128.json.gz"), "{shown}");
+    assert!(shown.contains("gzip data is damaged"), "{shown}");
+    assert!(shown.contains("Traced at 1,64,1024,128: v13"), "{shown}");
+    select(&mut a, "v13");
+    let shown = render(&a, 120, 60);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l == "v13 consumers in turn (synthetic)"),
+        "{shown}"
+    );
+}
+
 /// The pipeline view of the synthetic traces, drawn at 80×24 (lanes cut to the width).
 #[test]
 fn pipeline_traced_80x24() {

@@ -786,7 +786,10 @@ mod tests {
         Version {
             id: id.into(),
             traces: qk
-                .map(|qk| Trace::new(id, shape, timeline(&step_buffer(qk))))
+                .map(|qk| {
+                    let t = Trace::new(id, shape, timeline(&step_buffer(qk)));
+                    crate::model::TraceFile::decoded(t.file_name().into(), t)
+                })
                 .into_iter()
                 .collect(),
             ..Version::default()

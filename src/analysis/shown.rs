@@ -5,7 +5,7 @@
 //! (`--regime`).
 
 use crate::model::runs::{Regime, RunResult, Shape};
-use crate::model::{Ladder, Trace, Version};
+use crate::model::{Ladder, Trace, TraceFile, Version};
 
 /// The run shape whose results are shown, as the caller chose it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,12 +90,20 @@ impl Shown {
     }
 
     /// The pipeline trace shown for a version of `ladder`: the one at the shown shape
-    /// (without one, its last).
+    /// (without one, its last), where it was read ([`Ladder::read_traces`]).
     pub fn trace<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a Trace> {
-        match self.shape(ladder) {
-            Some(w) => v.traces.iter().find(|t| t.shape == w),
-            None => v.traces.last(),
-        }
+        self.trace_file(ladder, v)?.trace()
+    }
+
+    /// The trace file shown for a version of `ladder`, read or not (or not readable).
+    pub fn trace_file<'a>(self, ladder: &Ladder, v: &'a Version) -> Option<&'a TraceFile> {
+        v.trace_at(self.shape(ladder))
+    }
+
+    /// Reads the traces shown of `ladder` not read yet ([`Ladder::read_traces`]).
+    pub fn read_traces(self, ladder: &mut Ladder) -> crate::model::TracesRead {
+        let at = self.shape(ladder);
+        ladder.read_traces(at)
     }
 }
 

@@ -71,6 +71,11 @@ pub(super) fn report_command(common: &Common, a: &ReportArgs) -> Result<bool> {
             names.join(", ")
         );
     }
+    // The traces shown are read now (loading lists them only); one that cannot be read
+    // is a warning, and its version is shown without it.
+    for l in &mut ladders {
+        report.warnings.extend(shown.read_traces(l).failed);
+    }
     let analysed: Vec<Analysed> = ladders.iter().map(|l| Analysed::new(l, shown)).collect();
     if a.format == Format::Perfetto && !analysed.iter().any(|a| a.analysis.pipeline.any()) {
         let at = a

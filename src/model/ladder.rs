@@ -5,7 +5,7 @@ use super::manifest::{self, Manifest};
 use super::merge::{merge_pages, pages_of, source_page};
 use super::runs::{self, RunFile, RunResult, Shape};
 use super::store::{Place, Store};
-use super::trace::{self, Trace};
+use super::trace::{self, TraceFile};
 use super::{Profile, merge_exports, short_kernel_name, source, staging};
 use crate::files::{self, confine::FileError, limits::SizeLimits};
 use crate::kinds::Kind;
@@ -60,8 +60,9 @@ pub struct Version {
     /// The command ncu profiled into this version (`profile -- CMD`), to profile again.
     pub profiled_with: Option<super::manifest::ProfileCommand>,
     /// Its pipeline traces (`stallscope trace`), one per shape, by file name: the
-    /// `trace-*.json.gz` files of its folder in the ladder folder.
-    pub traces: Vec<Trace>,
+    /// `trace-*.json.gz` files of its folder in the ladder folder, listed when the ladder
+    /// loads and read when first asked for ([`Ladder::read_traces`]).
+    pub traces: Vec<TraceFile>,
 }
 
 impl Version {
@@ -82,6 +83,22 @@ impl Version {
     pub fn readable_listing(&self) -> Option<&crate::ncu::SourceListing> {
         self.listing()?.ok()
     }
+
+    /// Its trace file at `shape` (without one, its last), read or not.
+    pub fn trace_at(&self, shape: Option<Shape>) -> Option<&TraceFile> {
+        match shape {
+            Some(w) => self.traces.iter().find(|t| t.shape == w),
+            None => self.traces.last(),
+        }
+    }
+}
+
+/// What [`Ladder::read_traces`] did: how many trace files it read, and those that could
+/// not be read, each a warning naming the file.
+#[derive(Debug, Default)]
+pub struct TracesRead {
+    pub read: usize,
+    pub failed: Vec<ParseError>,
 }
 
 impl Ladder {
@@ -91,6 +108,58 @@ impl Ladder {
 
     pub fn version_index(&self, id: &str) -> Option<usize> {
         self.versions.iter().position(|v| v.id == id)
+    }
+
+    /// Reads every version's trace at `shape` (without one, each version's last) that
+    /// was not read yet, on as many threads as the machine has cores (at most 8); each is
+    /// kept with the version, or why it could not be read. Loading a ladder lists its
+    /// traces only: the views and reports that show them read them here first.
+    pub fn read_traces(&mut self, shape: Option<Shape>) -> TracesRead {
+        let store = &self.store;
+        let mut unread: Vec<(&str, &mut TraceFile)> = self
+            .versions
+            .iter_mut()
+            .filter_map(|v| {
+                let Version { id, traces, .. } = v;
+                let t = match shape {
+                    Some(w) => traces.iter_mut().find(|t| t.shape == w),
+                    None => traces.last_mut(),
+                }?;
+                (!t.is_read()).then_some((id.as_str(), t))
+            })
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let per = unread.len().div_ceil(threads).max(1);
+        if unread.len() <= 1 {
+            for (id, t) in &mut unread {
+                t.read(store, id);
+            }
+        } else {
+            std::thread::scope(|s| {
+                for chunk in unread.chunks_mut(per) {
+                    s.spawn(move || {
+                        for (id, t) in chunk {
+                            t.read(store, id);
+                        }
+                    });
+                }
+            });
+        }
+        let failed = unread
+            .iter()
+            .filter_map(|(id, t)| {
+                Some(ParseError::file(
+                    &t.path,
+                    format!("{}; version {id} is shown without this trace", t.error()?),
+                ))
+            })
+            .collect();
+        TracesRead {
+            read: unread.len(),
+            failed,
+        }
     }
 
     /// The version a version was built on (an index into `versions`): the one its
@@ -413,6 +482,9 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
     let runs_path = dir.join(runs::FILE_NAME);
     let run_file = RunFile::read(store, &runs_path)?;
 
+    let kind = named_kind
+        .or(run_file.runs.first().map(|r| r.shape.kind()))
+        .or(reference_shape.map(|s| s.kind()));
     let at = Folder {
         store,
         dir,
@@ -451,7 +523,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
             .text(entry, "notes", entry.notes.as_deref(), report)
             .map(|(_, t)| t);
         let source = at.text(entry, "source", entry.source.as_deref(), report);
-        let traces = at.traces(entry, report);
+        let traces = at.traces(entry, kind, report);
         versions.push(Version {
             id: entry.id.clone(),
             title: entry.title.clone(),
@@ -482,9 +554,7 @@ pub fn load_ladder(store: &Store, dir: &Path, report: &mut LoadReport) -> Result
         problem: m.problem,
         flops: m.flops,
         peak_tflops: m.peak_tflops,
-        kind: named_kind
-            .or(run_file.runs.first().map(|r| r.shape.kind()))
-            .or(reference_shape.map(|s| s.kind())),
+        kind,
         reference_shape,
         profile_shape,
         versions,
@@ -584,17 +654,23 @@ impl Folder<'_> {
         PagesRead { pages, failures }
     }
 
-    /// The traces in the version's folder; one that cannot be read is a warning, and
-    /// the version loads without it.
-    fn traces(&self, entry: &manifest::VersionEntry, report: &mut LoadReport) -> Vec<Trace> {
-        let (found, failed) = trace::version_traces(self.store, self.dir, &entry.id);
+    /// The trace files in the version's folder, listed by name and not read (a view or
+    /// report that shows one reads it: [`Ladder::read_traces`]); one whose name says no
+    /// shape of the ladder's `kind` is a warning, and the version loads without it.
+    fn traces(
+        &self,
+        entry: &manifest::VersionEntry,
+        kind: Option<Kind>,
+        report: &mut LoadReport,
+    ) -> Vec<TraceFile> {
+        let (found, failed) = trace::listed_traces(self.store, self.dir, &entry.id, kind);
         for (path, why) in failed {
             report.warnings.push(ParseError::file(
                 &path,
                 format!("{why}; version {} loads without this trace", entry.id),
             ));
         }
-        found.into_iter().map(|(_, t)| t).collect()
+        found
     }
 
     /// A text file a version's entry names under `key` (its notes, its source), with its

@@ -16,7 +16,7 @@ pub mod trace;
 
 pub use kernel_name::{TITLE_MAX, default_title, short_kernel_name};
 pub use ladder::{
-    BrokenLadder, Ladder, LoadReport, LooseOptions, Version, at_least_one, ladder_dirs,
+    BrokenLadder, Ladder, LoadReport, LooseOptions, TracesRead, Version, at_least_one, ladder_dirs,
     ladder_folders, ladder_ids, launch_key, launch_table, load_files, load_files_with,
     load_folders, load_ladder, load_ladders, pick_launch,
 };
@@ -25,4 +25,4 @@ pub use profile::Profile;
 pub use runs::{RunResult, RunStatus, Shape};
 pub use source::SourcePage;
 pub use store::{Place, Store};
-pub use trace::Trace;
+pub use trace::{Trace, TraceFile};

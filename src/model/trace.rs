@@ -23,9 +23,11 @@
 
 use super::runs::Shape;
 use super::store::Store;
+use crate::kinds::Kind;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The schema every trace file names.
 pub const SCHEMA: &str = "stallscope/trace/1";
@@ -785,41 +787,179 @@ pub fn read_trace(store: &Store, path: &Path) -> Result<Trace> {
 pub type VersionTraces = (Vec<(PathBuf, Trace)>, Vec<(PathBuf, String)>);
 
 /// The traces in version `id`'s folder of the ladder in `ladder_dir` (`trace-*.json.gz`),
-/// by file name, each with its path; a file that cannot be read is an error beside them.
-/// A trace of another version, or whose name is not its shape's, is an error too: a
-/// writer would not replace it.
+/// by file name, each with its path, every one read and decoded; a file that cannot be
+/// read is an error beside them. A trace of another version, or whose name is not its
+/// shape's, is an error too: a writer would not replace it. (Loading a ladder only lists
+/// them: [`listed_traces`].)
 pub fn version_traces(store: &Store, ladder_dir: &Path, id: &str) -> VersionTraces {
-    let dir = ladder_dir.join(id);
     let (mut found, mut failed) = (Vec::new(), Vec::new());
-    let names = match store.files(&dir) {
-        Ok(names) => names,
-        Err(_) => return (found, failed),
-    };
-    for path in names {
-        let is_trace = path
-            .file_name()
-            .is_some_and(|n| is_trace_name(&n.to_string_lossy()));
-        if !is_trace {
-            continue;
+    for path in trace_paths(store, ladder_dir, id) {
+        match checked_trace(store, &path, id) {
+            Ok(t) => found.push((path, t)),
+            Err(why) => failed.push((path, why)),
         }
-        match read_trace(store, &path) {
-            Ok(t) if t.version != id => failed.push((
-                path,
-                format!("the trace is of version {:?}, not {id:?}", t.version),
-            )),
-            Ok(t) if !named_for(&path, &t) => {
-                let want = t.file_name();
-                failed.push((
-                    path,
-                    format!("the trace is at {}: its file is named {want}", t.shape),
+    }
+    (found, failed)
+}
+
+/// The paths of the trace files in version `id`'s folder, by file name.
+fn trace_paths(store: &Store, ladder_dir: &Path, id: &str) -> Vec<PathBuf> {
+    let Ok(names) = store.files(&ladder_dir.join(id)) else {
+        return Vec::new();
+    };
+    names
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| is_trace_name(&n.to_string_lossy()))
+        })
+        .collect()
+}
+
+/// The trace file at `path`, read and decoded, of version `id` and named for its shape;
+/// else why not (the file's name left out: the caller says it).
+fn checked_trace(store: &Store, path: &Path, id: &str) -> Result<Trace, String> {
+    match read_trace(store, path) {
+        Ok(t) if t.version != id => Err(format!(
+            "the trace is of version {:?}, not {id:?}",
+            t.version
+        )),
+        Ok(t) if !named_for(path, &t) => Err(format!(
+            "the trace is at {}: its file is named {}",
+            t.shape,
+            t.file_name()
+        )),
+        Ok(t) => Ok(t),
+        Err(e) => {
+            let text = format!("{e:#}");
+            let prefix = format!("{}: ", store.describe(path));
+            Err(text.strip_prefix(&prefix).unwrap_or(&text).to_string())
+        }
+    }
+}
+
+/// The shape a trace file's name says (`trace-1,16,8192,128-causal.json.gz`), as a
+/// shape of `kind` (without one, of the first kind it reads as).
+pub fn shape_of_name(name: &str, kind: Option<Kind>) -> Option<Shape> {
+    let stem = name.strip_prefix("trace-")?;
+    let stem = stem
+        .strip_suffix(".json.gz")
+        .or_else(|| stem.strip_suffix(".json"))?;
+    let text = stem.replace('-', ":");
+    match kind {
+        Some(k) => Shape::parse(k, &text).ok(),
+        None => crate::kinds::KINDS
+            .iter()
+            .find_map(|k| Shape::parse(Kind::of(*k), &text).ok()),
+    }
+}
+
+/// A version's trace file: listed by its name when the ladder loads, read and decoded
+/// the first time it is asked for ([`TraceFile::read`]), then kept, or why it could not
+/// be read.
+#[derive(Debug, Clone)]
+pub struct TraceFile {
+    pub path: PathBuf,
+    /// The shape its name says.
+    pub shape: Shape,
+    read: Option<Result<Arc<Trace>, String>>,
+}
+
+impl TraceFile {
+    /// A trace file not read yet.
+    pub fn listed(path: PathBuf, shape: Shape) -> TraceFile {
+        TraceFile {
+            path,
+            shape,
+            read: None,
+        }
+    }
+
+    /// A trace already read (one just written, or made by a test).
+    pub fn decoded(path: PathBuf, trace: Trace) -> TraceFile {
+        TraceFile {
+            path,
+            shape: trace.shape,
+            read: Some(Ok(Arc::new(trace))),
+        }
+    }
+
+    /// Whether it was read (well or not).
+    pub fn is_read(&self) -> bool {
+        self.read.is_some()
+    }
+
+    /// The trace, where it was read and decoded.
+    pub fn trace(&self) -> Option<&Trace> {
+        match &self.read {
+            Some(Ok(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Why it could not be read, where it was tried and failed (the file's name left
+    /// out).
+    pub fn error(&self) -> Option<&str> {
+        match &self.read {
+            Some(Err(why)) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// Reads and decodes the file from `store` as version `id`'s trace, unless it was
+    /// read already; whether it was read now. A trace of another version or shape than
+    /// its name says is an error, as a file that cannot be read.
+    pub fn read(&mut self, store: &Store, id: &str) -> bool {
+        if self.read.is_some() {
+            return false;
+        }
+        let got = checked_trace(store, &self.path, id).and_then(|t| {
+            if t.shape == self.shape {
+                Ok(t)
+            } else {
+                Err(format!(
+                    "the trace is at {}: its file is named {}",
+                    t.shape,
+                    t.file_name()
                 ))
             }
-            Ok(t) => found.push((path, t)),
-            Err(e) => {
-                let text = format!("{e:#}");
-                let prefix = format!("{}: ", store.describe(&path));
-                let why = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
-                failed.push((path, why));
+        });
+        self.read = Some(got.map(Arc::new));
+        true
+    }
+}
+
+/// Equal where it was read as that trace (for the tests).
+impl PartialEq<Trace> for TraceFile {
+    fn eq(&self, other: &Trace) -> bool {
+        self.trace() == Some(other)
+    }
+}
+
+/// The trace files in version `id`'s folder of the ladder in `ladder_dir`, by file name,
+/// none of them read: each with the shape of `kind` its name says. A file named
+/// `trace-…` whose name says no shape is an error beside them (it cannot be any shape's
+/// trace).
+pub fn listed_traces(
+    store: &Store,
+    ladder_dir: &Path,
+    id: &str,
+    kind: Option<Kind>,
+) -> (Vec<TraceFile>, Vec<(PathBuf, String)>) {
+    let (mut found, mut failed) = (Vec::new(), Vec::new());
+    for path in trace_paths(store, ladder_dir, id) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match shape_of_name(&name, kind) {
+            Some(shape) => found.push(TraceFile::listed(path, shape)),
+            None => {
+                let of = kind.map(|k| format!(" of {k}")).unwrap_or_default();
+                failed.push((
+                    path,
+                    format!("its name says no shape{of} (trace-DIMS[-FLAG].json.gz)"),
+                ))
             }
         }
     }

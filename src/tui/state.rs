@@ -432,9 +432,24 @@ impl App {
     /// comparison of the pair shown computed, a status message no longer about what is
     /// shown dropped.
     fn settle(&mut self) {
+        self.read_shown_traces();
         self.clamp_bottleneck_row();
         self.refresh_compare();
         self.drop_stale_status();
+    }
+
+    /// In the pipeline view: the current ladder's traces at the shape shown read, where
+    /// they were not yet (loading a ladder only lists them), and the analysis redone with
+    /// them. A trace that cannot be read is kept as such: the view says why.
+    fn read_shown_traces(&mut self) {
+        if self.view != View::Pipeline {
+            return;
+        }
+        let ls = &mut self.ladders[self.current];
+        if ls.shown.read_traces(&mut ls.ladder).read > 0 {
+            ls.analysis = analysis::analyse_ladder(&ls.ladder, ls.shown);
+            self.compare.cache = None;
+        }
     }
 
     /// m: marks the selected version for compare, or unmarks it.

@@ -73,7 +73,11 @@ fn drawn<'a>(scene: &Scene<'a>) -> Result<Vec<Drawn<'a>>, Vec<String>> {
         })
     };
     let Some(selected) = at(b) else {
-        return Err(untraced(scene, b));
+        let mut said = untraced(scene, b);
+        if let (Some(why), Some(first)) = (unread(scene, b), said.first_mut()) {
+            *first = why;
+        }
+        return Err(said);
     };
     let other = scene
         .marked
@@ -84,6 +88,27 @@ fn drawn<'a>(scene: &Scene<'a>) -> Result<Vec<Drawn<'a>>, Vec<String>> {
     out.push(selected);
     out.sort_by_key(|d| d.index);
     Ok(out)
+}
+
+/// Where version `b` has a trace file at the shape shown that could not be read (or
+/// is not read yet): the file and why, which the view says in place of "no trace".
+fn unread(scene: &Scene, b: usize) -> Option<String> {
+    let ls = scene.ladder();
+    let l = &ls.ladder;
+    let file = ls.shown.trace_file(l, &l.versions[b])?;
+    let shown = l.store.describe(&file.path);
+    let id = &l.versions[b].id;
+    match file.error() {
+        Some(why) => Some(format!(
+            "error: {id}'s pipeline trace at {} cannot be read: {shown}: {why}",
+            file.shape
+        )),
+        None if !file.is_read() => Some(format!(
+            "{id}'s pipeline trace at {} ({shown}) is not read yet.",
+            file.shape
+        )),
+        None => None,
+    }
 }
 
 /// What the view says of a version without a trace at the shape shown.
@@ -150,6 +175,13 @@ pub fn document(scene: &Scene, width: usize) -> Vec<Line<'static>> {
         .marked
         .filter(|&m| Some(m) != scene.version_index() && lp.versions[m].is_none())
     {
+        if let Some(why) = unread(scene, m) {
+            out.extend(
+                wrap(&why, width.max(20))
+                    .into_iter()
+                    .map(|s| printable(Line::styled(s, t.worse()))),
+            );
+        }
         out.push(printable(Line::styled(
             format!(
                 "{} (marked) has no trace at {shape}: the selected version is drawn beside the traced version it was built on, where there is one",
