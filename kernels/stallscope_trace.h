@@ -29,7 +29,7 @@
 // keep on chip (0: no bound but the capacity).
 //
 // What a mark costs is what the picture is worth, so a mark stays on chip and takes no
-// branch. The leader's warp writes it into its lane's ring in shared memory (8 bytes:
+// branch. The leader writes it into its lane's ring in shared memory (8 bytes:
 // the cycle counter's low 32 bits and the tag; a static __shared__ array that exists
 // only in the trace build, SS_TRACE_RING marks a lane, 4 lanes: 8 KB at 256), and when
 // the lane goes out of scope (its destructor, so a role's code needs no closing mark)
@@ -50,9 +50,9 @@
 // global stores it replaced. So the hot path is straight-line: the clock read, a store
 // predicated on the lane being traced (warps that do not trace hold an address no
 // ring has), and the next slot (the ring's last slot is where it stops). A lane keeps
-// one register across the kernel: its next slot's shared-memory address. The whole
-// warp of the leader stores the same value to the same address (one transaction), so
-// no lane is singled out on the hot path. tests/kernels.rs builds every marked version
+// one register across the kernel: its next slot's shared-memory address, which only the
+// leader thread holds (the others hold the untraced address), so every lane runs the
+// same instructions and only the predicate differs. tests/kernels.rs builds every marked version
 // with the marks and refuses a build whose ptxas log has C7519.
 //
 // SS_TRACE_VARIANT takes a mark apart to find what it costs (the experiments recipes'
@@ -152,16 +152,18 @@ struct ss_trace_lane {
 
     // The lane's kept marks written out in the buffer's layout between its two anchors,
     // the threads of the leader's warp that are here sharing the stores (coalesced:
-    // consecutive threads, consecutive words); only the leader's warp gets here with a
-    // ring's address, once, at the role's end.
+    // consecutive threads, consecutive words); once, at the role's end. Only the leader
+    // holds a ring's address; its warp learns it by a shuffle.
     __device__ __forceinline__ void close() {
-        if (slot == SS_TRACE_OFF) return;
-        const unsigned int rings = ss_trace_shared_address(ss_trace_rings);
-        const unsigned int role = (slot - rings) / SS_TRACE_RING_BYTES;
-        const unsigned int at = (slot - rings) % SS_TRACE_RING_BYTES / 8u;
-        slot = SS_TRACE_OFF;
-        const unsigned long long closed = clock64(), closed_ns = ss_trace_globaltimer();
         const unsigned int here = __activemask();
+        const unsigned int holder = __ballot_sync(here, slot != SS_TRACE_OFF);
+        if (holder == 0) return;
+        const unsigned int next = __shfl_sync(here, slot, __ffs(holder) - 1);
+        slot = SS_TRACE_OFF;
+        const unsigned int rings = ss_trace_shared_address(ss_trace_rings);
+        const unsigned int role = (next - rings) / SS_TRACE_RING_BYTES;
+        const unsigned int at = (next - rings) % SS_TRACE_RING_BYTES / 8u;
+        const unsigned long long closed = clock64(), closed_ns = ss_trace_globaltimer();
         __syncwarp(here);                               // the ring is written
         const unsigned long long* ring = ss_trace_rings[role];
         // At the last slot the lane kept RING - 1 marks and perhaps overflowed: a
@@ -207,7 +209,7 @@ struct ss_trace_lane {
 };
 
 // Every thread of the role's threads calls it (or only the leader, where the others
-// have left); `leader` is true for one of them. The leader's whole warp then marks.
+// have left); `leader` is true for one of them (the first such lane of a warp leads).
 __device__ __forceinline__ void ss_trace_open(ss_trace_lane& lane, unsigned int role, bool leader) {
     const unsigned int leaders = __ballot_sync(__activemask(), leader);
     if (leaders == 0 || stallscope_trace_buffer == nullptr || role >= SS_TRACE_ROLES) return;
@@ -218,7 +220,9 @@ __device__ __forceinline__ void ss_trace_open(ss_trace_lane& lane, unsigned int 
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(me));
     const bool first = me == (unsigned int)(__ffs(leaders) - 1);
 #if SS_TRACE_ON_CHIP
-    lane.slot = ss_trace_shared_address(ss_trace_rings[role]);
+    // The leader alone holds the ring's address: a mark that only some lanes of its warp
+    // make (one elected thread, say) then still lands in the next slot.
+    if (first) lane.slot = ss_trace_shared_address(ss_trace_rings[role]);
     if (first) {
         ss_trace_rings[role][SS_TRACE_RING - 1] = 0;
         ss_trace_opened[role][1] = ss_trace_globaltimer();
