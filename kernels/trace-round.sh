@@ -18,4 +18,25 @@ for v in v29 v30; do
   echo "== two-stream test on $v ($SECONDS s)"
   STALLSCOPE_TWO_STREAM_VERSION=$v timeout $left target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | tail -8
 done
+# Flash-attention v30 against v29 and the baselines, sustained, five rounds, in one run
+# at the reference shapes and the causal 8k shape, while time is left.
+left=$((590 - SECONDS))
+if [ $left -gt 60 ]; then
+  echo "== v30 against v29 and the baselines ($SECONDS s) $(nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader)"
+  timeout $left target/release/stallscope run v29 v30 --baselines --rounds 5 --no-save --json \
+    --shape 1,64,1024,128 --shape 1,16,8192,128 --shape 1,16,8192,128:causal > "$OUT/v30-vs.json"
+  python3 - "$OUT/v30-vs.json" <<'PY'
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(f"no comparison: {e}")
+for c in doc["comparisons"]:
+    r = {x["version"]: x for x in c["results"]}
+    for v in ("v29", "v30"):
+        if v in r and "cudnn" in r:
+            print(c["shape"], v, "%.1f us" % r[v]["median_us"], "cudnn/v = %.4f" % (r["cudnn"]["median_us"] / r[v]["median_us"]),
+                  "MHz %.0f vs %.0f" % (r[v]["sm_clock_mhz"], r["cudnn"]["sm_clock_mhz"]))
+PY
+fi
 echo "== total $SECONDS s"
