@@ -173,8 +173,9 @@ struct ss_trace_lane {
         const unsigned long long made = over ? SS_TRACE_RING : at;
         unsigned long long* words = ss_trace_words(role);
         const unsigned int cap = stallscope_trace_cap;
+        if (cap < 2) return;    // no room for the anchors: the lane stays unused
         // The anchors take two of the buffer's marks: the ring's marks it has room for.
-        const unsigned int room = cap >= 2 ? cap - 2 : 0;
+        const unsigned int room = cap - 2;
         const unsigned int out = kept < room ? kept : room;
         unsigned int me;
         asm volatile("mov.u32 %0, %%laneid;" : "=r"(me));
