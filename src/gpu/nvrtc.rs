@@ -311,6 +311,10 @@ mod tests {
         let log = include_str!("../../tests/fixtures/ptxas/warpgroup-arrive-injected.log");
         let found = performance_advisories(log);
         assert_eq!(found.len(), 4, "{found:?}");
-        assert!(found.iter().all(|&(code, what)| code == "C7519" && what.contains("warpgroup.arrive")));
+        assert!(
+            found
+                .iter()
+                .all(|&(code, what)| code == "C7519" && what.contains("warpgroup.arrive"))
+        );
     }
 }

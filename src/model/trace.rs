@@ -462,8 +462,8 @@ impl BlockMarks {
     /// first mark to it (an anchor before the first mark adds them back).
     fn start_ns(&self, ns_per_cycle: Option<f64>) -> u64 {
         self.stamped.map_or(0, |(a, _)| {
-            let before = (a.clock as i128 - self.first.clock as i128) as f64
-                * ns_per_cycle.unwrap_or(0.0);
+            let before =
+                (a.clock as i128 - self.first.clock as i128) as f64 * ns_per_cycle.unwrap_or(0.0);
             (i128::from(a.ns) - before.round() as i128).clamp(0, i128::from(u64::MAX)) as u64
         })
     }
