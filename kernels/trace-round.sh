@@ -4,23 +4,25 @@
 # traces, then the flash-attention traces in batches of five (a batch is stored only when
 # all its versions decode), then the two-stream schedule test on v29 (expected to fail:
 # its counters are module globals) and on v30; each step inside the 600 s limit.
-# TRACE_VARIANTS (default "0 2 5") names the mark's variants trace-cost times.
+# TRACE_VARIANTS (default "0 2 5") names the mark's variants trace-cost times; ROUND_S
+# (default 590) is the round's whole time, which every step's deadline keeps inside.
 set -u
-export TRACE_VARIANTS=${TRACE_VARIANTS:-0 2 5} TRACE_ROUNDS=3 TRACE_ARGS="--regime burst --rounds 3" DEADLINE=400
-timeout 400 kernels/h200-round.sh doctor trace-cost gemm-trace
+R=${ROUND_S:-590}
+export TRACE_VARIANTS=${TRACE_VARIANTS:-0 2 5} TRACE_ROUNDS=3 TRACE_ARGS="--regime burst --rounds 3" DEADLINE=$((R * 2 / 3))
+timeout $((R * 2 / 3)) kernels/h200-round.sh doctor trace-cost gemm-trace
 for b in "v10 v11 v12 v13 v14" "v15 v16 v17 v18 v19" "v20 v21 v22 v23 v24" "v25 v26 v27 v28 v29" "v30"; do
-  left=$((540 - SECONDS)); [ $left -lt 40 ] && { echo "== batch $b skipped ($SECONDS s)"; continue; }
+  left=$((R - 50 - SECONDS)); [ $left -lt 40 ] && { echo "== batch $b skipped ($SECONDS s)"; continue; }
   TRACE_VERSIONS="$b" timeout $left kernels/h200-round.sh trace
 done
 for v in v29 v30; do
-  left=$((590 - SECONDS))
+  left=$((R - SECONDS))
   [ $left -gt 15 ] || { echo "== two-stream test on $v skipped ($SECONDS s)"; continue; }
   echo "== two-stream test on $v ($SECONDS s)"
   STALLSCOPE_TWO_STREAM_VERSION=$v timeout $left target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | tail -8
 done
 # Flash-attention v30 against v29 and the baselines, sustained, five rounds, in one run
 # at the reference shapes and the causal 8k shape, while time is left.
-left=$((590 - SECONDS))
+left=$((R - SECONDS))
 if [ $left -gt 60 ]; then
   echo "== v30 against v29 and the baselines ($SECONDS s) $(nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader)"
   timeout $left target/release/stallscope run v29 v30 --baselines --rounds 5 --no-save --json \
