@@ -9,7 +9,8 @@
 set -u
 R=${ROUND_S:-590}
 export TRACE_VARIANTS=${TRACE_VARIANTS:-0 2 5} TRACE_ROUNDS=3 TRACE_ARGS="--regime burst --rounds 3" DEADLINE=$((R * 2 / 3))
-timeout $((R * 2 / 3)) kernels/h200-round.sh doctor trace-cost gemm-trace
+# COST=0 leaves trace-cost out (each trace's own overhead is timed by the trace step).
+timeout $((R * 2 / 3)) kernels/h200-round.sh doctor $([ "${COST:-1}" = 1 ] && echo trace-cost) gemm-trace
 for b in "v10 v11 v12 v13 v14" "v15 v16 v17 v18 v19" "v20 v21 v22 v23 v24" "v25 v26 v27 v28 v29" "v30"; do
   left=$((R - 50 - SECONDS)); [ $left -lt 40 ] && { echo "== batch $b skipped ($SECONDS s)"; continue; }
   TRACE_VERSIONS="$b" timeout $left kernels/h200-round.sh trace
