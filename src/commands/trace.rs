@@ -47,11 +47,20 @@ pub(super) fn trace_command(common: &Common, a: &TraceArgs) -> Result<bool> {
                 traced_us: k.traced.median_us?,
             })
         });
-        let t = trace::decoded(
+        // A buffer that does not decode is said and the others go on: one version's
+        // broken trace does not cost the traces taken beside it.
+        let t = match trace::decoded(
             &c,
             cost.as_ref().and_then(|k| k.traced.sm_clock_mhz),
             overhead,
-        )?;
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{id}: its trace was taken but does not decode, not stored: {e:#}");
+                ok = false;
+                continue;
+            }
+        };
         let stored = if a.no_save {
             "not stored (--no-save)".to_string()
         } else {
