@@ -35,7 +35,8 @@
 // the lane goes out of scope (its destructor, so a role's code needs no closing mark)
 // the leader's warp writes the ring out in the layout above, its threads sharing
 // coalesced stores. A lane keeps its first SS_TRACE_RING - 1 marks; the ring's last
-// slot takes every mark after them, so word 0 then says SS_TRACE_RING ("at least").
+// slot takes every mark after them, so word 0 then says SS_TRACE_RING + 2 ("at least";
+// a lane's count includes its two anchors).
 // %globaltimer is read twice a lane, when it is opened and when it is closed, and
 // written as two anchor marks (kind 3: the cycle counter and the timer, no stage) before
 // its first mark and after its last: a block's nanoseconds per cycle and its place
@@ -158,12 +159,15 @@ struct ss_trace_lane {
         const unsigned int here = __activemask();
         const unsigned int holder = __ballot_sync(here, slot != SS_TRACE_OFF);
         if (holder == 0) return;
-        const unsigned int next = __shfl_sync(here, slot, __ffs(holder) - 1);
+        const int src = __ffs(holder) - 1;
+        const unsigned int next = __shfl_sync(here, slot, src);
         slot = SS_TRACE_OFF;
         const unsigned int rings = ss_trace_shared_address(ss_trace_rings);
         const unsigned int role = (next - rings) / SS_TRACE_RING_BYTES;
         const unsigned int at = (next - rings) % SS_TRACE_RING_BYTES / 8u;
-        const unsigned long long closed = clock64(), closed_ns = ss_trace_globaltimer();
+        // The closing anchor read once, by the holder, for every lane that writes it.
+        const unsigned long long closed = __shfl_sync(here, clock64(), src);
+        const unsigned long long closed_ns = __shfl_sync(here, ss_trace_globaltimer(), src);
         __syncwarp(here);                               // the ring is written
         const unsigned long long* ring = ss_trace_rings[role];
         // At the last slot the lane kept RING - 1 marks and perhaps overflowed: a
@@ -222,12 +226,19 @@ __device__ __forceinline__ void ss_trace_open(ss_trace_lane& lane, unsigned int 
     const bool first = me == (unsigned int)(__ffs(leaders) - 1);
 #if SS_TRACE_ON_CHIP
     // The leader alone holds the ring's address: a mark that only some lanes of its warp
-    // make (one elected thread, say) then still lands in the next slot.
-    if (first) lane.slot = ss_trace_shared_address(ss_trace_rings[role]);
+    // make (one elected thread, say) still lands in the next slot where the leader is
+    // among them (a mark the leader does not make is not kept).
+    // The step to the next slot needs the ring aligned to its size in the shared
+    // window; were it not, the lane stays unused rather than marking out of its ring.
+    const unsigned int ring = ss_trace_shared_address(ss_trace_rings[role]);
+    if (ring % SS_TRACE_RING_BYTES != 0) return;
+    if (first) lane.slot = ring;
     if (first) {
         ss_trace_rings[role][SS_TRACE_RING - 1] = 0;
-        ss_trace_opened[role][1] = ss_trace_globaltimer();
+        // The counter, then the timer: the order the closing anchor reads them in, so a
+        // delay between the two reads does not stretch the lane's ns per cycle.
         ss_trace_opened[role][0] = clock64();
+        ss_trace_opened[role][1] = ss_trace_globaltimer();
     }
     __syncwarp(__activemask());
 #else

@@ -164,7 +164,7 @@ pub fn warnings(tv: &TracedVersion, trace: &Trace) -> Vec<String> {
     }
     if !t.overflowed.is_empty() {
         out.push(format!(
-            "{} lanes made more than the {} marks a lane holds: their blocks are cut short (trace with a larger --cap)",
+            "{} lanes made more marks than they could keep (the buffer's {} a lane, or the kernel's own ring, SS_TRACE_RING in kernels/stallscope_trace.h): their blocks are cut short",
             t.overflowed.len(),
             t.cap
         ));

@@ -27,12 +27,17 @@ pub struct TraceBuffer {
     pub cap: u32,
 }
 
-/// The capacity a lane gets: `asked`, lowered until the buffer fits its bound.
+/// The capacity a lane gets: `asked`, lowered until the buffer fits its bound, and at
+/// least [`MIN_CAP`].
 pub fn capacity(blocks: u32, asked: u32) -> u32 {
     let lanes = blocks as u64 * LANES_PER_BLOCK as u64;
     let most = (MAX_BUFFER_BYTES / 8 / lanes.max(1)).saturating_sub(2) / 3;
-    asked.min(most as u32).max(1)
+    asked.min(most as u32).max(MIN_CAP)
 }
+
+/// The fewest marks a lane may hold: the header's two anchors (a lane with less room
+/// stays unused).
+pub const MIN_CAP: u32 = 2;
 
 /// Compiles the version's trace build for `problem` and gives it a zeroed buffer.
 pub fn prepare(
@@ -133,6 +138,9 @@ mod tests {
         assert!((1..4096).contains(&many));
         let bytes = buffer_words(100_000, many) * 8;
         assert!(bytes <= MAX_BUFFER_BYTES, "{bytes}");
+        // Room for the anchors, whatever is asked.
+        assert_eq!(capacity(132, 1), MIN_CAP);
+        assert_eq!(capacity(132, 0), MIN_CAP);
     }
 
     #[test]
