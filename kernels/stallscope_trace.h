@@ -46,9 +46,10 @@
 // branches, ptxas cannot follow the accumulator registers across it and injects a
 // `warpgroup.arrive` (advisory C7519), which waits for the wgmmas in flight: the
 // tensor cores' overlap with the softmax is gone. The mark of 2026-12-07 (a ring too,
-// but a branch on the lane's role, one on the ring's end and one for the timer) cost
-// v13 +116 % and v28 +142 % for that reason (measured on an H100), more than the
-// global stores it replaced. So the hot path is straight-line: the clock read, a store
+// but a branch on the lane's role, one on the ring's end and one for the timer) drew
+// those advisories and cost v13 +116 % and v28 +142 % (measured on an H100), more than
+// the global stores it replaced; the advisories are the likely reason, to be confirmed
+// by timing this mark. So the hot path is straight-line: the clock read, a store
 // predicated on the lane being traced (warps that do not trace hold an address no
 // ring has), and the next slot (the ring's last slot is where it stops). A lane keeps
 // one register across the kernel: its next slot's shared-memory address, which only the

@@ -86,11 +86,45 @@ impl Version {
 
     /// Its trace file at `shape` (without one, its last), read or not.
     pub fn trace_at(&self, shape: Option<Shape>) -> Option<&TraceFile> {
+        self.trace_index(shape).map(|i| &self.traces[i])
+    }
+
+    /// Where [`Version::trace_at`]'s file is in `traces`.
+    fn trace_index(&self, shape: Option<Shape>) -> Option<usize> {
         match shape {
-            Some(w) => self.traces.iter().find(|t| t.shape == w),
-            None => self.traces.last(),
+            Some(w) => self.traces.iter().position(|t| t.shape == w),
+            None => self.traces.len().checked_sub(1),
         }
     }
+}
+
+/// Runs `work` on every item, on as many threads as the machine has cores (at most 8),
+/// each thread taking the next item not yet taken (so a long item does not hold back
+/// the others' share); on the caller's thread alone where there is one item or core.
+fn on_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8)
+        .min(items.len());
+    if threads <= 1 {
+        items.iter_mut().for_each(work);
+        return;
+    }
+    let queue = std::sync::Mutex::new(items.iter_mut());
+    // The lock is held only while an item is taken (the guard is dropped inside `map`);
+    // a poisoned queue means another thread panicked, which the scope passes on.
+    let take = || queue.lock().map(|mut q| q.next()).unwrap_or(None);
+    let run = || {
+        while let Some(item) = take() {
+            work(item);
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(run);
+        }
+        run();
+    });
 }
 
 /// What [`Ladder::read_traces`] did: how many trace files it read, and those that could
@@ -120,33 +154,14 @@ impl Ladder {
             .versions
             .iter_mut()
             .filter_map(|v| {
-                let Version { id, traces, .. } = v;
-                let t = match shape {
-                    Some(w) => traces.iter_mut().find(|t| t.shape == w),
-                    None => traces.last_mut(),
-                }?;
-                (!t.is_read()).then_some((id.as_str(), t))
+                let i = v.trace_index(shape)?;
+                let t = &mut v.traces[i];
+                (!t.is_read()).then_some((v.id.as_str(), t))
             })
             .collect();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
-        let per = unread.len().div_ceil(threads).max(1);
-        if unread.len() <= 1 {
-            for (id, t) in &mut unread {
-                t.read(store, id);
-            }
-        } else {
-            std::thread::scope(|s| {
-                for chunk in unread.chunks_mut(per) {
-                    s.spawn(move || {
-                        for (id, t) in chunk {
-                            t.read(store, id);
-                        }
-                    });
-                }
-            });
-        }
+        on_threads(&mut unread, |(id, t)| {
+            t.read(store, id);
+        });
         let failed = unread
             .iter()
             .filter_map(|(id, t)| {
@@ -588,36 +603,15 @@ impl Folder<'_> {
         entries: &'e [manifest::VersionEntry],
     ) -> HashMap<&'e [String], PagesRead> {
         let mut seen = std::collections::HashSet::new();
-        let sets: Vec<&manifest::VersionEntry> = entries
+        let mut sets: Vec<(&manifest::VersionEntry, Option<PagesRead>)> = entries
             .iter()
             .filter(|e| !e.files.is_empty() && seen.insert(e.files.as_slice()))
+            .map(|e| (e, None))
             .collect();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, 8)
-            .min(sets.len());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(entry) = sets.get(i) else {
-                    return done;
-                };
-                done.push((entry.files.as_slice(), self.pages(entry)));
-            }
-        };
-        if threads <= 1 {
-            return work().into_iter().collect();
-        }
-        std::thread::scope(|s| {
-            let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-            let mut all = work();
-            for h in helpers {
-                all.extend(h.join().expect("a page reader does not panic"));
-            }
-            all.into_iter().collect()
-        })
+        on_threads(&mut sets, |(entry, read)| *read = Some(self.pages(entry)));
+        sets.into_iter()
+            .filter_map(|(e, read)| Some((e.files.as_slice(), read?)))
+            .collect()
     }
 
     /// The pages of a version's export files, unmerged: a source page with its summary
