@@ -22,11 +22,28 @@ pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
     };
     for b in crate::gpu::build(&recipe, &a.versions, &a.arch, &shape, &extra)? {
         match b.outcome {
-            Ok(c) => outln!(
-                "{:<16} ok   {}",
-                b.id,
-                crate::gpu::nvrtc::resource_summary(&c.log).unwrap_or_else(|| "(cached)".into())
-            ),
+            Ok(c) => {
+                use crate::gpu::nvrtc::{resource_summary, resource_summary_of};
+                let cached = || "(cached)".to_string();
+                // A version with paths: each kernel's own line of the module's log.
+                let entries = recipe
+                    .version(&b.id)
+                    .map(|v| v.entries())
+                    .unwrap_or_default();
+                let summary = if entries.len() > 1 {
+                    entries
+                        .iter()
+                        .map(|e| {
+                            let s = resource_summary_of(&c.log, e).unwrap_or_else(cached);
+                            format!("{e}: {s}")
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                } else {
+                    resource_summary(&c.log).unwrap_or_else(cached)
+                };
+                outln!("{:<16} ok   {summary}", b.id)
+            }
             Err(e) => {
                 ok = false;
                 outln!("{:<16} FAILED\n{e:#}", b.id);

@@ -278,9 +278,60 @@ pub fn resource_summary(log: &str) -> Option<String> {
     Some(summary)
 }
 
+/// [`resource_summary`] of one kernel of a module that holds several (a version with a
+/// path): the lines of `entry`'s function properties and the advisories that name it;
+/// the whole log's summary where it names no such function.
+pub fn resource_summary_of(log: &str, entry: &str) -> Option<String> {
+    let properties = format!("Function properties for {entry}");
+    let named = format!("function '{entry}'");
+    let mut lines = Vec::new();
+    let mut inside = false;
+    for l in log.lines() {
+        if l.contains(&properties) && l.trim_end().ends_with(entry) {
+            inside = true;
+        }
+        if inside || l.contains(&named) {
+            lines.push(l);
+        }
+        if inside && l.contains("Used ") {
+            inside = false;
+        }
+    }
+    if lines.iter().any(|l| l.contains("Used ")) {
+        resource_summary(&lines.join("\n"))
+    } else {
+        resource_summary(log)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{performance_advisories, resource_summary};
+    use super::{performance_advisories, resource_summary, resource_summary_of};
+
+    /// A module of two kernels (a version and its path): each one's own registers,
+    /// spills and advisories.
+    #[test]
+    fn ptxas_summary_of_one_kernel_of_several() {
+        let log = "ptxas info    : (C7519) warpgroup.arrive is injected in around line 41 by compiler to allow use of registers in GMMA in function 'big'\n\
+                   ptxas info    : Compiling entry function 'small' for 'sm_90a'\n\
+                   ptxas info    : Function properties for small\n\
+                   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : Used 90 registers, used 1 barriers\n\
+                   ptxas info    : Compiling entry function 'big' for 'sm_90a'\n\
+                   ptxas info    : Function properties for big\n\
+                   ptxas         .     24 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads\n\
+                   ptxas info    : Used 168 registers, used 16 barriers\n";
+        assert_eq!(resource_summary_of(log, "small").unwrap(), "90 regs");
+        assert_eq!(
+            resource_summary_of(log, "big").unwrap(),
+            "168 regs, 12 B spilled, warpgroup.arrive injected (waits for the wgmmas in flight) (C7519)"
+        );
+        // A name that is only a prefix of another's is not that one.
+        assert_eq!(
+            resource_summary_of(log, "bi").unwrap(),
+            resource_summary(log).unwrap()
+        );
+    }
 
     #[test]
     fn ptxas_summary() {

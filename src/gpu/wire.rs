@@ -144,6 +144,9 @@ pub struct Ready {
     /// ptxas's registers and spills.
     #[serde(default)]
     pub resources: Option<String>,
+    /// The kernel launched (a version's own entry, or its path's at this shape).
+    #[serde(default)]
+    pub kernel: Option<String>,
     /// The first launch at the timed shape against the reference.
     pub first: Option<ErrorStats>,
     /// The check cases (ladder versions only).

@@ -59,6 +59,10 @@ pub struct RunResult {
     /// Registers and spills as ptxas reported them.
     #[serde(default)]
     pub resources: Option<String>,
+    /// The kernel a version launched: its own entry, or the path's that its recipe
+    /// chose at this shape (absent for baselines and older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
     /// Mean SM clock over the timed windows, MHz.
     #[serde(default)]
     pub sm_clock_mhz: Option<f64>,
@@ -338,6 +342,7 @@ impl RunResult {
             when: Some(now_utc()),
             message: None,
             resources: None,
+            kernel: None,
             sm_clock_mhz: None,
             power_w: None,
             energy_mj: None,

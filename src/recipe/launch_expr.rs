@@ -12,6 +12,12 @@
 //!         | "(" expr ")"
 //! ```
 //!
+//! A condition (a recipe path's `when`) is two such expressions compared:
+//!
+//! ```text
+//! cond    = expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr
+//! ```
+//!
 //! Arithmetic is on i64 and checked: an overflow, a division by zero or a remainder of
 //! zero is an error, never a wrapped value. `/` truncates toward zero, `cdiv(a, b)` is
 //! the quotient rounded up. An expression is at most [`MAX_LEN`] bytes long and nests
@@ -117,23 +123,42 @@ pub fn eval_constant(expr: &str) -> Result<i64, ExprError> {
 }
 
 fn eval_with(expr: &str, vars: Option<&Vars>) -> Result<i64, ExprError> {
-    if expr.len() > MAX_LEN {
-        return Err(ExprError::TooLong { len: expr.len() });
-    }
-    let mut p = Parser {
-        chars: expr.chars().collect(),
-        pos: 0,
-        depth: 0,
-        vars,
-    };
-    p.skip_space();
-    if p.peek().is_none() {
-        return Err(ExprError::Empty);
-    }
+    let mut p = Parser::new(expr, vars)?;
     let v = p.expr()?;
-    match p.peek() {
-        None => Ok(v),
-        Some(_) => Err(p.unexpected("an operator or the end")),
+    p.end(v)
+}
+
+/// Whether the condition `cond` (two expressions and a comparison between them, such as
+/// `cdiv(S, 128) * B * H < SMS`) holds with the names bound to `vars`.
+pub fn eval_condition(cond: &str, vars: &Vars) -> Result<bool, ExprError> {
+    let mut p = Parser::new(cond, Some(vars))?;
+    let a = p.expr()?;
+    let op = p.comparison()?;
+    let b = p.expr()?;
+    p.end(op.holds(a, b))
+}
+
+/// The comparisons a condition may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comparison {
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+    Equal,
+    NotEqual,
+}
+
+impl Comparison {
+    fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            Comparison::Less => a < b,
+            Comparison::LessOrEqual => a <= b,
+            Comparison::Greater => a > b,
+            Comparison::GreaterOrEqual => a >= b,
+            Comparison::Equal => a == b,
+            Comparison::NotEqual => a != b,
+        }
     }
 }
 
@@ -145,7 +170,49 @@ struct Parser<'a> {
     vars: Option<&'a Vars<'a>>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(text: &str, vars: Option<&'a Vars<'a>>) -> Result<Parser<'a>, ExprError> {
+        if text.len() > MAX_LEN {
+            return Err(ExprError::TooLong { len: text.len() });
+        }
+        let mut p = Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            depth: 0,
+            vars,
+        };
+        p.skip_space();
+        if p.peek().is_none() {
+            return Err(ExprError::Empty);
+        }
+        Ok(p)
+    }
+
+    /// `v`, where nothing follows.
+    fn end<T>(&self, v: T) -> Result<T, ExprError> {
+        match self.peek() {
+            None => Ok(v),
+            Some(_) => Err(self.unexpected("an operator or the end")),
+        }
+    }
+
+    /// The comparison between a condition's two expressions.
+    fn comparison(&mut self) -> Result<Comparison, ExprError> {
+        let two = |p: &Self, c: char| p.chars.get(p.pos + 1) == Some(&c);
+        let (op, len) = match self.peek() {
+            Some('<') if two(self, '=') => (Comparison::LessOrEqual, 2),
+            Some('<') => (Comparison::Less, 1),
+            Some('>') if two(self, '=') => (Comparison::GreaterOrEqual, 2),
+            Some('>') => (Comparison::Greater, 1),
+            Some('=') if two(self, '=') => (Comparison::Equal, 2),
+            Some('!') if two(self, '=') => (Comparison::NotEqual, 2),
+            _ => return Err(self.unexpected("a comparison (<, <=, >, >=, == or !=)")),
+        };
+        self.pos += len;
+        self.skip_space();
+        Ok(op)
+    }
+
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
@@ -355,6 +422,48 @@ mod tests {
 
     fn ev(e: &str) -> Result<i64, ExprError> {
         eval(e, &REF)
+    }
+
+    fn cond(e: &str) -> Result<bool, ExprError> {
+        eval_condition(e, &REF)
+    }
+
+    #[test]
+    fn conditions_compare_two_expressions() {
+        // At the reference shape: 8 query tiles of 128 rows a head, 64 heads, 132 SMs.
+        assert_eq!(cond("cdiv(S, 128) * B * H < SMS"), Ok(false));
+        assert_eq!(cond("cdiv(S, 128) * B < SMS"), Ok(true));
+        assert_eq!(cond("S <= 1024"), Ok(true));
+        assert_eq!(cond("S < 1024"), Ok(false));
+        assert_eq!(cond("S >= 1025"), Ok(false));
+        assert_eq!(cond("S > 1023"), Ok(true));
+        assert_eq!(cond("D == 128"), Ok(true));
+        assert_eq!(cond("D != 128"), Ok(false));
+    }
+
+    #[test]
+    fn a_condition_needs_one_comparison() {
+        assert!(matches!(
+            cond("S + 1"),
+            Err(ExprError::Unexpected { at: 6, expected, .. }) if expected.contains("comparison")
+        ));
+        assert!(matches!(
+            cond("S < 1 < 2"),
+            Err(ExprError::Unexpected { at: 7, .. })
+        ));
+        assert!(matches!(
+            cond("S = 1"),
+            Err(ExprError::Unexpected { at: 3, .. })
+        ));
+        assert_eq!(cond(""), Err(ExprError::Empty));
+    }
+
+    #[test]
+    fn an_expression_holds_no_comparison() {
+        assert!(matches!(
+            ev("S < 1"),
+            Err(ExprError::Unexpected { at: 3, .. })
+        ));
     }
 
     #[test]

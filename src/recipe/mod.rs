@@ -1,7 +1,8 @@
 //! The kernel recipe (`kernels/<ladder>/recipe.toml`): the problem kind its kernels
 //! solve, and per version its source, entry point and launch recipe (grid, block,
 //! dynamic shared memory as expressions of the shape's dimensions; the TMA tensor maps
-//! it takes; the workspace buffer it takes last, if any; the shapes it supports). Pure
+//! it takes; the workspace buffer it takes last, if any; the shapes it supports; other
+//! kernels of its source that take the launch where a condition of the shape holds). Pure
 //! data: nothing here touches CUDA, and nothing here knows how a recipe is run.
 
 pub mod baselines;
@@ -151,6 +152,11 @@ pub struct KernelVersion {
     /// trace` can trace it.
     #[serde(default)]
     pub marked: bool,
+    /// Other kernels of the same source, each taking the launch where its condition of
+    /// the shape holds (`[[version.path]]`, the first that holds; none: `entry` and the
+    /// launch above): a small-problem path, as a library chooses among engines.
+    #[serde(default, rename = "path")]
+    pub paths: Vec<KernelPath>,
     /// The roles its markers number (role 0 first, at most `model::trace::LANES_PER_BLOCK`) [default:
     /// the recipe's `trace_roles`].
     #[serde(default)]
@@ -158,6 +164,38 @@ pub struct KernelVersion {
     /// The stages its markers number [default: the recipe's `trace_stages`].
     #[serde(default)]
     pub trace_stages: Vec<String>,
+}
+
+/// A kernel of a version's source that runs in its place where `when` holds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelPath {
+    /// A condition of the shape and the GPU (`cdiv(S, 128) * B * H < SMS`;
+    /// [`launch_expr`]'s grammar, two expressions compared).
+    pub when: String,
+    /// What the path is, in a few words (said in runs and notes).
+    pub title: String,
+    pub entry: String,
+    pub grid: Vec<String>,
+    pub block: Vec<String>,
+    #[serde(default = "zero")]
+    pub shared: String,
+    /// Its tensor maps [default: the version's].
+    #[serde(default)]
+    pub tensor_maps: Option<Vec<TensorMapSpec>>,
+}
+
+/// The kernel a version runs at one shape: its own, or the path whose condition holds
+/// there.
+#[derive(Debug, Clone, Copy)]
+pub struct Engine<'a> {
+    pub entry: &'a str,
+    pub grid: &'a [String],
+    pub block: &'a [String],
+    pub shared: &'a str,
+    pub tensor_maps: &'a [TensorMapSpec],
+    /// The path taken, none for the version's own kernel.
+    pub path: Option<&'a KernelPath>,
 }
 
 /// A 2-D tensor map over one of the kind's tensors, seen as its `[rows, cols]` matrix
@@ -265,6 +303,28 @@ impl KernelRecipe {
             if v.unsupported(&shape.unflagged()).is_none() {
                 v.launch(&shape)?;
                 v.workspace_on(&shape, GpuVars::DEFAULT)?;
+                // Every path's condition and launch, wherever it holds or not.
+                for p in &v.paths {
+                    if names_clusters(&p.when) {
+                        bail!(
+                            "version {}: path {:?}: when names CLUSTERS, which only the compiled \
+                             kernel answers (the path chooses the kernel)",
+                            v.id,
+                            p.entry
+                        );
+                    }
+                    condition_on(&p.when, &shape, GpuVars::DEFAULT)
+                        .with_context(|| format!("version {}: path {:?}: when", v.id, p.entry))?;
+                    v.path_engine(p)
+                        .launch_on(&shape, GpuVars::DEFAULT)
+                        .with_context(|| format!("version {}: path {:?}", v.id, p.entry))?;
+                }
+            }
+            if let Some(e) = v.entries().iter().skip(1).find(|e| **e == v.entry) {
+                bail!(
+                    "version {}: a path's entry {e:?} is the version's own",
+                    v.id
+                );
             }
             if v.trace_roles.len() > crate::model::trace::LANES_PER_BLOCK {
                 bail!(
@@ -286,7 +346,8 @@ impl KernelRecipe {
                     v.id
                 );
             }
-            for m in &v.tensor_maps {
+            let path_maps = v.paths.iter().flat_map(|p| p.tensor_maps.iter().flatten());
+            for m in v.tensor_maps.iter().chain(path_maps) {
                 if !tensors.contains(&m.tensor.as_str()) {
                     bail!(
                         "version {}: tensor map of {:?} ({kind} has {})",
@@ -481,14 +542,62 @@ impl KernelVersion {
     /// Whether its launch names `CLUSTERS`, which only the compiled kernel on a device
     /// answers.
     pub fn asks_clusters(&self) -> bool {
+        let paths = self.paths.iter().flat_map(|p| {
+            std::iter::once(&p.when)
+                .chain([&p.shared])
+                .chain(&p.grid)
+                .chain(&p.block)
+        });
         std::iter::once(&self.shared)
             .chain(&self.workspace)
             .chain(&self.grid)
             .chain(&self.block)
-            .any(|e| {
-                e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .any(|name| name == "CLUSTERS")
-            })
+            .chain(paths)
+            .any(|e| names_clusters(e))
+    }
+
+    /// Its own kernel and launch, whatever the paths.
+    fn own_engine(&self) -> Engine<'_> {
+        Engine {
+            entry: &self.entry,
+            grid: &self.grid,
+            block: &self.block,
+            shared: &self.shared,
+            tensor_maps: &self.tensor_maps,
+            path: None,
+        }
+    }
+
+    /// The kernel it runs at a shape on a GPU described by `gpu`: the first path whose
+    /// condition holds there, else its own.
+    pub fn engine_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Engine<'_>> {
+        for p in &self.paths {
+            let holds = condition_on(&p.when, shape, gpu)
+                .with_context(|| format!("version {}: path {:?}: when", self.id, p.entry))?;
+            if holds {
+                return Ok(self.path_engine(p));
+            }
+        }
+        Ok(self.own_engine())
+    }
+
+    /// The kernel and launch of one of its paths.
+    fn path_engine<'a>(&'a self, p: &'a KernelPath) -> Engine<'a> {
+        Engine {
+            entry: &p.entry,
+            grid: &p.grid,
+            block: &p.block,
+            shared: &p.shared,
+            tensor_maps: p.tensor_maps.as_deref().unwrap_or(&self.tensor_maps),
+            path: Some(p),
+        }
+    }
+
+    /// Every kernel it may run: its own entry, then its paths'.
+    pub fn entries(&self) -> Vec<&str> {
+        std::iter::once(self.entry.as_str())
+            .chain(self.paths.iter().map(|p| p.entry.as_str()))
+            .collect()
     }
 
     /// The launch at a shape where no device is at hand ([`GpuVars::DEFAULT`]).
@@ -497,10 +606,13 @@ impl KernelVersion {
     }
 
     /// The launch at a shape on a GPU described by `gpu` (persistent kernels size their
-    /// grid with `SMS` or `CLUSTERS`).
+    /// grid with `SMS` or `CLUSTERS`), of the kernel it runs there.
     pub fn launch_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Launch> {
-        launch_of(&self.grid, &self.block, &self.shared, shape, gpu)
-            .with_context(|| format!("version {}", self.id))
+        let e = self.engine_on(shape, gpu)?;
+        e.launch_on(shape, gpu).with_context(|| match e.path {
+            Some(p) => format!("version {}: path {:?}", self.id, p.entry),
+            None => format!("version {}", self.id),
+        })
     }
 
     /// The bytes of its workspace at a shape on a GPU described by `gpu`: none where the
@@ -559,6 +671,13 @@ impl KernelVersion {
     }
 }
 
+impl Engine<'_> {
+    /// Its launch at a shape on a GPU described by `gpu`.
+    pub fn launch_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Launch> {
+        launch_of(self.grid, self.block, self.shared, shape, gpu)
+    }
+}
+
 impl KernelRef {
     pub fn launch(&self, shape: &Shape) -> Result<Launch> {
         launch_of(
@@ -570,6 +689,12 @@ impl KernelRef {
         )
         .with_context(|| format!("kernel {}", self.entry))
     }
+}
+
+/// Whether an expression names `CLUSTERS`.
+fn names_clusters(expr: &str) -> bool {
+    expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|name| name == "CLUSTERS")
 }
 
 /// Evaluates a launch and checks every value against what the driver accepts, before
@@ -652,13 +777,29 @@ pub fn eval(expr: &str, shape: &Shape) -> Result<i64> {
 }
 
 pub fn eval_on(expr: &str, shape: &Shape, gpu: GpuVars) -> Result<i64> {
+    with_names(expr, shape, gpu, launch_expr::eval)
+}
+
+/// Whether a condition (two expressions compared, a path's `when`) holds at a shape on a
+/// GPU described by `gpu`.
+pub fn condition_on(cond: &str, shape: &Shape, gpu: GpuVars) -> Result<bool> {
+    with_names(cond, shape, gpu, launch_expr::eval_condition)
+}
+
+/// `eval` of `text` with the shape's names, SMS and CLUSTERS bound.
+fn with_names<T>(
+    text: &str,
+    shape: &Shape,
+    gpu: GpuVars,
+    eval: impl Fn(&str, &launch_expr::Vars) -> Result<T, launch_expr::ExprError>,
+) -> Result<T> {
     let mut names = shape.vars();
     names.push(("SMS", gpu.sms.into()));
     names.push(("CLUSTERS", gpu.clusters.into()));
     // A long expression is quoted by its start: the error stays one readable line.
-    launch_expr::eval(expr, &launch_expr::Vars(&names)).map_err(|e| {
-        let quoted: String = expr.chars().take(80).collect();
-        let more = if quoted.len() < expr.len() { "…" } else { "" };
+    eval(text, &launch_expr::Vars(&names)).map_err(|e| {
+        let quoted: String = text.chars().take(80).collect();
+        let more = if quoted.len() < text.len() { "…" } else { "" };
         anyhow!("expression {quoted:?}{more}: {e}")
     })
 }
@@ -1016,6 +1157,92 @@ mod tests {
             KernelRecipe::parse(text, "recipe.toml").unwrap_err()
         );
         assert!(e.contains("version v01: workspace is 0 bytes"), "{e}");
+    }
+
+    /// A recipe of one version with a small-problem path, `path` its fields after `when`.
+    fn with_path(when: &str, path: &str) -> Result<KernelRecipe> {
+        let text = format!(
+            "kind = \"attention\"\nladder = \"l\"\ntitle = \"t\"\ntolerance = 2e-3\n\
+             [reference]\nsource = \"r.cu\"\nentry = \"r\"\n\
+             [[version]]\nid = \"v31\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"big\"\n\
+             grid = [\"min(SMS, cdiv(S, 128) * B * H)\"]\nblock = [\"384\"]\nshared = \"1024\"\n\
+             tensor_maps = [{{ tensor = \"Q\", box_rows = 64, box_cols = 64, swizzle = 128 }}]\n\
+             [[version.path]]\nwhen = {when:?}\ntitle = \"small\"\n{path}\n"
+        );
+        KernelRecipe::parse(&text, "recipe.toml")
+    }
+
+    const SMALL: &str = "entry = \"small\"\ngrid = [\"cdiv(S, 64)\", \"B*H\"]\nblock = [\"128\"]\n\
+                         shared = \"2048\"";
+
+    #[test]
+    fn a_path_takes_the_launch_where_its_condition_holds() {
+        let l = with_path("cdiv(S, 128) * B * H < SMS", SMALL).unwrap();
+        let v = &l.versions[0];
+        assert_eq!(v.entries(), ["big", "small"]);
+        // 1,16,512: 64 tiles of 128 rows, fewer than 132 SMs: the path.
+        let small = att("1,16,512,128");
+        let e = v.engine_on(&small, GpuVars::DEFAULT).unwrap();
+        assert_eq!(
+            (e.entry, e.path.map(|p| p.title.as_str())),
+            ("small", Some("small"))
+        );
+        assert_eq!(
+            v.launch(&small).unwrap(),
+            Launch {
+                grid: (8, 16, 1),
+                block: (128, 1, 1),
+                shared_bytes: 2048
+            }
+        );
+        // The path's tensor maps are the version's unless it gives its own.
+        assert_eq!(e.tensor_maps, v.tensor_maps.as_slice());
+        // The reference shape (512 tiles): the version's own kernel and launch.
+        let e = v.engine_on(&reference(), GpuVars::DEFAULT).unwrap();
+        assert_eq!((e.entry, e.path.is_none()), ("big", true));
+        assert_eq!(v.launch(&reference()).unwrap().grid, (132, 1, 1));
+        // The same shape on a GPU of 600 SMs takes the path.
+        assert_eq!(
+            v.engine_on(&reference(), GpuVars::with_sms(600))
+                .unwrap()
+                .entry,
+            "small"
+        );
+    }
+
+    #[test]
+    fn a_path_with_a_bad_condition_or_launch_does_not_load() {
+        let e = |when: &str, path: &str| format!("{:#}", with_path(when, path).unwrap_err());
+        let bad_when = e("S + 1", SMALL);
+        assert!(
+            bad_when.contains("version v31: path \"small\": when")
+                && bad_when.contains("comparison"),
+            "{bad_when}"
+        );
+        let clusters = e("CLUSTERS < 4", SMALL);
+        assert!(clusters.contains("when names CLUSTERS"), "{clusters}");
+        // A launch that is wrong where the condition does not hold is refused too.
+        let block = e(
+            "S < 0",
+            "entry = \"small\"\ngrid = [\"1\"]\nblock = [\"2048\"]",
+        );
+        assert!(
+            block.contains("version v31: path \"small\": block x is 2048"),
+            "{block}"
+        );
+        let same = e(
+            "S < 0",
+            "entry = \"big\"\ngrid = [\"1\"]\nblock = [\"128\"]",
+        );
+        assert!(
+            same.contains("entry \"big\" is the version's own"),
+            "{same}"
+        );
+        let map = e(
+            "S < 0",
+            &format!("{SMALL}\ntensor_maps = [{{ tensor = \"X\", box_rows = 64, box_cols = 64 }}]"),
+        );
+        assert!(map.contains("tensor map of \"X\""), "{map}");
     }
 
     #[test]

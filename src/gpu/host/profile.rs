@@ -151,8 +151,14 @@ fn profile_one(
     };
     let mut command: Vec<OsString> = vec![exe.into()];
     command.extend(args.command_line());
-    // The worker launches the version three times: two warm-ups, then the profiled one.
-    let target = nsight::Target::new(command, Some(format!("regex:^{}$", v.entry)), 2, &req.set);
+    // The worker launches the version three times: two warm-ups, then the profiled one
+    // (its own kernel, or the path's that runs at this shape).
+    let target = nsight::Target::new(
+        command,
+        Some(format!("regex:^({})$", v.entries().join("|"))),
+        2,
+        &req.set,
+    );
     let limits = Limits::new(req.timeout, cancel);
     let wrap = |c| placement.wrap(c);
     let rep = nsight::profile(ncu, &target, &work.join(&v.id), &limits, &wrap, &mut |_| {})?;

@@ -583,6 +583,7 @@ fn judge_setup(recipe: &KernelRecipe, id: &str, w: &Worker, r: &mut RunResult) -
     r.gpu = ready.gpu.clone();
     r.gpu_uuid = ready.gpu_uuid.clone();
     r.resources = ready.resources.clone();
+    r.kernel = ready.kernel.clone();
     r.checks = ready.checks.clone();
     let mut why = ready
         .checks

@@ -127,7 +127,7 @@ impl Device {
             _module: module,
             func,
             name: entry.to_string(),
-            resources: crate::gpu::nvrtc::resource_summary(&compiled.log),
+            resources: crate::gpu::nvrtc::resource_summary_of(&compiled.log, entry),
         })
     }
 

@@ -214,14 +214,19 @@ impl<'d> Problem<'d> {
         let mut options = self.shape.kind().defines(&self.shape);
         options.extend(v.options.iter().cloned());
         options.extend(extra.iter().cloned());
-        let kernel = self.dev.kernel(&v.source, &source, &v.entry, &options)?;
         let mut gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        // The kernel of the version's that runs at this shape (its own, or a path's):
+        // a path's condition may not ask CLUSTERS, which needs the compiled kernel.
+        let engine = v.engine_on(&self.shape, gpu)?;
+        let kernel = self
+            .dev
+            .kernel(&v.source, &source, engine.entry, &options)?;
         let mut launch = v.launch_on(&self.shape, gpu)?;
         if v.asks_clusters() {
             gpu.clusters = self.dev.max_active_clusters(&kernel, &launch)?;
             launch = v.launch_on(&self.shape, gpu)?;
         }
-        let maps = v
+        let maps = engine
             .tensor_maps
             .iter()
             .map(|m| {
