@@ -56,8 +56,8 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
             if not us:
                 print(f"   {v:14s} {x.get('status')} {str(x.get('message',''))[:100]}"); continue
             rs = x.get("rounds") or [{}]
-            mhz = sum(q.get("sm_clock_mhz", 0) for q in rs) / len(rs)
-            mj = sum(q.get("energy_mj", 0) for q in rs) / len(rs)
+            mhz = sum(q.get("sm_clock_mhz") or 0 for q in rs) / len(rs)
+            mj = sum(q.get("energy_mj") or 0 for q in rs) / len(rs)
             print(f"   {v:14s} {us:9.1f} us  cudnn/v {cud/us if cud else float('nan'):.3f}  {mhz:5.0f} MHz  {mj:7.1f} mJ")
 PY
 echo "== total $SECONDS s"

@@ -453,10 +453,12 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
                 p
             })
             .collect();
-        let mut prepared: Vec<_> = problems
-            .iter()
-            .map(|p| p.prepare(&recipe, v).unwrap())
-            .collect();
+        // One loaded module for both (as a program that loads a kernel once and launches
+        // it on two streams): module globals are then shared, which v29's counters
+        // were; each preparation still has its own arguments and workspace.
+        let first = problems[0].prepare(&recipe, v).unwrap();
+        let second = problems[1].prepare_sharing(v, &first).unwrap();
+        let mut prepared = vec![first, second];
         let (a, b) = (&prepared[0].workspace, &prepared[1].workspace);
         assert!(
             v.workspace.is_none()

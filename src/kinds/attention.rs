@@ -381,6 +381,13 @@ fn cases(d: u32) -> Vec<Case> {
             "a small odd shape, fewer rows than one tile",
         ),
         c(
+            "small-causal-odd",
+            shape(2, 3, 333, d, true),
+            "uniform",
+            "the causal mask on a problem of fewer query tiles than SMs, partial tiles, \
+             where a version may take a small-problem path",
+        ),
+        c(
             "causal-s1",
             shape(1, 4, 1, d, true),
             "uniform",

@@ -37,6 +37,7 @@ impl Drop for Buffer {
 }
 
 /// A loaded kernel.
+#[derive(Clone)]
 pub struct Kernel {
     _module: Arc<CudaModule>,
     func: sys::CUfunction,

@@ -214,13 +214,29 @@ impl<'d> Problem<'d> {
         let mut options = self.shape.kind().defines(&self.shape);
         options.extend(v.options.iter().cloned());
         options.extend(extra.iter().cloned());
-        let mut gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        let gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
         // The kernel of the version's that runs at this shape (its own, or a path's):
         // a path's condition may not ask CLUSTERS, which needs the compiled kernel.
         let engine = v.engine_on(&self.shape, gpu)?;
         let kernel = self
             .dev
             .kernel(&v.source, &source, engine.entry, &options)?;
+        self.bind(v, kernel)
+    }
+
+    /// A preparation of `v` on this problem with the kernel of another preparation: the
+    /// same loaded module, so the same module globals (and its own arguments and
+    /// workspace). Two launches that run at once through one module are what a
+    /// schedule kept in module globals gets wrong (tests/gpu.rs).
+    pub fn prepare_sharing(&self, v: &KernelVersion, with: &Prepared) -> Result<Prepared> {
+        self.bind(v, with.kernel.clone())
+    }
+
+    /// Binds the arguments of `v` on this problem (tensor maps, workspace) to a
+    /// compiled kernel of it.
+    fn bind(&self, v: &KernelVersion, kernel: Kernel) -> Result<Prepared> {
+        let mut gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        let engine = v.engine_on(&self.shape, gpu)?;
         let mut launch = v.launch_on(&self.shape, gpu)?;
         if v.asks_clusters() {
             gpu.clusters = self.dev.max_active_clusters(&kernel, &launch)?;
