@@ -458,7 +458,7 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
         // were; each preparation still has its own arguments and workspace.
         let first = problems[0].prepare(&recipe, v).unwrap();
         let second = problems[1].prepare_sharing(v, &first).unwrap();
-        let mut prepared = vec![first, second];
+        let mut prepared = [first, second];
         let (a, b) = (&prepared[0].workspace, &prepared[1].workspace);
         assert!(
             v.workspace.is_none()

@@ -1245,6 +1245,35 @@ mod tests {
         assert!(map.contains("tensor map of \"X\""), "{map}");
     }
 
+    /// The checks of a version with paths (its input cases and the timed reference
+    /// shape) run every one of its kernels, on a GPU of 132 SMs as on one of 78 (a
+    /// path's condition names SMS).
+    #[test]
+    fn the_checks_of_a_version_with_paths_run_each_of_its_kernels() {
+        let l = flash_attention();
+        let timed = l.reference_shape();
+        let shapes: Vec<Shape> = std::iter::once(timed)
+            .chain(l.kind.cases(&timed).into_iter().map(|c| c.shape))
+            .collect();
+        let with_paths: Vec<&KernelVersion> =
+            l.versions.iter().filter(|v| !v.paths.is_empty()).collect();
+        assert!(
+            with_paths.iter().any(|v| v.id == "v31"),
+            "v31 chooses its kernel by shape"
+        );
+        for v in with_paths {
+            for gpu in [GpuVars::DEFAULT, GpuVars::with_sms(78)] {
+                let ran: std::collections::BTreeSet<&str> = shapes
+                    .iter()
+                    .filter(|s| v.unsupported(s).is_none())
+                    .map(|s| v.engine_on(s, gpu).unwrap().entry)
+                    .collect();
+                let all: std::collections::BTreeSet<&str> = v.entries().into_iter().collect();
+                assert_eq!(ran, all, "{} on {} SMs", v.id, gpu.sms);
+            }
+        }
+    }
+
     #[test]
     fn the_flash_attention_v30_takes_a_workspace_of_two_counters() {
         let l = flash_attention();
