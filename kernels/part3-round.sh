@@ -61,3 +61,5 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
             print(f"   {v:14s} {us:9.1f} us  cudnn/v {cud/us if cud else float('nan'):.3f}  {mhz:5.0f} MHz  {mj:7.1f} mJ")
 PY
 echo "== total $SECONDS s"
+# The device returns a few files only: the runs go back packed in one.
+(cd "$OUT" && tar czf part3-runs.tgz ./*.json && rm -f ./*.json)
