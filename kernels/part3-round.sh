@@ -3,7 +3,7 @@
 # release binary and target/release/gpu-tests carried): the two-stream schedule test on
 # v29 (expected to fail: its counters are module globals) and on v30; which version is
 # fastest at the small shapes (fewer 128-row query tiles than SMs), burst, a few rounds,
-# no input cases (a survey to choose a path by, not a result); then SURVEY_VERSIONS against
+# the input cases checked at the first shape only (a survey to choose a path by); then SURVEY_VERSIONS against
 # the baselines at the reference shapes, sustained. Everything it prints goes to
 # $OUT/part3-round.log, the JSON of each run to $OUT. ROUND_S (default 560) bounds the
 # round; each step gets what is left.
@@ -26,11 +26,15 @@ for s in $STEPS; do case $s in
     done ;;
   survey)
     # Shapes with fewer 128-row query tiles than SMs (H = 16: B*S/8 tiles), then two larger.
+    # The first shape's run checks every candidate on the input cases too (each path of a
+    # version that has them); the others check the timed shape only.
+    cases=""
     for sh in ${SURVEY_SHAPES:-1,16,512,128 1,16,1024,128 2,16,1024,128 1,16,2048,128 1,16,1024,128:causal 1,16,2048,128:causal 4,16,1024,128:causal}; do
       step "survey $sh" 40 || continue
       f=$OUT/survey-${sh//[,:]/_}.json
       timeout $(left) $BIN run ${SURVEY_VERSIONS:-v12 v13 v14 v18 v28 v30} --baselines --regime burst \
-        --rounds ${SURVEY_ROUNDS:-2} --no-cases --no-save --json --shape "$sh" > "$f"
+        --rounds ${SURVEY_ROUNDS:-2} $cases --no-save --json --shape "$sh" > "$f"
+      cases=--no-cases
     done ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
