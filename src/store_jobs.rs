@@ -84,7 +84,9 @@ pub fn store_recipe_profile(
 ) -> Result<String> {
     let req = import::Request {
         title: Some(&v.title),
-        kernel: Some(&v.entry),
+        // A version with paths: ncu captured whichever of its kernels ran (the profile
+        // asks for any of them), the only launch in the export.
+        kernel: v.paths.is_empty().then_some(v.entry.as_str()),
         flops: Some(shape.flops()),
         ..import::Request::profiled(profiles, Some(&recipe.ladder), &v.id, files, true, limits)
     };

@@ -25,22 +25,25 @@ pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
             Ok(c) => {
                 use crate::gpu::nvrtc::{resource_summary, resource_summary_of};
                 let cached = || "(cached)".to_string();
-                // A version with paths: each kernel's own line of the module's log.
+                // Each kernel's own lines of the module's log (a version with paths
+                // has several; the reference and helpers have no version entry).
                 let entries = recipe
                     .version(&b.id)
                     .map(|v| v.entries())
                     .unwrap_or_default();
-                let summary = if entries.len() > 1 {
-                    entries
+                let of = |e: &str| match resource_summary_of(&c.log, e) {
+                    Some(s) => s,
+                    None if c.log.is_empty() => cached(),
+                    None => "not in the module's ptxas log".to_string(),
+                };
+                let summary = match entries.as_slice() {
+                    [] => resource_summary(&c.log).unwrap_or_else(cached),
+                    [one] => of(one),
+                    many => many
                         .iter()
-                        .map(|e| {
-                            let s = resource_summary_of(&c.log, e).unwrap_or_else(cached);
-                            format!("{e}: {s}")
-                        })
+                        .map(|e| format!("{e}: {}", of(e)))
                         .collect::<Vec<_>>()
-                        .join("; ")
-                } else {
-                    resource_summary(&c.log).unwrap_or_else(cached)
+                        .join("; "),
                 };
                 outln!("{:<16} ok   {summary}", b.id)
             }

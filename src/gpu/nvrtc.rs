@@ -278,9 +278,11 @@ pub fn resource_summary(log: &str) -> Option<String> {
     Some(summary)
 }
 
-/// [`resource_summary`] of one kernel of a module that holds several (a version with a
-/// path): the lines of `entry`'s function properties and the advisories that name it;
-/// the whole log's summary where it names no such function.
+/// [`resource_summary`] of one kernel of a module that may hold several (a version with
+/// a path, the trace build's timer kernel): the lines of `entry`'s function properties
+/// and the advisories that name it. None where the log names functions but not this
+/// one (a misspelt entry is not given another kernel's registers); the whole log's
+/// summary where it names none.
 pub fn resource_summary_of(log: &str, entry: &str) -> Option<String> {
     let properties = format!("Function properties for {entry}");
     let named = format!("function '{entry}'");
@@ -299,6 +301,8 @@ pub fn resource_summary_of(log: &str, entry: &str) -> Option<String> {
     }
     if lines.iter().any(|l| l.contains("Used ")) {
         resource_summary(&lines.join("\n"))
+    } else if log.contains("Function properties for ") {
+        None
     } else {
         resource_summary(log)
     }
@@ -326,10 +330,27 @@ mod tests {
             resource_summary_of(log, "big").unwrap(),
             "168 regs, 12 B spilled, warpgroup.arrive injected (waits for the wgmmas in flight) (C7519)"
         );
-        // A name that is only a prefix of another's is not that one.
+        // A name that is only a prefix of another's is not that one, nor is a name the
+        // log does not hold.
+        assert_eq!(resource_summary_of(log, "bi"), None);
+        assert_eq!(resource_summary_of(log, "smal"), None);
+        // A log that names no function: its summary, whatever the name.
+        let bare = "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 40 registers\n";
+        assert_eq!(resource_summary_of(bare, "k").unwrap(), "40 regs");
+    }
+
+    /// v31's module as NVRTC 13.0 compiled it for sm_90a: the large kernel and the
+    /// small-problem path's, each its own registers and spills.
+    #[test]
+    fn ptxas_summary_of_each_kernel_of_v31() {
+        let log = include_str!("../../tests/fixtures/ptxas/v31-two-kernels.log");
         assert_eq!(
-            resource_summary_of(log, "bi").unwrap(),
-            resource_summary(log).unwrap()
+            resource_summary_of(log, "attn_v31").unwrap(),
+            "168 regs, 12 B spilled"
+        );
+        assert_eq!(
+            resource_summary_of(log, "attn_v31_small").unwrap(),
+            "122 regs"
         );
     }
 

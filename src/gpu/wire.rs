@@ -144,7 +144,8 @@ pub struct Ready {
     /// ptxas's registers and spills.
     #[serde(default)]
     pub resources: Option<String>,
-    /// The kernel launched (a version's own entry, or its path's at this shape).
+    /// The kernel launched where it is a path's, chosen at this shape instead of the
+    /// version's own (none: the version's own, or a baseline).
     #[serde(default)]
     pub kernel: Option<String>,
     /// The first launch at the timed shape against the reference.

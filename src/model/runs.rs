@@ -59,8 +59,8 @@ pub struct RunResult {
     /// Registers and spills as ptxas reported them.
     #[serde(default)]
     pub resources: Option<String>,
-    /// The kernel a version launched: its own entry, or the path's that its recipe
-    /// chose at this shape (absent for baselines and older runs).
+    /// The kernel a version launched where its recipe chose a path's at this shape
+    /// (`[[version.path]]`); absent where it ran its own (and for baselines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
     /// Mean SM clock over the timed windows, MHz.

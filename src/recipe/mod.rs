@@ -173,7 +173,7 @@ pub struct KernelPath {
     /// A condition of the shape and the GPU (`cdiv(S, 128) * B * H < SMS`;
     /// [`launch_expr`]'s grammar, two expressions compared).
     pub when: String,
-    /// What the path is, in a few words (said in runs and notes).
+    /// What the path is, in a few words, for the recipe's reader.
     pub title: String,
     pub entry: String,
     pub grid: Vec<String>,
@@ -300,31 +300,37 @@ impl KernelRecipe {
             if v.multiple_of.values().any(|&m| m == 0) {
                 bail!("version {}: multiple_of 0", v.id);
             }
+            // A condition chooses the kernel, so it cannot ask what only a compiled one
+            // answers.
+            if let Some(p) = v.paths.iter().find(|p| names_clusters(&p.when)) {
+                bail!(
+                    "version {}: path {:?}: when names CLUSTERS, which only the compiled \
+                     kernel answers (the path chooses the kernel)",
+                    v.id,
+                    p.entry
+                );
+            }
+            if let Some(p) = v.paths.iter().find(|p| p.entry == v.entry) {
+                bail!(
+                    "version {}: a path's entry {:?} is the version's own",
+                    v.id,
+                    p.entry
+                );
+            }
             if v.unsupported(&shape.unflagged()).is_none() {
-                v.launch(&shape)?;
+                // Its own launch, and every path's condition and launch, whichever holds
+                // at this shape.
+                v.own_engine()
+                    .launch_on(&shape, GpuVars::DEFAULT)
+                    .with_context(|| format!("version {}", v.id))?;
                 v.workspace_on(&shape, GpuVars::DEFAULT)?;
-                // Every path's condition and launch, wherever it holds or not.
                 for p in &v.paths {
-                    if names_clusters(&p.when) {
-                        bail!(
-                            "version {}: path {:?}: when names CLUSTERS, which only the compiled \
-                             kernel answers (the path chooses the kernel)",
-                            v.id,
-                            p.entry
-                        );
-                    }
                     condition_on(&p.when, &shape, GpuVars::DEFAULT)
                         .with_context(|| format!("version {}: path {:?}: when", v.id, p.entry))?;
                     v.path_engine(p)
                         .launch_on(&shape, GpuVars::DEFAULT)
                         .with_context(|| format!("version {}: path {:?}", v.id, p.entry))?;
                 }
-            }
-            if let Some(e) = v.entries().iter().skip(1).find(|e| **e == v.entry) {
-                bail!(
-                    "version {}: a path's entry {e:?} is the version's own",
-                    v.id
-                );
             }
             if v.trace_roles.len() > crate::model::trace::LANES_PER_BLOCK {
                 bail!(
@@ -539,21 +545,10 @@ impl KernelVersion {
         })
     }
 
-    /// Whether its launch names `CLUSTERS`, which only the compiled kernel on a device
-    /// answers.
-    pub fn asks_clusters(&self) -> bool {
-        let paths = self.paths.iter().flat_map(|p| {
-            std::iter::once(&p.when)
-                .chain([&p.shared])
-                .chain(&p.grid)
-                .chain(&p.block)
-        });
-        std::iter::once(&self.shared)
-            .chain(&self.workspace)
-            .chain(&self.grid)
-            .chain(&self.block)
-            .chain(paths)
-            .any(|e| names_clusters(e))
+    /// Whether the launch of `engine` (its own kernel or a path's) or its workspace
+    /// names `CLUSTERS`, which only that compiled kernel on a device answers.
+    pub fn asks_clusters(&self, engine: &Engine) -> bool {
+        engine.asks_clusters() || self.workspace.as_deref().is_some_and(names_clusters)
     }
 
     /// Its own kernel and launch, whatever the paths.
@@ -672,6 +667,14 @@ impl KernelVersion {
 }
 
 impl Engine<'_> {
+    /// Whether its grid, block or shared memory names `CLUSTERS`.
+    pub fn asks_clusters(&self) -> bool {
+        std::iter::once(self.shared)
+            .chain(self.grid.iter().map(String::as_str))
+            .chain(self.block.iter().map(String::as_str))
+            .any(names_clusters)
+    }
+
     /// Its launch at a shape on a GPU described by `gpu`.
     pub fn launch_on(&self, shape: &Shape, gpu: GpuVars) -> Result<Launch> {
         launch_of(self.grid, self.block, self.shared, shape, gpu)
@@ -902,6 +905,10 @@ mod tests {
             exprs.extend(v.grid.iter().chain(&v.block).map(String::as_str));
             exprs.push(&v.shared);
             exprs.extend(v.workspace.as_deref());
+            for p in &v.paths {
+                exprs.extend(p.grid.iter().chain(&p.block).map(String::as_str));
+                exprs.push(&p.shared);
+            }
         }
         let missing: Vec<&str> = exprs
             .into_iter()
@@ -1107,8 +1114,9 @@ mod tests {
                 .unwrap(),
             Some(4 * 78)
         );
-        assert!(!per_block.asks_clusters());
-        assert!(with_workspace("\"CLUSTERS\"").asks_clusters());
+        let own = |v: &KernelVersion| v.asks_clusters(&v.own_engine());
+        assert!(!own(&per_block));
+        assert!(own(&with_workspace("\"CLUSTERS\"")));
         // None where the field is left out.
         assert_eq!(
             version(&["1"], &["128"], "0")
@@ -1161,15 +1169,18 @@ mod tests {
 
     /// A recipe of one version with a small-problem path, `path` its fields after `when`.
     fn with_path(when: &str, path: &str) -> Result<KernelRecipe> {
-        let text = format!(
+        KernelRecipe::parse(&with_path_text(when, path), "recipe.toml")
+    }
+
+    fn with_path_text(when: &str, path: &str) -> String {
+        format!(
             "kind = \"attention\"\nladder = \"l\"\ntitle = \"t\"\ntolerance = 2e-3\n\
              [reference]\nsource = \"r.cu\"\nentry = \"r\"\n\
              [[version]]\nid = \"v31\"\ntitle = \"t\"\nsource = \"k.cu\"\nentry = \"big\"\n\
              grid = [\"min(SMS, cdiv(S, 128) * B * H)\"]\nblock = [\"384\"]\nshared = \"1024\"\n\
              tensor_maps = [{{ tensor = \"Q\", box_rows = 64, box_cols = 64, swizzle = 128 }}]\n\
              [[version.path]]\nwhen = {when:?}\ntitle = \"small\"\n{path}\n"
-        );
-        KernelRecipe::parse(&text, "recipe.toml")
+        )
     }
 
     const SMALL: &str = "entry = \"small\"\ngrid = [\"cdiv(S, 64)\", \"B*H\"]\nblock = [\"128\"]\n\
@@ -1210,6 +1221,23 @@ mod tests {
         );
     }
 
+    /// Only the kernel that runs asks the device for clusters: a cluster kernel's path
+    /// of plain blocks does not, nor the reverse.
+    #[test]
+    fn clusters_are_asked_of_the_kernel_that_runs() {
+        let l = with_path(
+            "cdiv(S, 128) * B * H < SMS",
+            "entry = \"small\"\ngrid = [\"CLUSTERS * 2\"]\nblock = [\"128\"]",
+        )
+        .unwrap();
+        let v = &l.versions[0];
+        let small = v.engine_on(&att("1,16,512,128"), GpuVars::DEFAULT).unwrap();
+        let big = v.engine_on(&reference(), GpuVars::DEFAULT).unwrap();
+        assert_eq!((small.entry, big.entry), ("small", "big"));
+        assert!(v.asks_clusters(&small));
+        assert!(!v.asks_clusters(&big));
+    }
+
     #[test]
     fn a_path_with_a_bad_condition_or_launch_does_not_load() {
         let e = |when: &str, path: &str| format!("{:#}", with_path(when, path).unwrap_err());
@@ -1230,6 +1258,16 @@ mod tests {
             block.contains("version v31: path \"small\": block x is 2048"),
             "{block}"
         );
+        // The version's own launch is checked where a path holds at the reference shape.
+        let own = format!(
+            "{:#}",
+            KernelRecipe::parse(
+                &with_path_text("S > 0", SMALL).replace("block = [\"384\"]", "block = [\"2048\"]"),
+                "recipe.toml"
+            )
+            .unwrap_err()
+        );
+        assert!(own.contains("version v31: block x is 2048"), "{own}");
         let same = e(
             "S < 0",
             "entry = \"big\"\ngrid = [\"1\"]\nblock = [\"128\"]",

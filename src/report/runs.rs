@@ -228,7 +228,9 @@ pub fn table(results: &[RunResult], is_version: &dyn Fn(&str) -> bool) -> String
         row.extend(refs.iter().map(|b| vs(b)));
         row.push(match r.status {
             RunStatus::Ok => {
-                let mut notes: Vec<String> = r.resources.iter().cloned().collect();
+                // A path's kernel first: the resources that follow are its own.
+                let mut notes: Vec<String> = r.kernel.iter().map(|k| format!("path {k}")).collect();
+                notes.extend(r.resources.iter().cloned());
                 let unsettled = r.unsettled_rounds();
                 if unsettled > 0 {
                     notes.push(format!(
@@ -433,6 +435,23 @@ mod tests {
         assert_eq!(f.throttle.as_deref(), Some("none"));
         assert_eq!(f.spread, None, "no rounds");
         assert_eq!(f.checks, None, "no checks");
+    }
+
+    /// A version that ran a path's kernel at its shape says which, before that
+    /// kernel's registers; one that ran its own says nothing of kernels.
+    #[test]
+    fn the_table_names_a_path_s_kernel() {
+        let shape = crate::kinds::attention::shape(1, 16, 256, 128, false);
+        let mut path = RunResult::new("v31", shape, RunStatus::Ok);
+        path.median_us = Some(5.0);
+        path.kernel = Some("attn_v31_small".into());
+        path.resources = Some("122 regs".into());
+        let mut own = RunResult::new("v30", shape, RunStatus::Ok);
+        own.median_us = Some(9.0);
+        own.resources = Some("168 regs, 12 B spilled".into());
+        let t = table(&[path, own], &|id: &str| id.starts_with('v'));
+        assert!(t.contains("ok (path attn_v31_small; 122 regs)"), "{t}");
+        assert!(t.contains("ok (168 regs, 12 B spilled)"), "{t}");
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                 Err(e) => return failed(e),
             };
             ready.resources = prepared.kernel.resources.clone();
-            ready.kernel = Some(prepared.kernel.name.clone());
+            ready.kernel = prepared.path.clone();
             let mut c = Version {
                 problem,
                 prepared,

@@ -7,7 +7,7 @@
 use super::device::{Buffer, Device, Kernel, TensorMap, tensor_map_2d};
 use crate::gpu::wire::ErrorStats;
 use crate::kinds::{Scalar, Shape, Tensor};
-use crate::recipe::{GpuVars, KernelRecipe, KernelVersion, Launch};
+use crate::recipe::{Engine, GpuVars, KernelRecipe, KernelVersion, Launch};
 use anyhow::{Context, Result, bail};
 use cudarc::driver::CudaStream;
 use half::f16;
@@ -64,6 +64,9 @@ impl Args {
 /// A compiled version ready to launch on a problem.
 pub struct Prepared {
     pub kernel: Kernel,
+    /// The kernel's name where it is a path's (`[[version.path]]`), chosen at this shape
+    /// instead of the version's own.
+    pub path: Option<String>,
     pub launch: Launch,
     /// The version's workspace (recipe `workspace`), zero-filled once and passed last:
     /// every launch of this preparation shares it, so two that may overlap need a
@@ -221,24 +224,40 @@ impl<'d> Problem<'d> {
         let kernel = self
             .dev
             .kernel(&v.source, &source, engine.entry, &options)?;
-        self.bind(v, kernel)
+        self.bind(v, engine, gpu, kernel)
     }
 
     /// A preparation of `v` on this problem with the kernel of another preparation: the
     /// same loaded module, so the same module globals (and its own arguments and
     /// workspace). Two launches that run at once through one module are what a
-    /// schedule kept in module globals gets wrong (tests/gpu.rs).
+    /// schedule kept in module globals gets wrong (tests/gpu.rs). The kernel must be the
+    /// one `v` runs at this problem's shape.
     pub fn prepare_sharing(&self, v: &KernelVersion, with: &Prepared) -> Result<Prepared> {
-        self.bind(v, with.kernel.clone())
+        let gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        let engine = v.engine_on(&self.shape, gpu)?;
+        if engine.entry != with.kernel.name {
+            bail!(
+                "version {} runs {} at shape {}, not the shared kernel {}",
+                v.id,
+                engine.entry,
+                self.shape,
+                with.kernel.name
+            );
+        }
+        self.bind(v, engine, gpu, with.kernel.clone())
     }
 
-    /// Binds the arguments of `v` on this problem (tensor maps, workspace) to a
-    /// compiled kernel of it.
-    fn bind(&self, v: &KernelVersion, kernel: Kernel) -> Result<Prepared> {
-        let mut gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
-        let engine = v.engine_on(&self.shape, gpu)?;
+    /// Binds the arguments of `v` on this problem (tensor maps, workspace) to its
+    /// compiled kernel `kernel`, the one of `engine`.
+    fn bind(
+        &self,
+        v: &KernelVersion,
+        engine: Engine,
+        mut gpu: GpuVars,
+        kernel: Kernel,
+    ) -> Result<Prepared> {
         let mut launch = v.launch_on(&self.shape, gpu)?;
-        if v.asks_clusters() {
+        if v.asks_clusters(&engine) {
             gpu.clusters = self.dev.max_active_clusters(&kernel, &launch)?;
             launch = v.launch_on(&self.shape, gpu)?;
         }
@@ -266,6 +285,7 @@ impl<'d> Problem<'d> {
         let mut args = Box::new(args);
         let pointers = args.pointers();
         Ok(Prepared {
+            path: engine.path.map(|_| kernel.name.clone()),
             kernel,
             launch,
             workspace,
