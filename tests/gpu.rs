@@ -490,3 +490,55 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
         }
     }
 }
+
+/// v31 launches its small-problem path's kernel where its recipe says (few 128-row
+/// query tiles) and its own elsewhere, correct at both, its output poisoned before each
+/// launch; a run records the path's kernel.
+#[test]
+fn gpu_v31_takes_its_small_problem_path_by_shape_and_is_correct_on_both() {
+    if gpu_missing("gpu_v31_takes_its_small_problem_path_by_shape_and_is_correct_on_both") {
+        return;
+    }
+    use stallscope::gpu::wire::judge;
+    use stallscope::gpu::worker::{device::Device, problem::Problem};
+    use stallscope::kinds::Shape;
+    let recipe = stallscope::recipe::folders::load_recipe(
+        &repo().join("kernels/flash-attention"),
+        SizeLimits::DEFAULT,
+    )
+    .unwrap();
+    let v = recipe.version("v31").expect("v31 in the recipe");
+    let (rel, abs) = v.tolerances(&recipe);
+    let dev = Device::open().unwrap();
+    // (shape, causal, the path's kernel or none): 32 and 18 tiles take the path on any
+    // GPU of 128 SMs or more; 512 tiles never do.
+    for (s, causal, path) in [
+        ("1,16,256,128", false, Some("attn_v31_small")),
+        ("2,3,333,128", true, Some("attn_v31_small")),
+        ("1,64,1000,128", false, None),
+        ("4,32,777,128", true, None),
+    ] {
+        let shape = Shape::parse(recipe.kind, s)
+            .unwrap()
+            .with_flag("causal", causal)
+            .unwrap();
+        let mut p = Problem::new(&dev, shape, 11).unwrap();
+        p.compute_reference(&recipe).unwrap();
+        let mut prep = p.prepare(&recipe, v).unwrap();
+        if dev.sm_count().unwrap() >= 128 {
+            assert_eq!(prep.path.as_deref(), path, "{shape}");
+        }
+        for launch in 0..3 {
+            let e = p.check(&mut prep).unwrap();
+            assert_eq!(
+                judge(&e, rel, abs),
+                None,
+                "v31 at {shape}, launch {launch}: {e:?}"
+            );
+        }
+    }
+    // Through the runner: the result names the path's kernel, and the table says so.
+    let results = run_json(&["v31", "--shape", "1,16,256,128"]);
+    assert_eq!(results[0]["status"], "ok", "{:?}", results[0]);
+    assert_eq!(results[0]["kernel"], "attn_v31_small");
+}
