@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # One device round for flash-attention part 3 (run from the repository root with the
-# release binary and target/release/gpu-tests carried): the two-stream schedule test on
-# v29 (expected to fail: its counters are module globals) and on v30; which version is
-# fastest at the small shapes (fewer 128-row query tiles than SMs), burst, a few rounds,
-# the input cases checked at the first shape only (a survey to choose a path by); then SURVEY_VERSIONS against
-# the baselines at the reference shapes, sustained. Everything it prints goes to
-# $OUT/part3-round.log, the JSON of each run to $OUT. ROUND_S (default 560) bounds the
-# round; each step gets what is left.
+# release binary and target/release/gpu-tests carried). Steps (STEPS, in order; default
+# "two-stream v31 survey grid"):
+#   two-stream  the two-stream schedule test on v29 (expected to fail: two launches through
+#               one loaded module share its globals) and on v30;
+#   v31         the GPU test of v31's small-problem path (both kernels, correct);
+#   survey      SURVEY_VERSIONS with the baselines at SURVEY_SHAPES, burst, SURVEY_ROUNDS
+#               rounds: the first shape's run checks the input cases too, the others only
+#               their timed shape (a survey to choose by, and whether v28's lead over v30
+#               at causal shapes is v29's prefetch or v30's change);
+#   grid        GRID_VERSIONS with the baselines over B in {1,2,4,8} x S in {512..4096}
+#               (H = 16) and 8,16,1536, causal or not, burst, one round each;
+#   reference   REF_VERSIONS with the baselines at the reference shapes, sustained.
+# Everything it prints goes to $OUT/part3-round.log, the runs come back packed in
+# $OUT/part3-runs.tgz. ROUND_S (default 560) bounds the round; each step gets what is left.
 set -u
 OUT=${OUT:-/tmp/stallscope-out}; mkdir -p "$OUT"
 R=${ROUND_S:-560}
@@ -17,25 +24,35 @@ clock() { nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --for
 echo "== $(date -u +%FT%TZ) $(clock)"
 left() { echo $((R - SECONDS)); }
 step() { [ $(left) -gt ${2:-20} ] || { echo "== $1 skipped ($SECONDS s)"; return 1; }; echo "== $1 ($SECONDS s) $(clock)"; }
-STEPS=${STEPS:-two-stream survey reference}
+STEPS=${STEPS:-two-stream v31 survey grid}
 for s in $STEPS; do case $s in
   two-stream)
     for v in ${TWO_STREAM:-v29 v30}; do
       step "two-stream test on $v" || continue
       STALLSCOPE_TWO_STREAM_VERSION=$v timeout $(left) target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | tail -12
     done ;;
+  v31)
+    step "v31's GPU test" && timeout $(left) target/release/gpu-tests --test-threads 1 gpu_v31 2>&1 | tail -8 ;;
   survey)
-    # Shapes with fewer 128-row query tiles than SMs (H = 16: B*S/8 tiles), then two larger.
-    # The first shape's run checks every candidate on the input cases too (each path of a
-    # version that has them); the others check the timed shape only.
+    # Shapes of at most 33 query tiles of 128 rows (v31's path), then the causal shapes
+    # where v28 led v30 on 2026-12-07.
     cases=""
-    for sh in ${SURVEY_SHAPES:-1,16,512,128 1,16,1024,128 2,16,1024,128 1,16,2048,128 1,16,1024,128:causal 1,16,2048,128:causal 4,16,1024,128:causal}; do
+    for sh in ${SURVEY_SHAPES:-1,16,256,128 1,8,512,128 1,4,1024,128 1,8,256,128:causal 1,16,2048,128:causal 4,16,1024,128:causal 8,16,1536,128:causal}; do
       step "survey $sh" 40 || continue
       f=$OUT/survey-${sh//[,:]/_}.json
-      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v12 v13 v14 v18 v28 v30} --baselines --regime burst \
+      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v12 v28 v29 v30 v31} --baselines --regime burst \
         --rounds ${SURVEY_ROUNDS:-2} $cases --no-save --json --shape "$sh" > "$f"
       cases=--no-cases
     done ;;
+  grid)
+    for c in "" ":causal"; do for b in 1 2 4 8; do for sq in 512 1024 2048 4096; do
+      sh=$b,16,$sq,128$c
+      step "grid $sh" 25 || continue
+      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines --regime burst --rounds 1 \
+        --no-cases --no-save --json --shape "$sh" > "$OUT/grid-${sh//[,:]/_}.json"
+    done; done; done
+    step "grid 8,16,1536,128:causal" 25 && timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines \
+      --regime burst --rounds 1 --no-cases --no-save --json --shape 8,16,1536,128:causal > "$OUT/grid-8_16_1536_128_causal.json" ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "reference $sh" 60 || continue
