@@ -25,23 +25,27 @@ pub(super) fn build_command(common: &Common, a: &BuildArgs) -> Result<bool> {
             Ok(c) => {
                 use crate::gpu::nvrtc::{resource_summary, resource_summary_of};
                 let cached = || "(cached)".to_string();
-                // Each kernel's own lines of the module's log (a version with paths
-                // has several; the reference and helpers have no version entry).
-                let entries = recipe
-                    .version(&b.id)
-                    .map(|v| v.entries())
-                    .unwrap_or_default();
+                // Each kernel's own lines of the module's log: a version with paths
+                // has several, each path said with its title and condition; the
+                // reference and helpers have no version entry.
                 let of = |e: &str| match resource_summary_of(&c.log, e) {
                     Some(s) => s,
                     None if c.log.is_empty() => cached(),
                     None => "not in the module's ptxas log".to_string(),
                 };
-                let summary = match entries.as_slice() {
-                    [] => resource_summary(&c.log).unwrap_or_else(cached),
-                    [one] => of(one),
-                    many => many
-                        .iter()
-                        .map(|e| format!("{e}: {}", of(e)))
+                let summary = match recipe.version(&b.id) {
+                    None => resource_summary(&c.log).unwrap_or_else(cached),
+                    Some(v) if v.paths.is_empty() => of(&v.entry),
+                    Some(v) => std::iter::once(format!("{}: {}", v.entry, of(&v.entry)))
+                        .chain(v.paths.iter().map(|p| {
+                            format!(
+                                "{} ({}, where {}): {}",
+                                p.entry,
+                                p.title,
+                                p.when,
+                                of(&p.entry)
+                            )
+                        }))
                         .collect::<Vec<_>>()
                         .join("; "),
                 };
