@@ -15,7 +15,9 @@
 # Everything it prints goes to $OUT/part3-round.log, the runs come back packed in
 # $OUT/part3-runs.tgz. ROUND_S (default 560) bounds the round; each step gets what is left.
 set -u
-OUT=${OUT:-/tmp/stallscope-out}; mkdir -p "$OUT"
+OUT=${OUT:-/tmp/stallscope-out}
+# The round's runs, apart from whatever else $OUT holds (a trace round calls this too).
+RUNS=$OUT/part3-runs; mkdir -p "$RUNS"
 R=${ROUND_S:-560}
 BIN=target/release/stallscope
 export STALLSCOPE_CACHE=/tmp/stallscope-cache
@@ -39,7 +41,7 @@ for s in $STEPS; do case $s in
     cases=""
     for sh in ${SURVEY_SHAPES:-1,16,256,128 1,8,512,128 1,4,1024,128 1,8,256,128:causal 1,16,2048,128:causal 4,16,1024,128:causal 8,16,1536,128:causal}; do
       step "survey $sh" 40 || continue
-      f=$OUT/survey-${sh//[,:]/_}.json
+      f=$RUNS/survey-${sh//[,:]/_}.json
       timeout $(left) $BIN run ${SURVEY_VERSIONS:-v12 v28 v29 v30 v31} --baselines --regime burst \
         --rounds ${SURVEY_ROUNDS:-2} $cases --no-save --json --shape "$sh" > "$f"
       cases=--no-cases
@@ -49,38 +51,24 @@ for s in $STEPS; do case $s in
       sh=$b,16,$sq,128$c
       step "grid $sh" 25 || continue
       timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines --regime burst --rounds 1 \
-        --no-cases --no-save --json --shape "$sh" > "$OUT/grid-${sh//[,:]/_}.json"
+        --no-cases --no-save --json --shape "$sh" > "$RUNS/grid-${sh//[,:]/_}.json"
     done; done; done
     step "grid 8,16,1536,128:causal" 25 && timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines \
-      --regime burst --rounds 1 --no-cases --no-save --json --shape 8,16,1536,128:causal > "$OUT/grid-8_16_1536_128_causal.json" ;;
+      --regime burst --rounds 1 --no-cases --no-save --json --shape 8,16,1536,128:causal > "$RUNS/grid-8_16_1536_128_causal.json" ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "reference $sh" 60 || continue
       timeout $(left) $BIN run ${REF_VERSIONS:-v29 v30} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
-        --shape "$sh" > "$OUT/reference-${sh//[,:]/_}.json"
+        --shape "$sh" > "$RUNS/reference-${sh//[,:]/_}.json"
     done ;;
 esac; done
-# A line per candidate of every run: shape, candidate, median µs, ratio to cuDNN, clock, energy.
-python3 - "$OUT" <<'PY'
-import json, sys, glob, os
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    try:
-        doc = json.load(open(f))
-    except Exception as e:
-        print(os.path.basename(f), "unreadable:", e); continue
-    for c in doc.get("comparisons", []):
-        r = {x["version"]: x for x in c["results"]}
-        cud = r.get("cudnn", {}).get("median_us")
-        print("--", os.path.basename(f))
-        for v, x in sorted(r.items(), key=lambda kv: kv[1].get("median_us") or 1e18):
-            us = x.get("median_us")
-            if not us:
-                print(f"   {v:14s} {x.get('status')} {str(x.get('message',''))[:100]}"); continue
-            rs = x.get("rounds") or [{}]
-            mhz = sum(q.get("sm_clock_mhz") or 0 for q in rs) / len(rs)
-            mj = sum(q.get("energy_mj") or 0 for q in rs) / len(rs)
-            print(f"   {v:14s} {us:9.1f} us  cudnn/v {cud/us if cud else float('nan'):.3f}  {mhz:5.0f} MHz  {mj:7.1f} mJ")
-PY
+# Every run of the round as one table (shape by candidate, cuDNN's over each, clocks).
+ls "$RUNS"/*.json >/dev/null 2>&1 && python3 kernels/part3-table.py "$RUNS" --clock
 echo "== total $SECONDS s"
 # The device returns a few files only: the runs go back packed in one.
-(cd "$OUT" && tar czf part3-runs.tgz ./*.json && rm -f ./*.json)
+# (A pack that fails leaves the runs where they are.)
+if ls "$RUNS"/*.json >/dev/null 2>&1; then
+  tar czf "$OUT/part3-runs.tgz" -C "$OUT" part3-runs && rm -rf "$RUNS"
+else
+  rmdir "$RUNS"
+fi

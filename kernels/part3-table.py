@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Markdown tables of the part-3 device rounds: one row per shape, one column per
-candidate (median µs of the run; cuDNN's time over the candidate's beneath it), from the
-`stallscope run --json` files of a folder (kernels/part3-round.sh writes them).
+candidate (median µs of the run; cuDNN's time over the candidate's in brackets, and the
+same in cycles, time × mean SM clock, where the two clocks differ by more than 2 %), from
+the `stallscope run --json` files of a folder (kernels/part3-round.sh writes them).
 
     kernels/part3-table.py kernels/flash-attention/runs/2026-12-07-part3 [--clock]
 
@@ -11,6 +12,12 @@ import glob
 import json
 import os
 import sys
+
+
+def mean_clock(x):
+    rs = x.get("rounds") or []
+    mhz = [q.get("sm_clock_mhz") for q in rs if q.get("sm_clock_mhz")]
+    return sum(mhz) / len(mhz) if mhz else None
 
 
 def shape_of(c):
@@ -41,10 +48,11 @@ def main():
     versions = sorted(n for n in names if n.startswith("v"))
     baselines = [n for n in ("cudnn", "fa2", "mem-efficient", "unfused") if n in names]
     cols = versions + baselines
-    print("| shape | regime | " + " | ".join(cols) + " | best version |")
+    print("| shape | regime | " + " | ".join(cols) + " | fastest version (time) |")
     print("|---|---|" + "---:|" * len(cols) + "---|")
     for shape, regime, gpu, f, r in rows:
         cud = (r.get("cudnn") or {}).get("median_us")
+        cud_mhz = mean_clock(r["cudnn"]) if cud else None
         cells = []
         for v in cols:
             x = r.get(v)
@@ -53,13 +61,16 @@ def main():
                 continue
             us = x["median_us"]
             cell = f"{us:.2f}"
+            mhz = mean_clock(x)
             if cud and v != "cudnn":
-                cell += f" ({cud / us:.3f}×)"
+                cell += f" ({cud / us:.3f}×"
+                # Time ratios of candidates at clocks over 2 % apart say little alone.
+                if mhz and cud_mhz and abs(mhz / cud_mhz - 1) > 0.02:
+                    cell += f", cycles {cud * cud_mhz / (us * mhz):.3f}×"
+                cell += ")"
             if clock:
-                rs = x.get("rounds") or []
-                mhz = sum(q.get("sm_clock_mhz") or 0 for q in rs) / max(len(rs), 1)
-                mj = [q.get("energy_mj") for q in rs if q.get("energy_mj")]
-                cell += f" {mhz:.0f} MHz" + (f" {sum(mj) / len(mj):.1f} mJ" if mj else "")
+                mj = [q.get("energy_mj") for q in x.get("rounds") or [] if q.get("energy_mj")]
+                cell += f" {mhz or 0:.0f} MHz" + (f" {sum(mj) / len(mj):.1f} mJ" if mj else "")
             cells.append(cell)
         timed = [(r[v]["median_us"], v) for v in versions if r.get(v, {}).get("median_us")]
         best = min(timed)[1] if timed else ""

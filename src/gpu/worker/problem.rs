@@ -256,10 +256,15 @@ impl<'d> Problem<'d> {
         mut gpu: GpuVars,
         kernel: Kernel,
     ) -> Result<Prepared> {
-        let mut launch = v.launch_on(&self.shape, gpu)?;
+        let launch_at = |gpu| {
+            engine
+                .launch_on(&self.shape, gpu)
+                .with_context(|| format!("version {}: kernel {}", v.id, engine.entry))
+        };
+        let mut launch = launch_at(gpu)?;
         if v.asks_clusters(&engine) {
             gpu.clusters = self.dev.max_active_clusters(&kernel, &launch)?;
-            launch = v.launch_on(&self.shape, gpu)?;
+            launch = launch_at(gpu)?;
         }
         let maps = engine
             .tensor_maps
