@@ -11,7 +11,12 @@
 #               at causal shapes is v29's prefetch or v30's change);
 #   grid        GRID_VERSIONS with the baselines over B in {1,2,4,8} x S in {512..4096}
 #               (H = 16) and 8,16,1536, causal or not, burst, one round each;
-#   reference   REF_VERSIONS with the baselines at the reference shapes, sustained.
+#   reference   REF_VERSIONS with the baselines at the reference shapes, sustained;
+#   ladder      every version with the baselines at the reference shapes, burst,
+#               LADDER_ROUNDS rounds (the sustained side of the whole table is the
+#               2026-12-03 run of v01-v28 and the reference step's);
+#   profile     ncu on PROFILE_VERSIONS at the reference shape, the exports packed in
+#               $OUT/part3-profiles.tgz (profiles/flash-attention/vNN).
 # Everything it prints goes to $OUT/part3-round.log, the runs come back packed in
 # $OUT/part3-runs.tgz. ROUND_S (default 560) bounds the round; each step gets what is left.
 set -u
@@ -61,6 +66,19 @@ for s in $STEPS; do case $s in
       timeout $(left) $BIN run ${REF_VERSIONS:-v29 v30} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
         --shape "$sh" > "$RUNS/reference-${sh//[,:]/_}.json"
     done ;;
+  ladder)
+    for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
+      step "ladder $sh" 60 || continue
+      timeout $(left) $BIN run all --baselines --regime burst --rounds ${LADDER_ROUNDS:-2} --no-cases \
+        --no-save --json --shape "$sh" > "$RUNS/ladder-${sh//[,:]/_}.json"
+    done ;;
+  profile)
+    for v in ${PROFILE_VERSIONS:-v30 v31}; do
+      step "profile $v" 60 || continue
+      timeout $(left) $BIN profile "$v" 2>&1 | tail -6
+      [ -d profiles/flash-attention/$v ] && profiled="${profiled:-} profiles/flash-attention/$v"
+    done
+    [ -n "${profiled:-}" ] && tar czf "$OUT/part3-profiles.tgz" $profiled ;;
 esac; done
 # Every run of the round as one table (shape by candidate, cuDNN's over each, clocks).
 ls "$RUNS"/*.json >/dev/null 2>&1 && python3 kernels/part3-table.py "$RUNS" --clock
