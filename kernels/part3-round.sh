@@ -2,15 +2,15 @@
 # One device round for flash-attention part 3 (run from the repository root with the
 # release binary and target/release/gpu-tests carried). Steps (STEPS, in order; default
 # "two-stream v31 survey grid"):
-#   two-stream  the two-stream schedule test on v29 (expected to fail: two launches through
-#               one loaded module share its globals) and on v30;
-#   v31         the GPU test of v31's small-problem path (both kernels, correct);
+#   two-stream  the two-stream schedule test on TWO_STREAM (default v33; v29 fails it:
+#               two launches through one loaded module share its globals);
+#   v31         the GPU test of the small-problem paths of v31-v33 (both kernels, correct);
 #   survey      SURVEY_VERSIONS with the baselines at SURVEY_SHAPES, burst, SURVEY_ROUNDS
 #               rounds: the first shape's run checks the input cases too, the others only
-#               their timed shape (a survey to choose by, and whether v28's lead over v30
-#               at causal shapes is v29's prefetch or v30's change);
-#   grid        GRID_VERSIONS with the baselines over B in {1,2,4,8} x S in {512..4096}
-#               (H = 16) and 8,16,1536, causal or not, burst, one round each;
+#               their timed shape (by default v32's and v33's changes: the batched causal
+#               shape where v28-v31 fall furthest behind cuDNN, and the path's shapes);
+#   grid        GRID_VERSIONS with the baselines over 8,16,1536 causal and B in {8,4,2,1}
+#               x S in {512..4096} (H = 16), causal first, burst, one round each;
 #   reference   REF_VERSIONS with the baselines at the reference shapes, sustained;
 #   ladder      every version with the baselines at the reference shapes, burst,
 #               LADDER_ROUNDS rounds (the sustained side of the whole table is the
@@ -32,45 +32,48 @@ echo "== $(date -u +%FT%TZ) $(clock)"
 left() { echo $((R - SECONDS)); }
 step() { [ $(left) -gt ${2:-20} ] || { echo "== $1 skipped ($SECONDS s)"; return 1; }; echo "== $1 ($SECONDS s) $(clock)"; }
 STEPS=${STEPS:-two-stream v31 survey grid}
+# The runs so far, packed after each (a round cut off by the device's limit still
+# returns them; the device returns a few files only).
+pack() { tar czf "$OUT/part3-runs.tgz.part" -C "$OUT" part3-runs && mv "$OUT/part3-runs.tgz.part" "$OUT/part3-runs.tgz"; }
 for s in $STEPS; do case $s in
   two-stream)
-    for v in ${TWO_STREAM:-v29 v30}; do
+    for v in ${TWO_STREAM:-v33}; do
       step "two-stream test on $v" || continue
-      STALLSCOPE_TWO_STREAM_VERSION=$v timeout $(left) target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | tail -12
+      STALLSCOPE_TWO_STREAM_VERSION=$v timeout $(left) target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | grep -v '^ *[0-9]*: \|^ *at ' | tail -14
     done ;;
   v31)
-    step "v31's GPU test" && timeout $(left) target/release/gpu-tests --test-threads 1 gpu_v31 2>&1 | tail -8 ;;
+    step "the small-problem paths' GPU test" && timeout $(left) target/release/gpu-tests --test-threads 1 gpu_small_problem_paths 2>&1 | tail -8 ;;
   survey)
-    # Shapes of at most 33 query tiles of 128 rows (v31's path), then the causal shapes
-    # where v28 led v30 on 2026-12-07.
     cases=""
-    for sh in ${SURVEY_SHAPES:-1,16,256,128 1,8,512,128 1,4,1024,128 1,8,256,128:causal 1,16,2048,128:causal 4,16,1024,128:causal 8,16,1536,128:causal}; do
+    for sh in ${SURVEY_SHAPES:-8,16,1536,128:causal 1,8,256,128:causal 1,4,1024,128 1,16,256,128}; do
       step "survey $sh" 40 || continue
       f=$RUNS/survey-${sh//[,:]/_}.json
-      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v12 v28 v29 v30 v31} --baselines --regime burst \
+      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v28 v31 v32 v33} --baselines --regime burst \
         --rounds ${SURVEY_ROUNDS:-2} $cases --no-save --json --shape "$sh" > "$f"
       cases=--no-cases
+      pack
     done ;;
   grid)
-    for c in "" ":causal"; do for b in 1 2 4 8; do for sq in 512 1024 2048 4096; do
-      sh=$b,16,$sq,128$c
+    for sh in 8,16,1536,128:causal $(for c in ":causal" ""; do for b in 8 4 2 1; do for sq in 512 1024 2048 4096; do
+        echo $b,16,$sq,128$c; done; done; done); do
       step "grid $sh" 25 || continue
-      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines --regime burst --rounds 1 \
+      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v32 v33} --baselines --regime burst --rounds 1 \
         --no-cases --no-save --json --shape "$sh" > "$RUNS/grid-${sh//[,:]/_}.json"
-    done; done; done
-    step "grid 8,16,1536,128:causal" 25 && timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v29 v31} --baselines \
-      --regime burst --rounds 1 --no-cases --no-save --json --shape 8,16,1536,128:causal > "$RUNS/grid-8_16_1536_128_causal.json" ;;
+      pack
+    done ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "reference $sh" 60 || continue
       timeout $(left) $BIN run ${REF_VERSIONS:-v29 v30} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
         --shape "$sh" > "$RUNS/reference-${sh//[,:]/_}.json"
+      pack
     done ;;
   ladder)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "ladder $sh" 60 || continue
       timeout $(left) $BIN run all --baselines --regime burst --rounds ${LADDER_ROUNDS:-2} --no-cases \
         --no-save --json --shape "$sh" > "$RUNS/ladder-${sh//[,:]/_}.json"
+      pack
     done ;;
   profile)
     for v in ${PROFILE_VERSIONS:-v30 v31}; do
@@ -86,7 +89,7 @@ echo "== total $SECONDS s"
 # The device returns a few files only: the runs go back packed in one.
 # (A pack that fails leaves the runs where they are.)
 if ls "$RUNS"/*.json >/dev/null 2>&1; then
-  tar czf "$OUT/part3-runs.tgz" -C "$OUT" part3-runs && rm -rf "$RUNS"
+  pack && rm -rf "$RUNS"
 else
   rmdir "$RUNS"
 fi

@@ -491,12 +491,14 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
     }
 }
 
-/// v31 launches its small-problem path's kernel where its recipe says (few 128-row
-/// query tiles) and its own elsewhere, correct at both, its output poisoned before each
-/// launch; a run records the path's kernel.
+/// The versions with a small-problem path (v31 to v33) launch its kernel where their
+/// recipe says (few query tiles; for v32 and v33 also short ones) and their own
+/// elsewhere, correct at both, the output poisoned before each launch; a run records
+/// the path's kernel. (v33's own kernel at 4,32,777 causal orders its 128 heads in four
+/// L2 sections, the last of two heads.)
 #[test]
-fn gpu_v31_takes_its_small_problem_path_by_shape_and_is_correct_on_both() {
-    if gpu_missing("gpu_v31_takes_its_small_problem_path_by_shape_and_is_correct_on_both") {
+fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
+    if gpu_missing("gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels") {
         return;
     }
     use stallscope::gpu::wire::judge;
@@ -507,38 +509,44 @@ fn gpu_v31_takes_its_small_problem_path_by_shape_and_is_correct_on_both() {
         SizeLimits::DEFAULT,
     )
     .unwrap();
-    let v = recipe.version("v31").expect("v31 in the recipe");
-    let (rel, abs) = v.tolerances(&recipe);
     let dev = Device::open().unwrap();
-    // (shape, causal, the path's kernel or none): 32 and 18 tiles take the path on any
-    // GPU of 128 SMs or more; 512 tiles never do.
-    for (s, causal, path) in [
-        ("1,16,256,128", false, Some("attn_v31_small")),
-        ("2,3,333,128", true, Some("attn_v31_small")),
-        ("1,64,1000,128", false, None),
-        ("4,32,777,128", true, None),
-    ] {
-        let shape = Shape::parse(recipe.kind, s)
-            .unwrap()
-            .with_flag("causal", causal)
-            .unwrap();
-        let mut p = Problem::new(&dev, shape, 11).unwrap();
-        p.compute_reference(&recipe).unwrap();
-        let mut prep = p.prepare(&recipe, v).unwrap();
-        if dev.sm_count().unwrap() >= 128 {
-            assert_eq!(prep.path.as_deref(), path, "{shape}");
+    for id in ["v31", "v32", "v33"] {
+        let v = recipe.version(id).expect("the version in the recipe");
+        let (rel, abs) = v.tolerances(&recipe);
+        let small = format!("attn_{id}_small");
+        // (shape, causal, takes the path): on any GPU of 128 SMs or more, 32 and 18
+        // tiles of at most three key tiles take it in all three; 512 tiles and more never
+        // do; 32 tiles of eight key tiles do in v31 only.
+        for (s, causal, path) in [
+            ("1,16,256,128", false, true),
+            ("2,3,333,128", true, true),
+            ("1,4,1024,128", false, id == "v31"),
+            ("1,64,1000,128", false, false),
+            ("4,32,777,128", true, false),
+        ] {
+            let shape = Shape::parse(recipe.kind, s)
+                .unwrap()
+                .with_flag("causal", causal)
+                .unwrap();
+            let mut p = Problem::new(&dev, shape, 11).unwrap();
+            p.compute_reference(&recipe).unwrap();
+            let mut prep = p.prepare(&recipe, v).unwrap();
+            if dev.sm_count().unwrap() >= 128 {
+                let want = path.then_some(small.as_str());
+                assert_eq!(prep.path.as_deref(), want, "{id} at {shape}");
+            }
+            for launch in 0..3 {
+                let e = p.check(&mut prep).unwrap();
+                assert_eq!(
+                    judge(&e, rel, abs),
+                    None,
+                    "{id} at {shape}, launch {launch}: {e:?}"
+                );
+            }
         }
-        for launch in 0..3 {
-            let e = p.check(&mut prep).unwrap();
-            assert_eq!(
-                judge(&e, rel, abs),
-                None,
-                "v31 at {shape}, launch {launch}: {e:?}"
-            );
-        }
+        // Through the runner: the result names the path's kernel, and the table says so.
+        let results = run_json(&[id, "--shape", "1,16,256,128"]);
+        assert_eq!(results[0]["status"], "ok", "{:?}", results[0]);
+        assert_eq!(results[0]["kernel"], small.as_str());
     }
-    // Through the runner: the result names the path's kernel, and the table says so.
-    let results = run_json(&["v31", "--shape", "1,16,256,128"]);
-    assert_eq!(results[0]["status"], "ok", "{:?}", results[0]);
-    assert_eq!(results[0]["kernel"], "attn_v31_small");
 }
