@@ -491,10 +491,10 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
     }
 }
 
-/// The versions with a small-problem path (v31 to v33) launch its kernel where their
-/// recipe says (few query tiles; for v32 and v33 also short ones) and their own
-/// elsewhere, correct at both, the output poisoned before each launch; a run records
-/// the path's kernel. (v33's own kernel at 4,32,777 causal orders its 128 heads in four
+/// The versions with a small-problem path (v31 to v34) launch its kernel where their
+/// recipe says (few query tiles; from v32 on also short ones) and their own elsewhere,
+/// correct at both, the output poisoned before each launch; a run records the path's
+/// kernel. (At 4,32,777 causal v33's and v34's own kernels order the 128 heads in four
 /// L2 sections, the last of two heads.)
 #[test]
 fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
@@ -510,7 +510,7 @@ fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
     )
     .unwrap();
     let dev = Device::open().unwrap();
-    for id in ["v31", "v32", "v33"] {
+    for id in ["v31", "v32", "v33", "v34"] {
         let v = recipe.version(id).expect("the version in the recipe");
         let (rel, abs) = v.tolerances(&recipe);
         let small = format!("attn_{id}_small");

@@ -41,11 +41,12 @@
 //     wait_group.read on its output store from the slot; the producer waits before new Q.
 // Named barriers: 1 and 2 pass the turn between consumers, 3 and 4 sync one consumer.
 //
-// Producer (the `wg == 0` branch): consumer 0's Q, K tile 0, consumer 1's Q; then for
-// each key tile j the K of tile j + 1 and the V of tile j, so K runs a tile ahead of V.
-// At the last tile it takes the drawn number, and the next item comes in place of that K: wait empty_q, write item_slot, consumer 0's Q, its
-// first K, consumer 1's Q (for -1: arrive and stop after the last V). Each K or V copy
-// waits for its stage's empty barrier first: the rings' depth bounds the lead.
+// Producer (the `wg == 0` branch): consumer 0's Q, K tile 0, consumer 1's Q; then for each
+// key tile j the K of tile j + 1 and the V of tile j, so K runs a tile ahead of V. At the
+// last tile it takes the drawn number, and the next item comes in place of that K: wait
+// empty_q, write item_slot, consumer 0's Q, its first K, consumer 1's Q (for -1: arrive
+// and stop after the last V). Each K or V copy waits for its stage's empty barrier first:
+// the rings' depth bounds the lead.
 //
 // Consumers: at an item's start each warp copies its Q rows into registers (load_q,
 // ldmatrix); Q·Kᵀ and P·V are 64×128×16 wgmmas with A in registers (P as fp16) and K or
