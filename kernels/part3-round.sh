@@ -10,13 +10,14 @@
 #               their timed shape (by default v33's and v34's changes: the batched causal
 #               shape where v28-v32 fall furthest behind cuDNN, and the path's shapes);
 #   grid        GRID_VERSIONS with the baselines over 8,16,1536 causal and B in {8,4,2,1}
-#               x S in {512..4096} (H = 16), causal first, burst, one round each;
+#               x S in {512..4096} (H = 16), causal first, one round each, in the
+#               GRID_REGIME (default burst; sustained takes longer and reads energy);
 #   reference   REF_VERSIONS with the baselines at the reference shapes, sustained;
 #   ladder      every version with the baselines at the reference shapes, burst,
 #               LADDER_ROUNDS rounds (the sustained side of the whole table is the
 #               2026-12-03 run of v01-v28 and the reference step's);
 #   profile     ncu on PROFILE_VERSIONS at the reference shape, the exports packed in
-#               $OUT/part3-profiles.tgz (profiles/flash-attention/vNN).
+#               $OUT/part3-profiles.tgz (profiles/flash-attention/vNN and ladder.toml).
 # Everything it prints goes to $OUT/part3-round.log, the runs come back packed in
 # $OUT/part3-runs.tgz. ROUND_S (default 560) bounds the round; each step gets what is left.
 set -u
@@ -57,14 +58,14 @@ for s in $STEPS; do case $s in
     for sh in 8,16,1536,128:causal $(for c in ":causal" ""; do for b in 8 4 2 1; do for sq in 512 1024 2048 4096; do
         echo $b,16,$sq,128$c; done; done; done); do
       step "grid $sh" 25 || continue
-      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v33 v34} --baselines --regime burst --rounds 1 \
+      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v33 v34} --baselines --regime ${GRID_REGIME:-burst} --rounds 1 \
         --no-cases --no-save --json --shape "$sh" > "$RUNS/grid-${sh//[,:]/_}.json"
       pack
     done ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "reference $sh" 60 || continue
-      timeout $(left) $BIN run ${REF_VERSIONS:-v29 v30} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
+      timeout $(left) $BIN run ${REF_VERSIONS:-v32 v33 v34} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
         --shape "$sh" > "$RUNS/reference-${sh//[,:]/_}.json"
       pack
     done ;;
@@ -76,12 +77,13 @@ for s in $STEPS; do case $s in
       pack
     done ;;
   profile)
-    for v in ${PROFILE_VERSIONS:-v30 v31}; do
+    for v in ${PROFILE_VERSIONS:-v30 v31 v32 v33 v34}; do
       step "profile $v" 60 || continue
       timeout $(left) $BIN profile "$v" 2>&1 | tail -6
       [ -d profiles/flash-attention/$v ] && profiled="${profiled:-} profiles/flash-attention/$v"
     done
-    [ -n "${profiled:-}" ] && tar czf "$OUT/part3-profiles.tgz" $profiled ;;
+    # The manifest too: a profile of a version new to the bundled ladder adds its entry.
+    [ -n "${profiled:-}" ] && tar czf "$OUT/part3-profiles.tgz" profiles/flash-attention/ladder.toml $profiled ;;
 esac; done
 # Every run of the round as one table (shape by candidate, cuDNN's over each, clocks).
 ls "$RUNS"/*.json >/dev/null 2>&1 && python3 kernels/part3-table.py "$RUNS" --clock
