@@ -515,7 +515,7 @@ fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
         let (rel, abs) = v.tolerances(&recipe);
         let small = format!("attn_{id}_small");
         // (shape, causal, takes the path): on any GPU of 128 SMs or more, 32 and 18
-        // tiles of at most three key tiles take it in all three; 512 tiles and more never
+        // tiles of at most three key tiles take it in all four; 512 tiles and more never
         // do; 32 tiles of eight key tiles do in v31 only.
         for (s, causal, path) in [
             ("1,16,256,128", false, true),

@@ -88,7 +88,7 @@
 // The small-problem kernel, attn_v34_small (recipe.toml's [[version.path]]: it takes the
 // launch where 2·cdiv(S, 128)²·B·H ≤ SMS: the 128×128 blocks of scores, query tiles × key
 // tiles × heads, number at most half the SMs (few items, and short ones; notes/v32.md says
-// why): v12's kernel, unchanged but for its name and argument list (v33's, so that the
+// why): v12's kernel, unchanged but for its name and argument list (v34's, so that the
 // worker binds one set of arguments to either; O's tensor map and the workspace go
 // unused). One warpgroup of 128 threads per 64-row query tile, a grid of cdiv(S, 64) ×
 // B·H, two blocks an SM ((64·128 + 4·64·128)·2 + 64 + 1024 bytes of shared memory each): K
@@ -98,8 +98,8 @@
 //
 // What changed from v33:
 // v34 decoded items: v33's sections only where they pay, and each item decoded once.
-// On an H100 v33's sections took 29-39 % off the causal shapes with 128 heads and 3-11 %
-// off most with 64, but cost 2-14 % where heads were few (1,16,4096 causal 134.2 µs
+// On an H100 v33's sections took 29-39 % off the causal shapes with 128 heads from
+// S = 1024 (7 % at 512) and 3-11 % off most with 64, but cost 2-14 % where heads were few (1,16,4096 causal 134.2 µs
 // against v32's 118.2), even where the order came out the same as v32's (one section:
 // +2-9 % at 1,16,512-2048, 2,16,512-1024 and 4,16,512 causal). So (1) the sections are
 // taken only where 3·heads > the blocks (v32's order would have fewer than three items
@@ -139,7 +139,8 @@ constexpr unsigned QSLOT_BYTES = CONSUMERS * QW_BYTES;
 constexpr unsigned K_OFF = Q_OFF + 2 * QSLOT_BYTES;
 constexpr unsigned V_OFF = K_OFF + KST * KV_BYTES;
 // mbarriers: per K stage full, empty; per V stage full, empty; per Q slot empty, then
-// full for each consumer; then the item number of each Q slot.
+// full for each consumer; then, per Q slot, its item number, its head's first row and its
+// first query row (item_slot, item_row, item_q0).
 constexpr unsigned BAR_OFF = V_OFF + VST * KV_BYTES;
 constexpr unsigned ITEM_OFF = BAR_OFF + 16 * (KST + VST) + 2 * 8 * (CONSUMERS + 1);
 // item_slot[2], item_row[2], item_q0[2] (ints) must fit in the recipe's 256 bytes.
