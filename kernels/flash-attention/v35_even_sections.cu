@@ -99,7 +99,7 @@
 // What changed from v34:
 // v35 even sections: the same number of sections, of as even a size as it allows. v33 and
 // v34 filled each section to the most heads whose K and V fit in 16 MB and left the rest
-// to the last one: at 8,16,1536 causal, seven sections of 21 heads and a last of 2, whose
+// to the last one: at 8,16,1536 causal, six sections of 21 heads and a last of 2, whose
 // longest items are drawn last. Now: count = cdiv(heads, most), size = cdiv(heads, count)
 // (at 8,16,1536 six of 19 heads and a last of 14). Every grid shape but 8,16,1536 already
 // had even sections and keeps its order.
