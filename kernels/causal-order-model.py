@@ -67,9 +67,10 @@ def main():
     print("|---|---:|---:|---:|---:|")
     for b, h, s in shapes:
         heads = b * h
-        a = makespan(order(heads, s, False, sms), sms)
+        full = order(heads, s, False, sms)
+        a = makespan(full, sms)
         e = makespan(order(heads, s, True, sms), sms)
-        ideal = sum(q + 2.0 for _, q in order(heads, s, False, sms)) / min(sms, len(order(heads, s, False, sms)))
+        ideal = sum(q + 2.0 for _, q in full) / min(sms, len(full))
         print(f"| {b},{h},{s} | {a:.1f} | {e:.1f} | {ideal:.1f} | {100 * (e / a - 1):+.1f} % |")
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One device round for flash-attention part 3 (run from the repository root with the
 # release binary and target/release/gpu-tests carried). Steps (STEPS, in order; default
-# "two-stream v31 survey grid"):
+# "two-stream paths survey grid"):
 #   two-stream  the two-stream schedule test on TWO_STREAM (default v35; v29 fails it:
 #               two launches through one loaded module share its globals);
-#   v31         the GPU test of the small-problem paths of v31-v35 (both kernels, correct);
+#   paths       the GPU test of the small-problem paths of v31-v35 (both kernels, correct);
 #   survey      SURVEY_VERSIONS with the baselines at SURVEY_SHAPES, burst, SURVEY_ROUNDS
 #               rounds: the first shape's run checks the input cases too, the others only
 #               their timed shape (by default v33-v35's changes: the batched causal
@@ -32,7 +32,7 @@ clock() { nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --for
 echo "== $(date -u +%FT%TZ) $(clock)"
 left() { echo $((R - SECONDS)); }
 step() { [ $(left) -gt ${2:-20} ] || { echo "== $1 skipped ($SECONDS s)"; return 1; }; echo "== $1 ($SECONDS s) $(clock)"; }
-STEPS=${STEPS:-two-stream v31 survey grid}
+STEPS=${STEPS:-two-stream paths survey grid}
 # The runs so far, packed after each (a round cut off by the device's limit still
 # returns them; the device returns a few files only).
 pack() { tar czf "$OUT/part3-runs.tgz.part" -C "$OUT" part3-runs && mv "$OUT/part3-runs.tgz.part" "$OUT/part3-runs.tgz"; }
@@ -42,7 +42,7 @@ for s in $STEPS; do case $s in
       step "two-stream test on $v" || continue
       STALLSCOPE_TWO_STREAM_VERSION=$v timeout $(left) target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | grep -v '^ *[0-9]*: \|^ *at ' | tail -14
     done ;;
-  v31)
+  paths)
     step "the small-problem paths' GPU test" && timeout $(left) target/release/gpu-tests --test-threads 1 gpu_small_problem_paths 2>&1 | tail -8 ;;
   survey)
     cases=""

@@ -11,18 +11,15 @@ counter stepped inside the windows)."""
 import glob
 import json
 import os
+import pathlib
 import sys
 
-
-def mean_clock(x):
-    rs = x.get("rounds") or []
-    mhz = [q.get("sm_clock_mhz") for q in rs if q.get("sm_clock_mhz")]
-    return sum(mhz) / len(mhz) if mhz else None
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bundled_runs import shape_text  # noqa: E402
 
 
 def shape_of(c):
-    s = c["results"][0]["shape"]
-    return f"{s['b']},{s['h']},{s['s']},{s['d']}" + (" causal" if s.get("causal") else "")
+    return shape_text(c["results"][0]).replace(":causal", " causal")
 
 
 def main():
@@ -52,7 +49,7 @@ def main():
     print("|---|---|" + "---:|" * len(cols) + "---|")
     for shape, regime, gpu, f, r in rows:
         cud = (r.get("cudnn") or {}).get("median_us")
-        cud_mhz = mean_clock(r["cudnn"]) if cud else None
+        cud_mhz = r["cudnn"].get("sm_clock_mhz") if cud else None
         cells = []
         for v in cols:
             x = r.get(v)
@@ -61,7 +58,7 @@ def main():
                 continue
             us = x["median_us"]
             cell = f"{us:.2f}"
-            mhz = mean_clock(x)
+            mhz = x.get("sm_clock_mhz")   # the mean over its timed windows
             if cud and v != "cudnn":
                 cell += f" ({cud / us:.3f}×"
                 # Time ratios of candidates at clocks over 2 % apart say little alone.
@@ -69,8 +66,8 @@ def main():
                     cell += f", cycles {cud * cud_mhz / (us * mhz):.3f}×"
                 cell += ")"
             if clock:
-                mj = [q.get("energy_mj") for q in x.get("rounds") or [] if q.get("energy_mj")]
-                cell += f" {mhz or 0:.0f} MHz" + (f" {sum(mj) / len(mj):.1f} mJ" if mj else "")
+                mj = x.get("energy_mj")
+                cell += f" {mhz or 0:.0f} MHz" + (f" {mj:.1f} mJ" if mj else "")
             cells.append(cell)
         timed = [(r[v]["median_us"], v) for v in versions if r.get(v, {}).get("median_us")]
         best = min(timed)[1] if timed else ""

@@ -533,7 +533,7 @@ fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
             let mut prep = p.prepare(&recipe, v).unwrap();
             if dev.sm_count().unwrap() >= 128 {
                 let want = path.then_some(small.as_str());
-                assert_eq!(prep.path.as_deref(), want, "{id} at {shape}");
+                assert_eq!(prep.path(), want, "{id} at {shape}");
             }
             for launch in 0..3 {
                 let e = p.check(&mut prep).unwrap();

@@ -113,7 +113,7 @@ pub fn main(args: &WorkerArgs, limits: SizeLimits) -> Result<()> {
                 Err(e) => return failed(e),
             };
             ready.resources = prepared.kernel.resources.clone();
-            ready.kernel = prepared.path.clone();
+            ready.kernel = prepared.path().map(str::to_string);
             let mut c = Version {
                 problem,
                 prepared,

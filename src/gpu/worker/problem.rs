@@ -64,9 +64,9 @@ impl Args {
 /// A compiled version ready to launch on a problem.
 pub struct Prepared {
     pub kernel: Kernel,
-    /// The kernel's name where it is a path's (`[[version.path]]`), chosen at this shape
-    /// instead of the version's own.
-    pub path: Option<String>,
+    /// Whether `kernel` is a path's (`[[version.path]]`), chosen at this shape instead
+    /// of the version's own.
+    on_path: bool,
     pub launch: Launch,
     /// The version's workspace (recipe `workspace`), zero-filled once and passed last:
     /// every launch of this preparation shares it, so two that may overlap need a
@@ -74,6 +74,14 @@ pub struct Prepared {
     pub workspace: Option<Buffer>,
     _args: Box<Args>,
     pointers: Vec<*mut c_void>,
+}
+
+impl Prepared {
+    /// The kernel's name where it is a path's, chosen at this shape instead of the
+    /// version's own; none where it is the version's own.
+    pub fn path(&self) -> Option<&str> {
+        self.on_path.then_some(self.kernel.name.as_str())
+    }
 }
 
 impl<'d> Problem<'d> {
@@ -217,10 +225,7 @@ impl<'d> Problem<'d> {
         let mut options = self.shape.kind().defines(&self.shape);
         options.extend(v.options.iter().cloned());
         options.extend(extra.iter().cloned());
-        let gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
-        // The kernel of the version's that runs at this shape (its own, or a path's):
-        // a path's condition may not ask CLUSTERS, which needs the compiled kernel.
-        let engine = v.engine_on(&self.shape, gpu)?;
+        let (engine, gpu) = self.engine(v)?;
         let kernel = self
             .dev
             .kernel(&v.source, &source, engine.entry, &options)?;
@@ -233,8 +238,7 @@ impl<'d> Problem<'d> {
     /// schedule kept in module globals gets wrong (tests/gpu.rs). The kernel must be the
     /// one `v` runs at this problem's shape.
     pub fn prepare_sharing(&self, v: &KernelVersion, with: &Prepared) -> Result<Prepared> {
-        let gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
-        let engine = v.engine_on(&self.shape, gpu)?;
+        let (engine, gpu) = self.engine(v)?;
         if engine.entry != with.kernel.name {
             bail!(
                 "version {} runs {} at shape {}, not the shared kernel {}",
@@ -245,6 +249,14 @@ impl<'d> Problem<'d> {
             );
         }
         self.bind(v, engine, gpu, with.kernel.clone())
+    }
+
+    /// The kernel of `v` that runs at this problem's shape on this device (its own, or a
+    /// path's: a path's condition may not ask CLUSTERS, which needs the compiled kernel),
+    /// and the device's figures it was chosen by.
+    fn engine<'v>(&self, v: &'v KernelVersion) -> Result<(Engine<'v>, GpuVars)> {
+        let gpu = GpuVars::with_sms(self.dev.sm_count()? as u32);
+        Ok((v.engine_on(&self.shape, gpu)?, gpu))
     }
 
     /// Binds the arguments of `v` on this problem (tensor maps, workspace) to its
@@ -290,7 +302,7 @@ impl<'d> Problem<'d> {
         let mut args = Box::new(args);
         let pointers = args.pointers();
         Ok(Prepared {
-            path: engine.path.map(|_| kernel.name.clone()),
+            on_path: engine.path.is_some(),
             kernel,
             launch,
             workspace,
