@@ -2,12 +2,12 @@
 # One device round for flash-attention part 3 (run from the repository root with the
 # release binary and target/release/gpu-tests carried). Steps (STEPS, in order; default
 # "two-stream paths survey grid"):
-#   two-stream  the two-stream schedule test on TWO_STREAM (default v35; v29 fails it:
+#   two-stream  the two-stream schedule test on TWO_STREAM (default v36; v29 fails it:
 #               two launches through one loaded module share its globals);
-#   paths       the GPU test of the small-problem paths of v31-v35 (both kernels, correct);
+#   paths       the GPU test of the small-problem paths of v31-v36 (both kernels, correct);
 #   survey      SURVEY_VERSIONS with the baselines at SURVEY_SHAPES, burst, SURVEY_ROUNDS
 #               rounds: the first shape's run checks the input cases too, the others only
-#               their timed shape (by default v33-v35's changes: the batched causal
+#               their timed shape (by default v34-v36 at the batched causal
 #               shape where v28-v32 fall furthest behind cuDNN, and the path's shapes);
 #   grid        GRID_VERSIONS with the baselines over 8,16,1536 causal and B in {8,4,2,1}
 #               x S in {512..4096} (H = 16), causal first, one round each, in the
@@ -38,7 +38,7 @@ STEPS=${STEPS:-two-stream paths survey grid}
 pack() { tar czf "$OUT/part3-runs.tgz.part" -C "$OUT" part3-runs && mv "$OUT/part3-runs.tgz.part" "$OUT/part3-runs.tgz"; }
 for s in $STEPS; do case $s in
   two-stream)
-    for v in ${TWO_STREAM:-v35}; do
+    for v in ${TWO_STREAM:-v36}; do
       step "two-stream test on $v" || continue
       STALLSCOPE_TWO_STREAM_VERSION=$v timeout $(left) target/release/gpu-tests --test-threads 1 gpu_two_launches 2>&1 | grep -v '^ *[0-9]*: \|^ *at ' | tail -14
     done ;;
@@ -49,7 +49,7 @@ for s in $STEPS; do case $s in
     for sh in ${SURVEY_SHAPES:-8,16,1536,128:causal 1,16,4096,128:causal 2,16,2048,128:causal 1,16,512,128:causal 4,16,512,128:causal}; do
       step "survey $sh" 40 || continue
       f=$RUNS/survey-${sh//[,:]/_}.json
-      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v28 v33 v34 v35} --baselines --regime burst \
+      timeout $(left) $BIN run ${SURVEY_VERSIONS:-v34 v35 v36} --baselines --regime burst \
         --rounds ${SURVEY_ROUNDS:-2} $cases --no-save --json --shape "$sh" > "$f"
       cases=--no-cases
       pack
@@ -58,14 +58,14 @@ for s in $STEPS; do case $s in
     for sh in 8,16,1536,128:causal $(for c in ":causal" ""; do for b in 8 4 2 1; do for sq in 512 1024 2048 4096; do
         echo $b,16,$sq,128$c; done; done; done); do
       step "grid $sh" 25 || continue
-      timeout $(left) $BIN run ${GRID_VERSIONS:-v28 v34 v35} --baselines --regime ${GRID_REGIME:-burst} --rounds 1 \
+      timeout $(left) $BIN run ${GRID_VERSIONS:-v34 v36} --baselines --regime ${GRID_REGIME:-burst} --rounds 1 \
         --no-cases --no-save --json --shape "$sh" > "$RUNS/grid-${sh//[,:]/_}.json"
       pack
     done ;;
   reference)
     for sh in ${REF_SHAPES:-1,64,1024,128 1,16,8192,128 1,16,8192,128:causal}; do
       step "reference $sh" 60 || continue
-      timeout $(left) $BIN run ${REF_VERSIONS:-v32 v34 v35} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
+      timeout $(left) $BIN run ${REF_VERSIONS:-v34 v36} --baselines --rounds ${REF_ROUNDS:-3} --no-save --json \
         --shape "$sh" > "$RUNS/reference-${sh//[,:]/_}.json"
       pack
     done ;;
@@ -77,7 +77,7 @@ for s in $STEPS; do case $s in
       pack
     done ;;
   profile)
-    for v in ${PROFILE_VERSIONS:-v30 v31 v32 v33 v34 v35}; do
+    for v in ${PROFILE_VERSIONS:-v36}; do
       step "profile $v" 60 || continue
       timeout $(left) $BIN profile "$v" 2>&1 | tail -6
       [ -d profiles/flash-attention/$v ] && profiled="${profiled:-} profiles/flash-attention/$v"

@@ -77,8 +77,8 @@ fn every_label_is_the_hottest_cell_of_its_own_table() {
         }
     }
     assert_eq!(
-        checked, 32,
-        "30 flash-attention versions and baselines with source pages, 2 sgemm"
+        checked, 38,
+        "35 flash-attention versions and FlashAttention-2 with source pages, 2 sgemm"
     );
 }
 

@@ -491,11 +491,11 @@ fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
     }
 }
 
-/// The versions with a small-problem path (v31 to v35) launch its kernel where their
+/// The versions with a small-problem path (v31 to v36) launch its kernel where their
 /// recipe says (few query tiles; from v32 on also short ones) and their own elsewhere,
 /// correct at both, the output poisoned before each launch; a run records the path's
 /// kernel. (At 4,32,777 causal v33's and v34's own kernels order the 128 heads in four
-/// L2 sections, the last of two heads; v35's in four of 32.)
+/// L2 sections, the last of two heads; v35's and v36's in four of 32.)
 #[test]
 fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
     if gpu_missing("gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels") {
@@ -510,7 +510,7 @@ fn gpu_small_problem_paths_are_taken_by_shape_and_correct_on_both_kernels() {
     )
     .unwrap();
     let dev = Device::open().unwrap();
-    for id in ["v31", "v32", "v33", "v34", "v35"] {
+    for id in ["v31", "v32", "v33", "v34", "v35", "v36"] {
         let v = recipe.version(id).expect("the version in the recipe");
         let (rel, abs) = v.tolerances(&recipe);
         let small = format!("attn_{id}_small");

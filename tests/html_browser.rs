@@ -275,7 +275,7 @@ fn every_chart_has_one_mark_per_version_and_series() {
         }
     }
     assert!(
-        problems.is_empty() && page.versions.len() == 29,
+        problems.is_empty() && page.versions.len() == 35,
         "{} versions; {problems:#?}",
         page.versions.len()
     );

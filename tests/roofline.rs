@@ -252,10 +252,31 @@ fn flash_attention_estimates_table() {
     let t = estimates::estimates_table(&l);
     // Every version after v01 has a parent and a profile.
     assert!(t.steps.len() >= 28, "{} steps", t.steps.len());
+    let gpu = |i: usize| {
+        let p = l.versions[i].profile.as_ref().expect("profiled");
+        roofline::device_name(p).expect("the profile names its GPU")
+    };
+    let (mut by_runs, mut by_durations, mut across_gpus) = (0, 0, 0);
     for s in &t.steps {
-        let m = s.measured.as_ref().expect("runs or ncu durations");
-        // The bundled ladder was run: every step is timed by its runs.
-        assert!(matches!(m.source, TimeSource::Runs { .. }), "{s:?}");
+        // A step whose two versions were both run is timed by the runs; one whose
+        // versions were profiled on one GPU but not both run, by the ncu durations; one
+        // across two GPUs (v29's H200 profile, v30's H100 one) is not timed.
+        let run = |i: usize| !l.versions[i].runs.is_empty();
+        match &s.measured {
+            Some(m) if run(s.parent) && run(s.child) => {
+                assert!(matches!(m.source, TimeSource::Runs { .. }), "{s:?}");
+                by_runs += 1;
+            }
+            Some(m) => {
+                assert_eq!(m.source, TimeSource::NcuDurations, "{s:?}");
+                assert_eq!(gpu(s.parent), gpu(s.child), "{s:?}");
+                by_durations += 1;
+            }
+            None => {
+                assert_ne!(gpu(s.parent), gpu(s.child), "{s:?}");
+                across_gpus += 1;
+            }
+        }
         for r in &s.resolved {
             assert!(r.estimate_pct > 0.0);
             match r.fate {
@@ -273,6 +294,13 @@ fn flash_attention_estimates_table() {
     );
     assert!(tally.judged > 0);
     assert!(t.steps.iter().any(|s| s.outcome == Some(Outcome::Nothing)));
+    // v02-v29 run on the H200, v30-v35 profiled on an H100 only.
+    assert!(by_runs >= 28, "{by_runs} steps timed by runs");
+    assert!(
+        by_durations >= 5,
+        "{by_durations} steps timed by ncu durations"
+    );
+    assert_eq!(across_gpus, 1, "one step crosses GPUs");
 }
 
 /// The ladder's HTML page holds its roofline table (every version with a point, the

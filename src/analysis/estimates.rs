@@ -8,8 +8,11 @@
 //! save (a 40 % estimate: the time falls by 40 %); the measured change is read the same
 //! way, `1 − t_child / t_parent`. Times come from the bundled runs at the ladder's
 //! reference shape (stallscope's paired rounds, with its verdict), else from the two
-//! profiles' ncu durations (one launch each, no verdict), and the row says which.
+//! profiles' ncu durations (one launch each, no verdict), and the row says which. Two
+//! profiles taken on different GPUs give no change in time: their clocks and memories
+//! differ, so their durations do not measure the step.
 
+use super::roofline::device_name;
 use super::shown::Shown;
 use super::speed;
 use crate::model::{Ladder, Profile};
@@ -183,7 +186,7 @@ pub fn measured(ladder: &Ladder, parent: usize, child: usize) -> Option<Measured
 }
 
 /// The change from version `ia` of `la` to version `ib` of `lb`: their runs at the
-/// reference shape of `la`, else their ncu durations.
+/// reference shape of `la`, else their ncu durations where both profiles are of one GPU.
 pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Option<Measured> {
     let (a, b) = (la.versions.get(ia)?, lb.versions.get(ib)?);
     let shown = Shown::DEFAULT;
@@ -198,8 +201,13 @@ pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Optio
             },
         });
     }
-    let ta = a.profile.as_ref()?.duration_ns()?;
-    let tb = b.profile.as_ref()?.duration_ns()?;
+    let (pa, pb) = (a.profile.as_ref()?, b.profile.as_ref()?);
+    if let (Some(ga), Some(gb)) = (device_name(pa), device_name(pb))
+        && ga != gb
+    {
+        return None;
+    }
+    let (ta, tb) = (pa.duration_ns()?, pb.duration_ns()?);
     (ta > 0.0).then(|| Measured {
         cut_pct: (1.0 - tb / ta) * 100.0,
         source: TimeSource::NcuDurations,

@@ -396,7 +396,8 @@ struct Bars<'a> {
 
 impl Bars<'_> {
     /// A bar for each of the versions `own` with a value (the best one marked), each
-    /// labelled with its value where the slots are wide enough.
+    /// labelled with its value where the slots are wide enough; a version without one (not
+    /// run at this shape) gets a dash on the axis, so its slot does not read as a zero.
     fn draw(
         &self,
         out: &mut String,
@@ -408,9 +409,19 @@ impl Bars<'_> {
         let (slots, y, unit) = (self.slots, self.y, self.unit);
         let label_values = slots.width >= 22.0;
         for (n, (&i, x)) in own.iter().zip(values).enumerate() {
-            let Some(x) = *x else { continue };
             let v = &a.ladder.versions[i];
             let (cx, w) = (slots.center(n), slots.bar_width());
+            let Some(x) = *x else {
+                let _ = write!(
+                    out,
+                    "<text class=\"mark none muted small\" data-version=\"{}\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">–<title>{} {}: not run at this shape</title></text>",
+                    escape(&v.id),
+                    self.bottom - 3.0,
+                    escape(&v.id),
+                    escape(&v.title),
+                );
+                continue;
+            };
             let class = if Some(x) == best { "bar best" } else { "bar" };
             let _ = write!(
                 out,
