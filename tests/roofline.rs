@@ -270,10 +270,12 @@ fn flash_attention_estimates_table() {
             Some(m) => {
                 assert_eq!(m.source, TimeSource::NcuDurations, "{s:?}");
                 assert_eq!(gpu(s.parent), gpu(s.child), "{s:?}");
+                assert_eq!(s.gpus, None, "{s:?}");
                 by_durations += 1;
             }
             None => {
                 assert_ne!(gpu(s.parent), gpu(s.child), "{s:?}");
+                assert_eq!(s.gpus, Some((gpu(s.parent), gpu(s.child))), "{s:?}");
                 across_gpus += 1;
             }
         }
@@ -295,11 +297,8 @@ fn flash_attention_estimates_table() {
     assert!(tally.judged > 0);
     assert!(t.steps.iter().any(|s| s.outcome == Some(Outcome::Nothing)));
     // v02-v29 run on the H200, v30-v35 profiled on an H100 only.
-    assert!(by_runs >= 28, "{by_runs} steps timed by runs");
-    assert!(
-        by_durations >= 5,
-        "{by_durations} steps timed by ncu durations"
-    );
+    assert_eq!(by_runs, 28, "steps timed by runs");
+    assert_eq!(by_durations, 5, "steps timed by ncu durations");
     assert_eq!(across_gpus, 1, "one step crosses GPUs");
 }
 

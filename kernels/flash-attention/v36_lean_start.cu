@@ -98,12 +98,13 @@
 //
 // What changed from v35:
 // v36 lean start: the section arithmetic only where the sections are taken. v35 computed
-// `sec` at every block's start with three chained divisions by run-time values (the
-// heads a section may hold, in 64-bit; the sections; their size), at every shape, causal
-// or not, before the producer's first load; at the shapes under 35 us it read 0.5-2.4 %
-// slower than v34, which divided once. Now `sec` is `heads` unless the causal sections
-// are taken, and there the heads a section may hold is a 32-bit division (S * D * 4 bytes
-// a head fits in 32 bits for S < 2^22).
+// `sec` at every block's start with two chained divisions by run-time values (the
+// sections, then their size) at every shape, causal or not, and a third (the heads a
+// section may hold, 64-bit) where sections are taken, before the producer's first load;
+// at the shapes under 35 us it read 0.6-2.4 % slower than v34, which divides only where
+// sections are taken (once). Now `sec` is `heads` unless the causal sections are taken,
+// and there the heads a section may hold is a 32-bit division (S * D * 4 bytes a head
+// fits in 32 bits for S < 2^23 with D = 128).
 #include <cuda_fp16.h>
 #include "stallscope_trace.h"  // pipeline markers: nothing unless `stallscope trace`
 

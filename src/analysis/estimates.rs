@@ -96,6 +96,9 @@ pub struct StepEstimates {
     /// Largest estimate first.
     pub resolved: Vec<Resolved>,
     pub measured: Option<Measured>,
+    /// The parent's and the child's GPUs where their profiles name two different ones
+    /// (and so, without runs of both, no change in time is measured).
+    pub gpus: Option<(String, String)>,
     /// `None` where nothing was resolved or the change is unknown.
     pub outcome: Option<Outcome>,
 }
@@ -186,7 +189,8 @@ pub fn measured(ladder: &Ladder, parent: usize, child: usize) -> Option<Measured
 }
 
 /// The change from version `ia` of `la` to version `ib` of `lb`: their runs at the
-/// reference shape of `la`, else their ncu durations where both profiles are of one GPU.
+/// reference shape of `la`, else their ncu durations unless the profiles name two
+/// different GPUs ([`gpus`]).
 pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Option<Measured> {
     let (a, b) = (la.versions.get(ia)?, lb.versions.get(ib)?);
     let shown = Shown::DEFAULT;
@@ -202,9 +206,7 @@ pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Optio
         });
     }
     let (pa, pb) = (a.profile.as_ref()?, b.profile.as_ref()?);
-    if let (Some(ga), Some(gb)) = (device_name(pa), device_name(pb))
-        && ga != gb
-    {
+    if gpus(pa, pb).is_some() {
         return None;
     }
     let (ta, tb) = (pa.duration_ns()?, pb.duration_ns()?);
@@ -212,6 +214,14 @@ pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Optio
         cut_pct: (1.0 - tb / ta) * 100.0,
         source: TimeSource::NcuDurations,
     })
+}
+
+/// The two profiles' GPUs, where both name one and they differ.
+pub fn gpus(a: &Profile, b: &Profile) -> Option<(String, String)> {
+    match (device_name(a), device_name(b)) {
+        (Some(x), Some(y)) if x != y => Some((x, y)),
+        _ => None,
+    }
 }
 
 fn outcome(largest: f64, m: &Measured) -> Outcome {
@@ -243,7 +253,8 @@ pub fn step_estimates_between(
     child: usize,
 ) -> Option<StepEstimates> {
     let (a, b) = (la.versions.get(parent)?, lb.versions.get(child)?);
-    let resolved = resolved(a.profile.as_ref()?, b.profile.as_ref()?);
+    let (pa, pb) = (a.profile.as_ref()?, b.profile.as_ref()?);
+    let resolved = resolved(pa, pb);
     let measured = measured_between(la, parent, lb, child);
     let outcome = match (resolved.first(), &measured) {
         (Some(r), Some(m)) => Some(outcome(r.estimate_pct, m)),
@@ -256,6 +267,7 @@ pub fn step_estimates_between(
         child_id: b.id.clone(),
         resolved,
         measured,
+        gpus: gpus(pa, pb),
         outcome,
     })
 }

@@ -289,6 +289,7 @@ pub fn estimate_cells(e: &StepEstimates) -> Vec<StepCell> {
         Some(TimeSource::NcuDurations) => {
             ("change in time (ncu durations, no runs)".into(), none())
         }
+        None if e.gpus.is_some() => ("change in time (profiles of two GPUs)".into(), none()),
         None => ("change in time".into(), none()),
     };
     let note = [verdict, e.outcome.map_or(none(), |o| o.word().to_string())]
@@ -333,7 +334,10 @@ pub fn findings(s: &StepEstimates) -> String {
 /// The step's measured change in time and where it came from.
 pub fn measured(s: &StepEstimates) -> (String, String) {
     match &s.measured {
-        None => (UNKNOWN.into(), UNKNOWN.into()),
+        None => match &s.gpus {
+            Some((a, b)) => (UNKNOWN.into(), format!("profiles of two GPUs: {a} → {b}")),
+            None => (UNKNOWN.into(), UNKNOWN.into()),
+        },
         Some(m) => {
             let from = match &m.source {
                 TimeSource::Runs { shape, verdict } => format!("runs at {shape}: {verdict}"),

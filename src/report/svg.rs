@@ -377,7 +377,11 @@ fn speed(a: &Analysed) -> Option<String> {
         bottom: top + plot_h,
         unit,
     };
-    bars.draw(&mut out, a, &own, &values, best);
+    let missing = match id {
+        MetricId::RunTflops | MetricId::RunTime => "not run at this shape",
+        _ => "not profiled",
+    };
+    bars.draw(&mut out, a, &own, &values, best, missing);
     // Reference lines over the bars, labels pushed apart at the right.
     refs.sort_by(|p, q| q.1.total_cmp(&p.1));
     reference_lines(&mut out, &refs, &y, right, unit);
@@ -396,8 +400,9 @@ struct Bars<'a> {
 
 impl Bars<'_> {
     /// A bar for each of the versions `own` with a value (the best one marked), each
-    /// labelled with its value where the slots are wide enough; a version without one (not
-    /// run at this shape) gets a dash on the axis, so its slot does not read as a zero.
+    /// labelled with its value where the slots are wide enough; a version without one gets
+    /// a dash on the axis titled `missing` (not run at the shape, or not profiled), so its
+    /// slot does not read as a zero.
     fn draw(
         &self,
         out: &mut String,
@@ -405,6 +410,7 @@ impl Bars<'_> {
         own: &[usize],
         values: &[Option<f64>],
         best: Option<f64>,
+        missing: &str,
     ) {
         let (slots, y, unit) = (self.slots, self.y, self.unit);
         let label_values = slots.width >= 22.0;
@@ -414,7 +420,7 @@ impl Bars<'_> {
             let Some(x) = *x else {
                 let _ = write!(
                     out,
-                    "<text class=\"mark none muted small\" data-version=\"{}\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">–<title>{} {}: not run at this shape</title></text>",
+                    "<text class=\"mark none muted small\" data-version=\"{}\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">–<title>{} {}: {missing}</title></text>",
                     escape(&v.id),
                     self.bottom - 3.0,
                     escape(&v.id),
