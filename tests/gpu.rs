@@ -416,8 +416,8 @@ block = ["32"]
 }
 
 #[test]
-fn gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule() {
-    if gpu_missing("gpu_two_launches_of_v30_on_two_streams_keep_their_own_schedule") {
+fn gpu_two_launches_on_two_streams_keep_their_own_schedule() {
+    if gpu_missing("gpu_two_launches_on_two_streams_keep_their_own_schedule") {
         return;
     }
     use stallscope::gpu::wire::judge;
