@@ -12,7 +12,7 @@
 //! profiles taken on different GPUs give no change in time: their clocks and memories
 //! differ, so their durations do not measure the step.
 
-use super::roofline::device_name;
+use super::roofline::{device_name, gpus_apart};
 use super::shown::Shown;
 use super::speed;
 use crate::model::{Ladder, Profile};
@@ -218,10 +218,7 @@ pub fn measured_between(la: &Ladder, ia: usize, lb: &Ladder, ib: usize) -> Optio
 
 /// The two profiles' GPUs, where both name one and they differ.
 pub fn gpus(a: &Profile, b: &Profile) -> Option<(String, String)> {
-    match (device_name(a), device_name(b)) {
-        (Some(x), Some(y)) if x != y => Some((x, y)),
-        _ => None,
-    }
+    gpus_apart(device_name(a), device_name(b))
 }
 
 fn outcome(largest: f64, m: &Measured) -> Outcome {

@@ -248,6 +248,15 @@ pub const DATASHEET: [Datasheet; 2] = [
     },
 ];
 
+/// Two GPU names where both are known and they differ: a step between them is across
+/// GPUs, whose clocks and memories differ.
+pub fn gpus_apart(a: Option<String>, b: Option<String>) -> Option<(String, String)> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Some((x, y)),
+        _ => None,
+    }
+}
+
 /// The GPU a profile names: `device__attribute_display_name` on the raw page, else the
 /// details page's `Device` column.
 pub fn device_name(p: &Profile) -> Option<String> {
@@ -348,13 +357,10 @@ pub fn step(versions: &[VersionRoof], parent: usize, child: usize) -> RoofStep {
         (Some(x), Some(y)) if x > 0.0 => Some(y / x),
         _ => None,
     };
-    let gpus = match (
+    let gpus = gpus_apart(
         a.and_then(|p| p.device.clone()),
         b.and_then(|p| p.device.clone()),
-    ) {
-        (Some(x), Some(y)) if x != y => Some((x, y)),
-        _ => None,
-    };
+    );
     RoofStep {
         parent,
         child,

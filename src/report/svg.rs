@@ -10,7 +10,7 @@ use super::order::{display_order, stall_rows};
 use super::svg_parts::{WIDTH, open_svg, text};
 use super::texts::escape;
 use super::{colour, format};
-use crate::analysis::catalogue::{HEADLINE, Headline};
+use crate::analysis::catalogue::{HEADLINE, Headline, Origin};
 use crate::analysis::pipeline::stack_rows;
 use crate::analysis::{Kind, MetricId};
 use crate::model::trace::{Span, Trace};
@@ -377,9 +377,9 @@ fn speed(a: &Analysed) -> Option<String> {
         bottom: top + plot_h,
         unit,
     };
-    let missing = match id {
-        MetricId::RunTflops | MetricId::RunTime => "not run at this shape",
-        _ => "not profiled",
+    let missing = match def.origin() {
+        Origin::Run => "not run at this shape",
+        Origin::Ncu => "not profiled",
     };
     bars.draw(&mut out, a, &own, &values, best, missing);
     // Reference lines over the bars, labels pushed apart at the right.
